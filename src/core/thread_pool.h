@@ -1,0 +1,49 @@
+#pragma once
+// A fixed set of worker threads for data-parallel loops. The calling thread works too, so a
+// pool of N threads has N - 1 workers; they sleep on a condition variable between jobs.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace orion {
+
+class ThreadPool {
+ public:
+  // `threads` counts the caller; 0 means std::thread::hardware_concurrency(). 1 runs every
+  // loop inline with no worker threads. Throws orion::Error when negative.
+  explicit ThreadPool(int threads = 0);
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool();
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls fn(lo, hi) over disjoint chunks covering [begin, end), each at least `grain` long
+  // (a range shorter than `grain` is one chunk), in parallel, and returns when all are done.
+  // If calls throw, the remaining chunks are skipped and the first exception is rethrown
+  // here. A call made while the pool is busy (from inside fn, or from another thread) runs
+  // inline on its caller instead of waiting.
+  void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain,
+                    const std::function<void(std::int64_t lo, std::int64_t hi)>& fn);
+
+ private:
+  struct Job;
+  void worker_loop();
+  static void run_chunks(Job& job);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;  // workers: a new job or stop
+  std::condition_variable idle_;  // the caller: the last worker left the job
+  Job* job_ = nullptr;            // guarded by mutex_
+  std::uint64_t generation_ = 0;  // guarded by mutex_; counts jobs
+  bool stop_ = false;             // guarded by mutex_
+  std::atomic<bool> busy_{false};
+};
+
+}  // namespace orion
