@@ -1,0 +1,70 @@
+#include "text/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "core/error.h"
+
+namespace orion::text {
+
+Sampler::Sampler(SamplerOptions options) : options_(options), rng_(options.seed) {
+  if (!(options_.temperature >= 0)) throw Error("sampler: temperature must be >= 0");
+  if (options_.top_k < 0) throw Error("sampler: top-k must be >= 0");
+  if (!(options_.top_p > 0 && options_.top_p <= 1)) throw Error("sampler: top-p must be in (0, 1]");
+  if (!(options_.repetition_penalty > 0)) throw Error("sampler: repetition penalty must be > 0");
+}
+
+std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> history) {
+  const std::size_t n = logits.size();
+  std::vector<float> l(logits.begin(), logits.end());
+  if (options_.repetition_penalty != 1.0f) {
+    // As in CTRL and Hugging Face: shrink positive logits, grow negative ones, once per token.
+    std::vector<bool> seen(n, false);
+    for (std::int32_t t : history)
+      if (t >= 0 && static_cast<std::size_t>(t) < n && !seen[static_cast<std::size_t>(t)]) {
+        seen[static_cast<std::size_t>(t)] = true;
+        float& v = l[static_cast<std::size_t>(t)];
+        v = v > 0 ? v / options_.repetition_penalty : v * options_.repetition_penalty;
+      }
+  }
+  std::vector<std::int32_t> ids;
+  ids.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::isfinite(l[i])) ids.push_back(static_cast<std::int32_t>(i));
+  if (ids.empty()) throw Error("sampler: every logit is infinite or NaN");
+  auto by_logit = [&](std::int32_t a, std::int32_t b) {
+    const float la = l[static_cast<std::size_t>(a)], lb = l[static_cast<std::size_t>(b)];
+    return la > lb || (la == lb && a < b);  // ties go to the lower id: deterministic
+  };
+  if (options_.temperature == 0.0f) return *std::min_element(ids.begin(), ids.end(), by_logit);
+
+  std::size_t keep = ids.size();
+  if (options_.top_k > 0) keep = std::min(keep, static_cast<std::size_t>(options_.top_k));
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(keep), ids.end(), by_logit);
+  ids.resize(keep);
+
+  const double inv_t = 1.0 / options_.temperature;
+  const double top = l[static_cast<std::size_t>(ids[0])];
+  std::vector<double> p(keep);
+  for (std::size_t i = 0; i < keep; ++i) p[i] = std::exp((l[static_cast<std::size_t>(ids[i])] - top) * inv_t);
+  double total = std::accumulate(p.begin(), p.end(), 0.0);
+  if (options_.top_p < 1.0f) {
+    // The smallest prefix (by probability) whose mass reaches top_p.
+    double mass = 0;
+    std::size_t cut = 0;
+    while (cut < keep && mass < options_.top_p * total) mass += p[cut++];
+    p.resize(std::max<std::size_t>(cut, 1));
+    total = std::accumulate(p.begin(), p.end(), 0.0);
+  }
+  const double r = rng_.uniform_double() * total;
+  double acc = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    acc += p[i];
+    if (r < acc) return ids[i];
+  }
+  return ids[p.size() - 1];
+}
+
+}  // namespace orion::text
