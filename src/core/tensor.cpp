@@ -59,11 +59,13 @@ Buffer::~Buffer() {
 static void check_shape(const Shape& shape) {
   // Shapes come from untrusted files: a product that overflows would make nbytes() small and
   // let a view pass the bounds check in view_of. 2^60 elements keep nbytes() within int64.
+  // Zero dimensions do not excuse the others: strides are products of the later dimensions.
   constexpr std::int64_t kMaxElements = std::int64_t{1} << 60;
   std::int64_t n = 1;
   for (std::int64_t d : shape) {
     if (d < 0) throw Error("tensor shape " + shape_str(shape) + " has a negative dimension");
-    if (d != 0 && n > kMaxElements / d)
+    if (d == 0) continue;
+    if (n > kMaxElements / d)
       throw Error("tensor shape " + shape_str(shape) + " has too many elements");
     n *= d;
   }
@@ -96,7 +98,7 @@ Tensor Tensor::from_floats(Shape shape, std::span<const float> values) {
   if (static_cast<std::size_t>(t.numel()) != values.size())
     throw Error("from_floats: " + std::to_string(values.size()) + " values for shape " +
                 shape_str(t.shape_));
-  std::memcpy(t.raw(), values.data(), values.size_bytes());
+  if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size_bytes());
   return t;
 }
 
@@ -105,7 +107,7 @@ Tensor Tensor::from_ints(Shape shape, std::span<const std::int32_t> values) {
   if (static_cast<std::size_t>(t.numel()) != values.size())
     throw Error("from_ints: " + std::to_string(values.size()) + " values for shape " +
                 shape_str(t.shape_));
-  std::memcpy(t.raw(), values.data(), values.size_bytes());
+  if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size_bytes());
   return t;
 }
 
@@ -231,7 +233,7 @@ std::vector<float> Tensor::to_floats() const {
   const std::size_t n = static_cast<std::size_t>(numel());
   std::vector<float> out(n);
   switch (dtype_) {
-    case DType::f32: std::memcpy(out.data(), c.raw(), n * sizeof(float)); break;
+    case DType::f32: if (n) std::memcpy(out.data(), c.raw(), n * sizeof(float)); break;
     case DType::f16: halves_to_floats(c.span<std::uint16_t>(), out); break;
     case DType::bf16: bf16s_to_floats(c.span<std::uint16_t>(), out); break;
     case DType::i32: for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(c.data<std::int32_t>()[i]); break;
@@ -259,7 +261,7 @@ Tensor Tensor::to(DType dtype) const {
   const std::vector<float> v = to_floats();
   const std::size_t n = v.size();
   switch (dtype) {
-    case DType::f32: std::memcpy(out.raw(), v.data(), n * sizeof(float)); break;
+    case DType::f32: if (n) std::memcpy(out.raw(), v.data(), n * sizeof(float)); break;
     case DType::f16: floats_to_halves(v, out.span<std::uint16_t>()); break;
     case DType::bf16: floats_to_bf16s(v, out.span<std::uint16_t>()); break;
     case DType::i32: for (std::size_t i = 0; i < n; ++i) out.data<std::int32_t>()[i] = saturate_cast<std::int32_t>(v[i]); break;
