@@ -1,0 +1,56 @@
+#include <array>
+
+#include "core/error.h"
+#include "exec/cpu/kernels.h"
+
+namespace orion::exec::cpu {
+
+namespace {
+
+using ir::Op;
+
+constexpr std::array<Kernel, ir::kOpCount> make_table() {
+  std::array<Kernel, ir::kOpCount> t{};
+  auto set = [&t](Op op, Kernel k) { t[static_cast<std::size_t>(op)] = k; };
+  set(Op::matmul, kernels::matmul);
+  for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::pow}) set(op, kernels::binary);
+  for (Op op : {Op::neg, Op::exp, Op::log, Op::sqrt, Op::rsqrt, Op::tanh, Op::sigmoid, Op::relu,
+                Op::gelu, Op::silu})
+    set(op, kernels::unary);
+  set(Op::softmax, kernels::softmax);
+  set(Op::layer_norm, kernels::layer_norm);
+  set(Op::rms_norm, kernels::rms_norm);
+  for (Op op : {Op::reduce_sum, Op::reduce_mean, Op::reduce_max}) set(op, kernels::reduce);
+  set(Op::reshape, kernels::reshape);
+  set(Op::transpose, kernels::transpose);
+  set(Op::slice, kernels::slice);
+  set(Op::concat, kernels::concat);
+  set(Op::gather, kernels::gather);
+  set(Op::cast, kernels::cast);
+  set(Op::clamp, kernels::clamp);
+  set(Op::where, kernels::where);
+  return t;
+}
+
+constexpr auto kKernels = make_table();
+
+// Every op but the sources has a kernel: adding an op to the table without one fails to build.
+constexpr bool every_op_has_a_kernel() {
+  for (int i = 0; i < ir::kOpCount; ++i) {
+    const auto op = static_cast<Op>(i);
+    const bool source = op == Op::input || op == Op::param || op == Op::constant;
+    if (source != (kKernels[static_cast<std::size_t>(i)] == nullptr)) return false;
+  }
+  return true;
+}
+static_assert(every_op_has_a_kernel(), "an op of the op table has no CPU kernel");
+
+}  // namespace
+
+Kernel kernel_for(ir::Op op) {
+  const Kernel k = kKernels.at(static_cast<std::size_t>(op));
+  if (!k) throw Error("op " + std::string(ir::op_info(op).name) + " has no CPU kernel");
+  return k;
+}
+
+}  // namespace orion::exec::cpu

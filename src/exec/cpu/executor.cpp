@@ -1,0 +1,122 @@
+#include "exec/cpu/executor.h"
+
+#include <cstring>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "exec/cpu/kernels.h"
+#include "ir/verifier.h"
+
+namespace orion::exec {
+
+using cpu::compute_dtype;
+
+std::string_view numerics_name(Numerics n) { return n == Numerics::f16 ? "f16" : "f32"; }
+
+namespace {
+
+std::size_t compute_bytes(const ir::Node& n) {
+  return static_cast<std::size_t>(n.type.numel()) * dtype_size(compute_dtype(n.type.dtype));
+}
+
+}  // namespace
+
+struct CpuExecutor::State {
+  ir::Graph graph;
+  CpuOptions options;
+  ThreadPool pool;
+  std::vector<ir::ValueId> order;
+  MemoryPlan plan;
+  std::vector<std::shared_ptr<Buffer>> slots;
+  std::vector<Tensor> values;  // per node, valid during run()
+
+  State(ir::Graph g, CpuOptions o) : graph(std::move(g)), options(o), pool(o.threads) {}
+
+  // Rounds a freshly written float value to the precision it is stored in.
+  void round_stored(const ir::Node& n, Tensor& t) const {
+    if (!is_float(n.type.dtype)) return;
+    auto v = t.span<float>();
+    if (n.type.dtype == DType::bf16) round_to_bf16(v);
+    if (n.type.dtype == DType::f16 || options.numerics == Numerics::f16) round_to_half(v);
+  }
+
+  Tensor bind(const ir::Node& n, const Tensor& given) const {
+    const std::string who = (n.op == ir::Op::input ? "input %" : "param %") + n.name;
+    if (!given.defined()) throw Error(who + " is bound to an empty tensor");
+    if (given.shape() != n.type.shape)
+      throw Error(who + " expects shape " + shape_str(n.type.shape) + ", got " + shape_str(given.shape()));
+    const bool ok = given.dtype() == n.type.dtype || (is_float(n.type.dtype) && is_float(given.dtype()));
+    if (!ok)
+      throw Error(who + " expects " + n.type.str() + ", got dtype " + std::string(dtype_name(given.dtype())));
+    const DType cd = compute_dtype(n.type.dtype);
+    Tensor t = given.dtype() == cd ? given.contiguous() : given.to(cd);
+    if (is_float(n.type.dtype) && (n.type.dtype != DType::f32 || options.numerics == Numerics::f16)) {
+      if (t.raw() == given.raw()) t = t.clone();  // never round the caller's tensor in place
+      round_stored(n, t);
+    }
+    return t;
+  }
+};
+
+CpuExecutor::CpuExecutor(ir::Graph graph, CpuOptions options)
+    : state_(std::make_unique<State>(std::move(graph), options)) {
+  ir::verify(state_->graph);
+  State& s = *state_;
+  s.order = s.graph.topological_order();
+  s.plan = plan_memory(s.graph, s.order, compute_bytes);
+  for (std::size_t b : s.plan.slot_bytes) s.slots.push_back(Buffer::allocate(b));
+  s.values.resize(static_cast<std::size_t>(s.graph.size()));
+}
+
+CpuExecutor::~CpuExecutor() = default;
+CpuExecutor::CpuExecutor(CpuExecutor&&) noexcept = default;
+CpuExecutor& CpuExecutor::operator=(CpuExecutor&&) noexcept = default;
+
+const ir::Graph& CpuExecutor::graph() const { return state_->graph; }
+const MemoryPlan& CpuExecutor::memory_plan() const { return state_->plan; }
+const CpuOptions& CpuExecutor::options() const { return state_->options; }
+
+std::vector<Tensor> CpuExecutor::run(const Bindings& bindings) {
+  State& s = *state_;
+  for (ir::ValueId id : s.order) {
+    const ir::Node& n = s.graph.node(id);
+    Tensor& out = s.values[static_cast<std::size_t>(id)];
+    switch (n.op) {
+      case ir::Op::input:
+      case ir::Op::param: {
+        auto it = bindings.find(n.name);
+        if (it == bindings.end())
+          throw Error((n.op == ir::Op::input ? "input %" : "param %") + n.name + " is not bound");
+        out = s.bind(n, it->second);
+        continue;
+      }
+      case ir::Op::constant:
+        out = s.bind(n, n.attr<Tensor>("value"));
+        continue;
+      default:
+        break;
+    }
+    const DType cd = compute_dtype(n.type.dtype);
+    const int slot = s.plan.slot_of[static_cast<std::size_t>(id)];
+    out = slot >= 0 ? Tensor::view_of(cd, n.type.shape, s.slots[static_cast<std::size_t>(slot)], 0)
+                    : Tensor(cd, n.type.shape);
+    std::vector<Tensor> ins;
+    ins.reserve(n.inputs.size());
+    for (ir::ValueId in : n.inputs) ins.push_back(s.values[static_cast<std::size_t>(in)]);
+    cpu::kernel_for(n.op)(cpu::KernelArgs{n, ins, out, s.pool});
+    s.round_stored(n, out);
+  }
+  std::vector<Tensor> outputs;
+  for (ir::ValueId id : s.graph.outputs()) {
+    const ir::Node& n = s.graph.node(id);
+    const Tensor& v = s.values[static_cast<std::size_t>(id)];
+    // Outputs are never planned, so they own their memory, except sources, which may share
+    // the caller's tensor or the graph's constant.
+    if (v.dtype() != n.type.dtype) outputs.push_back(v.to(n.type.dtype));
+    else outputs.push_back(n.info().cls == ir::OpClass::source ? v.clone() : v);
+  }
+  for (Tensor& v : s.values) v = Tensor{};
+  return outputs;
+}
+
+}  // namespace orion::exec

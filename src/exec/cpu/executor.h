@@ -1,0 +1,56 @@
+#pragma once
+// The CPU executor: runs any verified graph. It is the reference every other device is
+// compared against.
+//
+// Numerics: in f32 mode values are computed and stored in fp32 (values declared f16 or bf16 are
+// rounded to their precision when written). In f16 mode every float value is rounded to fp16
+// when an op writes it and when it is bound, as the ANE stores tensors; arithmetic inside an op
+// stays fp32.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "exec/memory_plan.h"
+#include "ir/graph.h"
+
+namespace orion::exec {
+
+enum class Numerics { f32, f16 };
+
+std::string_view numerics_name(Numerics n);
+
+struct CpuOptions {
+  Numerics numerics = Numerics::f32;
+  int threads = 0;  // 0: one per hardware thread
+};
+
+// Tensors for a graph's inputs and params, by name.
+using Bindings = std::map<std::string, Tensor, std::less<>>;
+
+class CpuExecutor {
+ public:
+  // Verifies the graph and plans its memory; throws orion::Error on an invalid graph.
+  explicit CpuExecutor(ir::Graph graph, CpuOptions options = {});
+  ~CpuExecutor();
+  CpuExecutor(CpuExecutor&&) noexcept;
+  CpuExecutor& operator=(CpuExecutor&&) noexcept;
+
+  // Runs the graph once. Every input and param must be bound, with its declared shape and a
+  // dtype equal to the declared one or any float dtype for a float value; other names are
+  // ignored (one map of model weights serves several graphs). Returns the graph's outputs in
+  // order, each in its declared dtype.
+  std::vector<Tensor> run(const Bindings& bindings);
+
+  const ir::Graph& graph() const;
+  const MemoryPlan& memory_plan() const;
+  const CpuOptions& options() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace orion::exec
