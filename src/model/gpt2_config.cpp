@@ -1,0 +1,128 @@
+#include "model/gpt2_config.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace orion::model {
+
+namespace {
+
+using nlohmann::json;
+
+std::int64_t get_int(const json& j, const char* key, std::int64_t fallback, const std::string& src,
+                     bool required = false) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (required) throw Error::in_file(src, std::string("missing key \"") + key + "\"");
+    return fallback;
+  }
+  if (!it->is_number_integer())
+    throw Error::in_file(src, std::string("key \"") + key + "\" must be an integer, not " + it->dump());
+  return it->get<std::int64_t>();
+}
+
+double get_real(const json& j, const char* key, double fallback, const std::string& src) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_number()) throw Error::in_file(src, std::string("key \"") + key + "\" must be a number, not " + it->dump());
+  return it->get<double>();
+}
+
+}  // namespace
+
+Gpt2BlockShape Gpt2Config::block_shape(std::int64_t seq) const {
+  Gpt2BlockShape s;
+  s.seq = seq;
+  s.dim = n_embd;
+  s.heads = n_head;
+  s.hidden_size = hidden();
+  s.epsilon = layer_norm_epsilon;
+  return s;
+}
+
+void Gpt2Config::validate(const std::string& source) const {
+  auto positive = [&](std::int64_t v, const char* key, std::int64_t limit) {
+    if (v <= 0 || v > limit)
+      throw Error::in_file(source, std::string("\"") + key + "\" is " + std::to_string(v) +
+                                       ", expected 1 to " + std::to_string(limit));
+  };
+  positive(n_embd, "n_embd", 1 << 16);
+  positive(n_layer, "n_layer", 1 << 10);
+  positive(n_head, "n_head", 1 << 10);
+  positive(n_positions, "n_positions", 1 << 20);
+  positive(vocab_size, "vocab_size", 1 << 24);
+  if (n_inner < 0 || n_inner > (1 << 18)) throw Error::in_file(source, "\"n_inner\" is out of range");
+  if (n_embd % n_head != 0)
+    throw Error::in_file(source, "\"n_embd\" (" + std::to_string(n_embd) + ") is not a multiple of \"n_head\" (" +
+                                     std::to_string(n_head) + ")");
+  if (!(layer_norm_epsilon > 0 && layer_norm_epsilon < 1))
+    throw Error::in_file(source, "\"layer_norm_epsilon\" must be in (0, 1)");
+  if (eos_token_id < 0 || eos_token_id >= vocab_size)
+    throw Error::in_file(source, "\"eos_token_id\" " + std::to_string(eos_token_id) + " is outside the vocabulary");
+}
+
+std::int64_t Gpt2Config::parameter_count() const {
+  const std::int64_t C = n_embd, F = hidden();
+  const std::int64_t block = 2 * 2 * C + C * 3 * C + 3 * C + C * C + C + C * F + F + F * C + C;
+  return vocab_size * C + n_positions * C + n_layer * block + 2 * C;
+}
+
+Gpt2Config parse_gpt2_config(std::string_view text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error::at_offset(source, e.byte > 0 ? e.byte - 1 : 0, std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw Error::in_file(source, "config must be a JSON object");
+  if (auto mt = j.find("model_type"); mt != j.end() && mt->is_string() && *mt != "gpt2")
+    throw Error::in_file(source, "model_type is \"" + mt->get<std::string>() + "\", expected \"gpt2\"");
+  Gpt2Config c;
+  c.n_embd = get_int(j, "n_embd", c.n_embd, source, true);
+  c.n_layer = get_int(j, "n_layer", c.n_layer, source, true);
+  c.n_head = get_int(j, "n_head", c.n_head, source, true);
+  c.n_positions = get_int(j, "n_positions", get_int(j, "n_ctx", c.n_positions, source), source);
+  c.vocab_size = get_int(j, "vocab_size", c.vocab_size, source, true);
+  c.n_inner = get_int(j, "n_inner", 0, source);
+  c.layer_norm_epsilon = get_real(j, "layer_norm_epsilon", c.layer_norm_epsilon, source);
+  c.eos_token_id = get_int(j, "eos_token_id", c.vocab_size - 1, source);
+  if (auto act = j.find("activation_function"); act != j.end() && act->is_string() &&
+      *act != "gelu_new" && *act != "gelu_pytorch_tanh")
+    throw Error::in_file(source, "activation_function \"" + act->get<std::string>() +
+                                     "\" is not supported (GPT-2 uses gelu_new, the tanh form)");
+  c.validate(source);
+  return c;
+}
+
+Gpt2Config read_gpt2_config(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error::from_errno(path, "cannot open", errno);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return parse_gpt2_config(ss.str(), path);
+}
+
+std::string gpt2_config_json(const Gpt2Config& c) {
+  json j = {
+      {"model_type", "gpt2"},
+      {"architectures", {"GPT2LMHeadModel"}},
+      {"activation_function", "gelu_new"},
+      {"n_embd", c.n_embd},
+      {"n_layer", c.n_layer},
+      {"n_head", c.n_head},
+      {"n_positions", c.n_positions},
+      {"n_ctx", c.n_positions},
+      {"n_inner", c.n_inner > 0 ? json(c.n_inner) : json(nullptr)},
+      {"vocab_size", c.vocab_size},
+      {"layer_norm_epsilon", c.layer_norm_epsilon},
+      {"bos_token_id", c.eos_token_id},
+      {"eos_token_id", c.eos_token_id},
+      {"tie_word_embeddings", true},
+  };
+  return j.dump(2) + "\n";
+}
+
+}  // namespace orion::model

@@ -1,0 +1,51 @@
+#pragma once
+// Running a GPT-2 model token by token with a KV cache on the CPU. The cache lives outside the
+// graphs (per layer, keys and values [n_positions, n_embd]); each step binds the filled part
+// and appends the step's keys and values. Decode graphs are built per power-of-two bucket of
+// cached positions, so a whole generation builds a handful of graphs, not one per token.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "exec/cpu/executor.h"
+#include "model/gpt2_model.h"
+
+namespace orion::model {
+
+class Gpt2Session {
+ public:
+  explicit Gpt2Session(const Gpt2Model& model, exec::CpuOptions options = {});
+  ~Gpt2Session();
+
+  // Runs `tokens` after what is cached and appends them to the cache; returns the logits of
+  // the last token [vocab]. Throws orion::Error when the context would overflow or a token is
+  // outside the vocabulary.
+  std::vector<float> prefill(std::span<const std::int32_t> tokens);
+  std::vector<float> decode(std::int32_t token) { return prefill(std::span(&token, 1)); }
+
+  // Logits of every position of a window starting at position 0 [tokens, vocab], without
+  // touching the cache (perplexity, tests).
+  Tensor window_logits(std::span<const std::int32_t> tokens);
+
+  std::int64_t position() const { return position_; }
+  void reset() { position_ = 0; }
+  const Gpt2Model& model() const { return model_; }
+
+ private:
+  exec::CpuExecutor& executor(std::int64_t seq, std::int64_t past, bool last_only);
+  void check_tokens(std::span<const std::int32_t> tokens) const;
+
+  const Gpt2Model& model_;
+  exec::CpuOptions options_;
+  std::map<std::tuple<std::int64_t, std::int64_t, bool>, std::unique_ptr<exec::CpuExecutor>> executors_;
+  std::vector<Tensor> k_cache_, v_cache_;  // per layer [n_positions, n_embd]
+  std::int64_t position_ = 0;
+};
+
+// The number of cached positions a decode graph is built for: the next power of two >= past,
+// at least 16, at most the context.
+std::int64_t gpt2_past_bucket(std::int64_t past, std::int64_t n_positions);
+
+}  // namespace orion::model

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Regenerates the committed golden logits in tests/reference/golden/ with the torch reference.
+# Needs Debian's python3-torch (installed here if missing) and a built orion (make).
+# Usage: tests/reference/make_golden.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+orion=$build/bin/orion
+py=/usr/bin/python3
+if ! $py -c 'import torch' 2>/dev/null; then
+  sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
+  "${sudo[@]}" apt-get install -y -qq python3-torch
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p tests/reference/golden
+# name layers dim heads context vocab seed
+while read -r name layers dim heads context vocab seed; do
+  [[ -z $name || $name == \#* ]] && continue
+  $orion init --out "$tmp/$name" --layers "$layers" --dim "$dim" --heads "$heads" \
+    --context "$context" --vocab "$vocab" --seed "$seed" >/dev/null
+  # 40 tokens: 8 of prompt, 32 decoded; fixed, spread over the vocabulary.
+  tokens=$($py -c "print(','.join(str((i * 7919 + 13) % $vocab) for i in range(40)))")
+  $py tests/reference/gpt2_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/gpt2_$name.json"
+  rm -rf "${tmp:?}/$name"
+  echo "wrote tests/reference/golden/gpt2_$name.json"
+done < tests/reference/golden_models.txt
