@@ -1,0 +1,8 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace orion::cli {
+
+void add_bench_tokenize_command(CLI::App& bench);
+
+}  // namespace orion::cli

@@ -1,0 +1,99 @@
+// orion generate: text from a prompt, streamed token by token, with a KV cache.
+#include <cstdio>
+
+#include "commands.h"
+#include "core/error.h"
+#include "core/stopwatch.h"
+#include "model/gpt2_session.h"
+#include "model_dir.h"
+#include "numerics_option.h"
+#include "text/sampler.h"
+
+namespace orion::cli {
+
+namespace {
+
+struct GenerateOpts {
+  std::string model_dir, prompt, device = "cpu", numerics = "f32";
+  int tokens = 64, threads = 0;
+  text::SamplerOptions sampling;
+};
+
+void generate(const GenerateOpts& o) {
+  Stopwatch load_sw;
+  const ModelDir md = load_model_dir(o.model_dir);
+  const double load_ms = load_sw.ms();
+  const auto& c = md.model.config();
+  std::vector<std::int32_t> ids = md.tokenizer.encode(o.prompt);
+  // GPT-2 was trained with <|endoftext|> between documents: an empty prompt starts a new one.
+  if (ids.empty()) ids.push_back(md.tokenizer.eot_id());
+  if (static_cast<std::int64_t>(ids.size()) >= c.n_positions)
+    throw Error("the prompt has " + std::to_string(ids.size()) + " tokens; the context holds " +
+                std::to_string(c.n_positions));
+  model::Gpt2Session session(md.model, {parse_numerics(o.numerics), o.threads});
+  text::Sampler sampler(o.sampling);
+
+  std::fputs(o.prompt.c_str(), stdout);
+  std::fflush(stdout);
+  Stopwatch sw;
+  std::vector<float> logits = session.prefill(ids);
+  const double prefill_ms = sw.ms();
+  const std::size_t prompt_tokens = ids.size();
+  std::string stop = "generated the requested " + std::to_string(o.tokens) + " tokens";
+  int generated = 0, decode_steps = 0;
+  double decode_s = 0;
+  while (generated < o.tokens) {
+    const std::int32_t next = sampler.sample(logits, ids);
+    if (next == c.eos_token_id) {
+      stop = "stopped at <|endoftext|>";
+      break;
+    }
+    if (next >= md.tokenizer.vocab_size()) {  // a row the tokenizer has no spelling for
+      stop = "stopped: sampled token " + std::to_string(next) + ", which the tokenizer cannot spell";
+      break;
+    }
+    ids.push_back(next);
+    ++generated;
+    const std::string piece = md.tokenizer.decode(std::span(&next, 1));
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+    if (generated == o.tokens) break;
+    if (session.position() >= c.n_positions) {
+      stop = "stopped: the context of " + std::to_string(c.n_positions) + " tokens is full";
+      break;
+    }
+    sw.restart();
+    logits = session.decode(next);
+    decode_s += sw.seconds();
+    ++decode_steps;
+  }
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "%s. prompt %zu tokens, generated %d tokens; load %.0f ms, prefill %.1f ms (%.1f tok/s), decode %s (%s, %s numerics)\n",
+               stop.c_str(), prompt_tokens, generated, load_ms, prefill_ms,
+               static_cast<double>(prompt_tokens) / (prefill_ms * 1e-3),
+               decode_steps > 0 ? (std::to_string(decode_steps / decode_s).substr(0, 6) + " tok/s").c_str() : "-",
+               o.device.c_str(), o.numerics.c_str());
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  auto o = std::make_shared<GenerateOpts>();
+  auto* cmd = app.add_subcommand("generate", "Generate text from a prompt, streaming tokens as they come");
+  cmd->add_option("-m,--model", o->model_dir, "Model folder (config.json, model.safetensors, vocab.json, merges.txt)")->required();
+  cmd->add_option("-p,--prompt", o->prompt, "Prompt text (empty: start a new document)");
+  cmd->add_option("-n,--tokens", o->tokens, "Tokens to generate")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--temp", o->sampling.temperature, "Sampling temperature (0: greedy)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--top-k", o->sampling.top_k, "Sample among the k most likely tokens (0: all)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--top-p", o->sampling.top_p, "Sample within the smallest set of probability >= p")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--repeat-penalty", o->sampling.repetition_penalty, "Penalty for tokens already in the context (1: none)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--seed", o->sampling.seed, "Sampling seed")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--device", o->device, "Device to run on")->check(CLI::IsMember({"cpu"}))->capture_default_str();
+  add_numerics_option(cmd, o->numerics);
+  cmd->callback([o] { generate(*o); });
+}
+
+}  // namespace orion::cli

@@ -1,0 +1,18 @@
+#pragma once
+// Each subcommand lives in its own file and registers itself on the app here. A subcommand's
+// callback does the work; errors are orion::Error, which main() prints on one line (exit 1).
+#include <CLI/CLI.hpp>
+
+namespace orion::cli {
+
+void add_ops_command(CLI::App& app);
+void add_check_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_demo_command(CLI::App& app);
+void add_init_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_perplexity_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+
+}  // namespace orion::cli

@@ -1,0 +1,41 @@
+// orion: the command-line program. Exit status: 0 success, 1 failure, 2 bad usage.
+#include <cstdio>
+#include <exception>
+
+#include "commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Orion: compile, run and train transformer models on the Apple Neural Engine,\n"
+               "the CPU, and the ane-sim emulator."};
+  app.set_version_flag("--version", "orion 0.1.0");
+  app.require_subcommand(1);
+  orion::cli::add_init_command(app);
+  orion::cli::add_generate_command(app);
+  orion::cli::add_tokenize_command(app);
+  orion::cli::add_perplexity_command(app);
+  orion::cli::add_bench_command(app);
+  orion::cli::add_ops_command(app);
+  orion::cli::add_check_command(app);
+  orion::cli::add_run_command(app);
+  orion::cli::add_demo_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const orion::Error& e) {
+    std::fprintf(stderr, "orion: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "orion: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
