@@ -10,27 +10,29 @@
 #include <vector>
 
 #include "exec/cpu/executor.h"
+#include "model/decoder.h"
 #include "model/gpt2_model.h"
 
 namespace orion::model {
 
-class Gpt2Session {
+class Gpt2Session final : public Decoder {
  public:
   explicit Gpt2Session(const Gpt2Model& model, exec::CpuOptions options = {});
-  ~Gpt2Session();
+  ~Gpt2Session() override;
 
   // Runs `tokens` after what is cached and appends them to the cache; returns the logits of
   // the last token [vocab]. Throws orion::Error when the context would overflow or a token is
   // outside the vocabulary.
-  std::vector<float> prefill(std::span<const std::int32_t> tokens);
-  std::vector<float> decode(std::int32_t token) { return prefill(std::span(&token, 1)); }
+  std::vector<float> prefill(std::span<const std::int32_t> tokens) override;
+  using Decoder::decode;
 
   // Logits of every position of a window starting at position 0 [tokens, vocab], without
   // touching the cache (perplexity, tests).
   Tensor window_logits(std::span<const std::int32_t> tokens);
 
-  std::int64_t position() const { return position_; }
-  void reset() { position_ = 0; }
+  std::int64_t position() const override { return position_; }
+  std::int64_t context() const override { return model_.config().n_positions; }
+  void reset() override { position_ = 0; }
   const Gpt2Model& model() const { return model_; }
 
  private:

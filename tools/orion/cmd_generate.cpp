@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "model/gpt2_fast.h"
 #include "model/gpt2_session.h"
 #include "model_dir.h"
 #include "numerics_option.h"
@@ -14,7 +15,7 @@ namespace orion::cli {
 namespace {
 
 struct GenerateOpts {
-  std::string model_dir, prompt, device = "cpu", numerics = "f32";
+  std::string model_dir, prompt, device = "cpu", numerics = "f32", engine = "fast", weights = "f32";
   int tokens = 64, threads = 0;
   text::SamplerOptions sampling;
 };
@@ -30,7 +31,15 @@ void generate(const GenerateOpts& o) {
   if (static_cast<std::int64_t>(ids.size()) >= c.n_positions)
     throw Error("the prompt has " + std::to_string(ids.size()) + " tokens; the context holds " +
                 std::to_string(c.n_positions));
-  model::Gpt2Session session(md.model, {parse_numerics(o.numerics), o.threads});
+  // The fast decoder by default; the graph executor for ANE-style f16 numerics or on request.
+  const bool graph = o.engine == "graph" || o.numerics == "f16";
+  std::unique_ptr<model::Decoder> decoder;
+  if (graph)
+    decoder = std::make_unique<model::Gpt2Session>(md.model, exec::CpuOptions{parse_numerics(o.numerics), o.threads});
+  else
+    decoder = std::make_unique<model::Gpt2FastSession>(
+        std::make_shared<const model::Gpt2FastModel>(md.model, model::weight_dtype_from_name(o.weights)), o.threads);
+  model::Decoder& session = *decoder;
   text::Sampler sampler(o.sampling);
 
   std::fputs(o.prompt.c_str(), stdout);
@@ -70,11 +79,12 @@ void generate(const GenerateOpts& o) {
   std::fputc('\n', stdout);
   std::fflush(stdout);
   std::fprintf(stderr,
-               "%s. prompt %zu tokens, generated %d tokens; load %.0f ms, prefill %.1f ms (%.1f tok/s), decode %s (%s, %s numerics)\n",
+               "%s. prompt %zu tokens, generated %d tokens; load %.0f ms, prefill %.1f ms (%.1f tok/s), decode %s (%s, %s)\n",
                stop.c_str(), prompt_tokens, generated, load_ms, prefill_ms,
                static_cast<double>(prompt_tokens) / (prefill_ms * 1e-3),
                decode_steps > 0 ? (std::to_string(decode_steps / decode_s).substr(0, 6) + " tok/s").c_str() : "-",
-               o.device.c_str(), o.numerics.c_str());
+               o.device.c_str(), graph ? ("graph engine, " + o.numerics + " numerics").c_str()
+                                       : ("fast engine, " + o.weights + " weights").c_str());
 }
 
 }  // namespace
@@ -92,6 +102,10 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", o->sampling.seed, "Sampling seed")->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--device", o->device, "Device to run on")->check(CLI::IsMember({"cpu"}))->capture_default_str();
+  cmd->add_option("--engine", o->engine, "fast: hand-scheduled decoder streaming each weight once per token; graph: the reference executor")
+      ->check(CLI::IsMember({"fast", "graph"}))->capture_default_str();
+  cmd->add_option("--weights", o->weights, "Weight format of the fast engine: f32, f16, or q8 (int8 with a scale per 32 weights)")
+      ->check(CLI::IsMember({"f32", "f16", "q8"}))->capture_default_str();
   add_numerics_option(cmd, o->numerics);
   cmd->callback([o] { generate(*o); });
 }

@@ -1,0 +1,23 @@
+#pragma once
+// What generation and perplexity need from a running model, whichever engine runs it: the
+// graph executor (Gpt2Session: the reference, any numerics) or the fast decoder
+// (Gpt2FastSession: hand-scheduled kernels streaming each weight once per token).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace orion::model {
+
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  // Runs `tokens` after what is cached, appends them to the cache, and returns the logits of
+  // the last one.
+  virtual std::vector<float> prefill(std::span<const std::int32_t> tokens) = 0;
+  std::vector<float> decode(std::int32_t token) { return prefill(std::span(&token, 1)); }
+  virtual std::int64_t position() const = 0;
+  virtual std::int64_t context() const = 0;
+  virtual void reset() = 0;
+};
+
+}  // namespace orion::model

@@ -1,0 +1,160 @@
+#include "model/gpt2_fast.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace orion::model {
+
+namespace {
+
+std::vector<float> floats(const Tensor& t) {
+  const auto v = t.contiguous().span<float>();
+  return {v.begin(), v.end()};
+}
+
+void layer_norm(const float* x, const std::vector<float>& g, const std::vector<float>& b, double eps,
+                float* y, std::size_t n) {
+  double mean = 0, var = 0;
+  for (std::size_t i = 0; i < n; ++i) mean += x[i];
+  mean /= static_cast<double>(n);
+  for (std::size_t i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  const double inv = 1.0 / std::sqrt(var / static_cast<double>(n) + eps);
+  for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<float>((x[i] - mean) * inv) * g[i] + b[i];
+}
+
+// The same tanh form as the graph's gelu, written as x / (1 + e^(-2u)) (= 0.5 x (1 + tanh u)),
+// which keeps its precision for negative x.
+float gelu(float x) {
+  const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  return x / (1.0f + std::exp(-2.0f * u));
+}
+
+}  // namespace
+
+Gpt2FastModel::Gpt2FastModel(const Gpt2Model& model, WeightDType dtype)
+    : config_(model.config()), dtype_(dtype) {
+  const auto& w = model.weights();
+  auto get = [&](const std::string& name) -> const Tensor& {
+    auto it = w.find(name);
+    if (it == w.end()) throw Error("gpt2 fast path: tensor " + name + " is missing");
+    return it->second;
+  };
+  wpe_ = floats(get("wpe.weight"));
+  head_ = PackedLinear::pack(get("wte.weight"), false, Tensor{}, dtype);
+  lnf_g_ = floats(get("ln_f.weight"));
+  lnf_b_ = floats(get("ln_f.bias"));
+  for (std::int64_t l = 0; l < config_.n_layer; ++l) {
+    const std::string p = "h." + std::to_string(l) + ".";
+    Gpt2FastLayer L;
+    L.ln1_g = floats(get(p + "ln_1.weight"));
+    L.ln1_b = floats(get(p + "ln_1.bias"));
+    L.ln2_g = floats(get(p + "ln_2.weight"));
+    L.ln2_b = floats(get(p + "ln_2.bias"));
+    L.attn = PackedLinear::pack(get(p + "attn.c_attn.weight"), true, get(p + "attn.c_attn.bias"), dtype);
+    L.proj = PackedLinear::pack(get(p + "attn.c_proj.weight"), true, get(p + "attn.c_proj.bias"), dtype);
+    L.fc = PackedLinear::pack(get(p + "mlp.c_fc.weight"), true, get(p + "mlp.c_fc.bias"), dtype);
+    L.mlp_proj = PackedLinear::pack(get(p + "mlp.c_proj.weight"), true, get(p + "mlp.c_proj.bias"), dtype);
+    layers_.push_back(std::move(L));
+  }
+}
+
+std::size_t Gpt2FastModel::weight_bytes_per_token() const {
+  std::size_t b = head_.weight_bytes();
+  for (const auto& L : layers_)
+    b += L.attn.weight_bytes() + L.proj.weight_bytes() + L.fc.weight_bytes() + L.mlp_proj.weight_bytes();
+  return b;
+}
+
+Gpt2FastSession::Gpt2FastSession(std::shared_ptr<const Gpt2FastModel> model, int threads, exec::cpu::Isa isa)
+    : model_(std::move(model)), pool_(threads), isa_(isa) {
+  const auto& c = model_->config();
+  const auto C = static_cast<std::size_t>(c.n_embd), P = static_cast<std::size_t>(c.n_positions);
+  k_cache_.assign(static_cast<std::size_t>(c.n_layer), std::vector<float>(P * C));
+  v_cache_.assign(static_cast<std::size_t>(c.n_layer), std::vector<float>(P * C));
+  x_.resize(C);
+  h_.resize(C);
+  qkv_.resize(3 * C);
+  att_.resize(C);
+  tmp_.resize(C);
+  mlp_.resize(static_cast<std::size_t>(c.hidden()));
+  scores_.resize(static_cast<std::size_t>(c.n_head) * P);
+  logits_.resize(static_cast<std::size_t>(c.vocab_size));
+}
+
+std::vector<float> Gpt2FastSession::prefill(std::span<const std::int32_t> tokens) {
+  const auto& c = model_->config();
+  if (tokens.empty()) throw Error("gpt2: nothing to run (no tokens)");
+  if (position_ + static_cast<std::int64_t>(tokens.size()) > c.n_positions)
+    throw Error("gpt2: the context of " + std::to_string(c.n_positions) + " tokens is full (" +
+                std::to_string(position_) + " cached, " + std::to_string(tokens.size()) + " more)");
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= c.vocab_size)
+      throw Error("token " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
+                  " is outside the vocabulary of " + std::to_string(c.vocab_size));
+  // Prompt tokens but the last need no logits: the head (the largest matrix) is skipped.
+  for (std::size_t i = 0; i < tokens.size(); ++i) step(tokens[i], i + 1 == tokens.size());
+  return logits_;
+}
+
+void Gpt2FastSession::step(std::int32_t token, bool want_logits) {
+  const Gpt2FastModel& m = *model_;
+  const auto& c = m.config();
+  const auto C = static_cast<std::size_t>(c.n_embd), H = static_cast<std::size_t>(c.n_head), D = C / H;
+  const auto pos = static_cast<std::size_t>(position_);
+  const double eps = c.layer_norm_epsilon;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+
+  m.head_.row(token, x_.data());
+  for (std::size_t i = 0; i < C; ++i) x_[i] += m.wpe_[pos * C + i];
+
+  for (std::size_t l = 0; l < m.layers_.size(); ++l) {
+    const Gpt2FastLayer& L = m.layers_[l];
+    layer_norm(x_.data(), L.ln1_g, L.ln1_b, eps, h_.data(), C);
+    L.attn.apply(h_.data(), qkv_.data(), pool_, isa_);
+    float* kc = k_cache_[l].data();
+    float* vc = v_cache_[l].data();
+    std::memcpy(kc + pos * C, qkv_.data() + C, C * sizeof(float));
+    std::memcpy(vc + pos * C, qkv_.data() + 2 * C, C * sizeof(float));
+    // Attention over the cache, one head per task: each head owns its slice of att_ and of
+    // scores_, so threads share no cache lines but at the heads' edges.
+    pool_.parallel_for(0, static_cast<std::int64_t>(H), 1, [&](std::int64_t h0, std::int64_t h1) {
+      for (auto h = static_cast<std::size_t>(h0); h < static_cast<std::size_t>(h1); ++h) {
+        const float* q = qkv_.data() + h * D;
+        float* s = scores_.data() + h * static_cast<std::size_t>(c.n_positions);
+        float mx = -INFINITY;
+        for (std::size_t j = 0; j <= pos; ++j) {
+          const float* k = kc + j * C + h * D;
+          float dot = 0;
+          for (std::size_t d = 0; d < D; ++d) dot += q[d] * k[d];
+          s[j] = dot * scale;
+          mx = std::max(mx, s[j]);
+        }
+        double z = 0;
+        for (std::size_t j = 0; j <= pos; ++j) z += (s[j] = std::exp(s[j] - mx));
+        const auto inv = static_cast<float>(1.0 / z);
+        float* out = att_.data() + h * D;
+        std::fill(out, out + D, 0.0f);
+        for (std::size_t j = 0; j <= pos; ++j) {
+          const float p = s[j] * inv;
+          const float* v = vc + j * C + h * D;
+          for (std::size_t d = 0; d < D; ++d) out[d] += p * v[d];
+        }
+      }
+    });
+    L.proj.apply(att_.data(), tmp_.data(), pool_, isa_);
+    for (std::size_t i = 0; i < C; ++i) x_[i] += tmp_[i];
+    layer_norm(x_.data(), L.ln2_g, L.ln2_b, eps, h_.data(), C);
+    L.fc.apply(h_.data(), mlp_.data(), pool_, isa_);
+    for (float& v : mlp_) v = gelu(v);
+    L.mlp_proj.apply(mlp_.data(), tmp_.data(), pool_, isa_);
+    for (std::size_t i = 0; i < C; ++i) x_[i] += tmp_[i];
+  }
+  ++position_;
+  if (!want_logits) return;
+  layer_norm(x_.data(), m.lnf_g_, m.lnf_b_, eps, h_.data(), C);
+  m.head_.apply(h_.data(), logits_.data(), pool_, isa_);
+}
+
+}  // namespace orion::model

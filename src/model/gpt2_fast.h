@@ -1,0 +1,67 @@
+#pragma once
+// GPT-2's fast decoder: one token at a time with hand-scheduled kernels instead of the graph
+// executor. Decoding reads every weight once per token, so its speed is set by memory
+// bandwidth: the weights are packed once as [out, in] rows in f32, f16 or per-block int8 and
+// streamed by the GEMV kernels (AVX-512, AVX2 or scalar, chosen at run time), one parallel
+// section per matrix. The KV cache and all activations are allocated once; a step allocates
+// nothing but the logits it returns. The graph executor (Gpt2Session) stays the reference:
+// tests hold this decoder to it.
+#include <memory>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/decoder.h"
+#include "model/gpt2_model.h"
+#include "model/packed_linear.h"
+
+namespace orion::model {
+
+struct Gpt2FastLayer {
+  std::vector<float> ln1_g, ln1_b, ln2_g, ln2_b;
+  PackedLinear attn, proj, fc, mlp_proj;
+};
+
+class Gpt2FastModel {
+ public:
+  // Packs the model's weights (a copy: the model may be dropped afterwards).
+  Gpt2FastModel(const Gpt2Model& model, WeightDType dtype);
+
+  const Gpt2Config& config() const { return config_; }
+  WeightDType dtype() const { return dtype_; }
+  // Bytes of weights one decode step reads (every packed matrix once, the head included).
+  std::size_t weight_bytes_per_token() const;
+
+ private:
+  friend class Gpt2FastSession;
+  Gpt2Config config_;
+  WeightDType dtype_;
+  std::vector<float> wpe_;            // [n_positions, C]
+  PackedLinear head_;                 // wte [vocab, C]: the tied head, and the embedding rows
+  std::vector<Gpt2FastLayer> layers_;
+  std::vector<float> lnf_g_, lnf_b_;
+};
+
+class Gpt2FastSession final : public Decoder {
+ public:
+  // `isa` picks the GEMV kernels (the best this CPU has by default; tests run every one).
+  Gpt2FastSession(std::shared_ptr<const Gpt2FastModel> model, int threads = 0,
+                  exec::cpu::Isa isa = exec::cpu::best_isa());
+
+  std::vector<float> prefill(std::span<const std::int32_t> tokens) override;
+  using Decoder::decode;
+  std::int64_t position() const override { return position_; }
+  std::int64_t context() const override { return model_->config().n_positions; }
+  void reset() override { position_ = 0; }
+
+ private:
+  void step(std::int32_t token, bool want_logits);
+
+  std::shared_ptr<const Gpt2FastModel> model_;
+  ThreadPool pool_;
+  exec::cpu::Isa isa_;
+  std::int64_t position_ = 0;
+  std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer [n_positions, C]
+  std::vector<float> x_, h_, qkv_, att_, tmp_, mlp_, scores_, logits_;
+};
+
+}  // namespace orion::model
