@@ -1,0 +1,268 @@
+// gemv: run-time ISA choice, argument checks, the split of rows over the pool, and the portable
+// scalar kernels. The AVX2 and AVX-512 kernels are in gemv_avx2.cpp and gemv_avx512.cpp.
+#include "exec/cpu/gemv.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <string>
+
+#include "core/cpu_features.h"
+#include "core/error.h"
+
+namespace orion::exec::cpu {
+
+namespace detail {
+
+namespace {
+
+// Portable kernels, written so that compilers vectorise them with the baseline ISA. Each row
+// keeps four partial sums (one per column residue mod 4) so that the additions are not one
+// long dependency chain; R rows at a time share every load of x.
+
+// IEEE half -> float, exact (the scalar reference in core/half.cpp lives in another
+// translation unit and is not inlined). Masks rather than branches, so that compilers can
+// vectorise it.
+inline float half_bits_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t em = h & 0x7fffu;
+  // Normal: rebias the exponent (127 - 15 = 112). Inf/NaN: all-ones exponent, payload kept.
+  const std::uint32_t special = 0u - static_cast<std::uint32_t>(em >= 0x7c00u);
+  const std::uint32_t normal =
+      (((em << 13) + 0x38000000u) & ~special) | (((em << 13) | 0x7f800000u) & special);
+  // Zero and subnormal: mantissa * 2^-24, exact (an integer below 2^10 times a power of two).
+  const std::uint32_t tiny = 0u - static_cast<std::uint32_t>(em < 0x400u);
+  const std::uint32_t small =
+      std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<std::int32_t>(em)) * 0x1p-24f);
+  return std::bit_cast<float>((small & tiny) | (normal & ~tiny) | sign);
+}
+
+template <int R>
+void f32_group(const float* W, std::int64_t ld, const float* x, std::int64_t cols, float* out) {
+  float acc[R][4] = {};
+  std::int64_t c = 0;
+  for (; c + 4 <= cols; c += 4)
+    for (int r = 0; r < R; ++r)
+      for (int k = 0; k < 4; ++k) acc[r][k] += W[r * ld + c + k] * x[c + k];
+  for (; c < cols; ++c)
+    for (int r = 0; r < R; ++r) acc[r][0] += W[r * ld + c] * x[c];
+  for (int r = 0; r < R; ++r) out[r] = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);
+}
+
+// f16 and q8 weights are first converted to floats a strip of columns at a time, in loops of
+// their own that compilers vectorise, then multiplied as f32.
+constexpr std::int64_t kStrip = 64;  // a multiple of 4
+
+template <int R>
+void f16_group(const std::uint16_t* W, std::int64_t ld, const float* x, std::int64_t cols,
+               float* out) {
+  float acc[R][4] = {};
+  float w[R][kStrip];
+  for (std::int64_t c0 = 0; c0 < cols; c0 += kStrip) {
+    const std::int64_t n = std::min(kStrip, cols - c0);
+    for (int r = 0; r < R; ++r)
+      for (std::int64_t i = 0; i < n; ++i) w[r][i] = half_bits_to_float(W[r * ld + c0 + i]);
+    const float* xs = x + c0;
+    std::int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+      for (int r = 0; r < R; ++r)
+        for (int k = 0; k < 4; ++k) acc[r][k] += w[r][i + k] * xs[i + k];
+    for (; i < n; ++i)
+      for (int r = 0; r < R; ++r) acc[r][0] += w[r][i] * xs[i];
+  }
+  for (int r = 0; r < R; ++r) out[r] = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);
+}
+
+// q and scales point at the group's first row; row k is `stride` rows below it; every row has
+// `nb` blocks of `block` (32 or 64) weights. Each block's partial dot product (four chains),
+// times the block's scale, goes into one of two accumulators (even and odd blocks).
+template <int R>
+void q8_group(const std::int8_t* q, const float* scales, std::int64_t cols, std::int64_t stride,
+              std::int64_t nb, int block, const float* x, float* out) {
+  float acc[R][2] = {};
+  float w[R][64];
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::int64_t c0 = b * block;
+    for (int r = 0; r < R; ++r)
+      for (int i = 0; i < block; ++i) w[r][i] = static_cast<float>(q[r * stride * cols + c0 + i]);
+    float p[R][4] = {};
+    for (int i = 0; i < block; i += 4)
+      for (int r = 0; r < R; ++r)
+        for (int k = 0; k < 4; ++k) p[r][k] += w[r][i + k] * x[c0 + i + k];
+    const int odd = static_cast<int>(b & 1);
+    for (int r = 0; r < R; ++r)
+      acc[r][odd] += scales[r * stride * nb + b] * ((p[r][0] + p[r][1]) + (p[r][2] + p[r][3]));
+  }
+  for (int r = 0; r < R; ++r) out[r] = acc[r][0] + acc[r][1];
+}
+
+void f32_rows(const float* W, const float* x, const float* bias, float* y, std::int64_t r0,
+              std::int64_t r1, std::int64_t cols) {
+  for_row_groups(
+      r0, r1, bias, y, [&](std::int64_t r, float* s) { f32_group<1>(W + r * cols, cols, x, cols, s); },
+      [&](std::int64_t r, std::int64_t stride, float* s) {
+        f32_group<4>(W + r * cols, stride * cols, x, cols, s);
+      });
+}
+
+void f16_rows(const std::uint16_t* W, const float* x, const float* bias, float* y,
+              std::int64_t r0, std::int64_t r1, std::int64_t cols) {
+  for_row_groups(
+      r0, r1, bias, y, [&](std::int64_t r, float* s) { f16_group<1>(W + r * cols, cols, x, cols, s); },
+      [&](std::int64_t r, std::int64_t stride, float* s) {
+        f16_group<4>(W + r * cols, stride * cols, x, cols, s);
+      });
+}
+
+void q8_rows(const Q8Weights& W, const float* x, const float* bias, float* y, std::int64_t r0,
+             std::int64_t r1) {
+  const std::int64_t nb = W.cols / W.block;
+  for_row_groups(
+      r0, r1, bias, y,
+      [&](std::int64_t r, float* s) {
+        q8_group<1>(W.q + r * W.cols, W.scales + r * nb, W.cols, 1, nb, W.block, x, s);
+      },
+      [&](std::int64_t r, std::int64_t stride, float* s) {
+        q8_group<4>(W.q + r * W.cols, W.scales + r * nb, W.cols, stride, nb, W.block, x, s);
+      });
+}
+
+}  // namespace
+
+const RowKernels kScalarKernels = {f32_rows, f16_rows, q8_rows};
+
+}  // namespace detail
+
+namespace {
+
+bool supported(Isa isa) {
+  const CpuFeatures& f = cpu_features();
+  switch (isa) {
+    case Isa::scalar:
+      return true;
+#if defined(__x86_64__)
+    case Isa::avx2:
+      return f.avx2 && f.fma && f.f16c;
+    case Isa::avx512:
+      return f.avx512f && f.avx512bw && f.avx512vl && f.fma && f.f16c;
+#else
+    case Isa::avx2:
+    case Isa::avx512:
+      (void)f;
+      return false;
+#endif
+  }
+  return false;
+}
+
+const detail::RowKernels& kernels_for(Isa isa, const char* what) {
+  if (!isa_supported(isa))
+    throw Error(std::string(what) + ": this CPU cannot run the " + std::string(isa_name(isa)) +
+                " path");
+  switch (isa) {
+#if defined(__x86_64__)
+    case Isa::avx512:
+      return detail::kAvx512Kernels;
+    case Isa::avx2:
+      return detail::kAvx2Kernels;
+#endif
+    default:
+      return detail::kScalarKernels;
+  }
+}
+
+void check_sizes(const char* what, std::int64_t rows, std::int64_t cols) {
+  if (rows < 0 || cols < 0)
+    throw Error(std::string(what) + ": negative size [" + std::to_string(rows) + ", " +
+                std::to_string(cols) + "]");
+}
+
+// Rows per chunk boundary: 16 floats are one 64-byte cache line of y.
+constexpr std::int64_t kRowsPerLine = 16;
+
+// Runs fn(r0, r1) over [0, rows): inline for small problems, else one parallel_for whose
+// chunks start where y + r0 is 64-byte aligned, so each thread writes whole cache lines of y.
+// The pool makes a few chunks per thread and hands them out as threads come free.
+template <class Fn>
+void for_rows(std::int64_t rows, std::int64_t cols, const float* y, ThreadPool& pool,
+              const Fn& fn) {
+  if (rows == 0) return;
+  if (pool.size() == 1 || rows * cols < kInlineElements) {
+    fn(std::int64_t{0}, rows);
+    return;
+  }
+  // Row r lives in "line" (r + shift) / 16: line boundaries are the 64-byte boundaries of y.
+  const auto shift =
+      static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(y) / sizeof(float)) %
+                                kRowsPerLine);
+  const std::int64_t lines = (rows + shift + kRowsPerLine - 1) / kRowsPerLine;
+  pool.parallel_for(0, lines, 1, [&](std::int64_t lo, std::int64_t hi) {
+    const std::int64_t r0 = std::max<std::int64_t>(lo * kRowsPerLine - shift, 0);
+    const std::int64_t r1 = std::min<std::int64_t>(hi * kRowsPerLine - shift, rows);
+    if (r0 < r1) fn(r0, r1);
+  });
+}
+
+void fill_bias(const float* bias, float* y, std::int64_t rows) {
+  for (std::int64_t r = 0; r < rows; ++r) y[r] = bias ? bias[r] : 0.0f;
+}
+
+}  // namespace
+
+Isa best_isa() {
+  static const Isa isa = supported(Isa::avx512) ? Isa::avx512
+                         : supported(Isa::avx2) ? Isa::avx2
+                                                : Isa::scalar;
+  return isa;
+}
+
+bool isa_supported(Isa isa) { return supported(isa); }
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::scalar:
+      return "scalar";
+    case Isa::avx2:
+      return "avx2";
+    case Isa::avx512:
+      return "avx512";
+  }
+  return "unknown";
+}
+
+void gemv_f32(const float* W, const float* x, const float* bias, float* y, std::int64_t rows,
+              std::int64_t cols, ThreadPool& pool, Isa isa) {
+  check_sizes("gemv_f32", rows, cols);
+  const detail::RowKernels& k = kernels_for(isa, "gemv_f32");
+  if (cols == 0) return fill_bias(bias, y, rows);
+  for_rows(rows, cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
+    k.f32(W, x, bias, y, r0, r1, cols);
+  });
+}
+
+void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* y,
+              std::int64_t rows, std::int64_t cols, ThreadPool& pool, Isa isa) {
+  check_sizes("gemv_f16", rows, cols);
+  const detail::RowKernels& k = kernels_for(isa, "gemv_f16");
+  if (cols == 0) return fill_bias(bias, y, rows);
+  for_rows(rows, cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
+    k.f16(W, x, bias, y, r0, r1, cols);
+  });
+}
+
+void gemv_q8(const Q8Weights& W, const float* x, const float* bias, float* y, ThreadPool& pool,
+             Isa isa) {
+  check_sizes("gemv_q8", W.rows, W.cols);
+  if (W.block != 32 && W.block != 64)
+    throw Error("gemv_q8: block " + std::to_string(W.block) + " (must be 32 or 64)");
+  if (W.cols % W.block != 0)
+    throw Error("gemv_q8: cols " + std::to_string(W.cols) + " is not a multiple of the block " +
+                std::to_string(W.block));
+  const detail::RowKernels& k = kernels_for(isa, "gemv_q8");
+  if (W.cols == 0) return fill_bias(bias, y, W.rows);
+  for_rows(W.rows, W.cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
+    k.q8(W, x, bias, y, r0, r1);
+  });
+}
+
+}  // namespace orion::exec::cpu

@@ -1,0 +1,146 @@
+#pragma once
+// Matrix-vector products for decoding one token: y = W x (+ bias) with W row-major
+// [rows, cols] in f32, IEEE f16 or block-quantised int8, x and y in f32. Decoding streams every
+// weight once per token, so these kernels are built to run at the machine's memory bandwidth
+// (machine_limits.h has the probe that measures it):
+//
+//  * every weight byte is read exactly once per call; rows go four at a time, so that each load
+//    of x serves four rows, with several independent f32 accumulators per row, and the four
+//    rows of a group lie a quarter of the thread's range apart, so that memory sees four long
+//    sequential streams (detail::for_row_groups);
+//  * one parallel_for per call splits the rows over the pool in chunks that start on a
+//    64-byte boundary of y (16 floats), so no two threads ever write the same cache line of y;
+//    problems below kInlineElements weights run on the calling thread;
+//  * the code path is chosen at run time (best_isa()); the scalar path is portable C++ and is
+//    tested like the others.
+//
+// Numerics: f32 accumulation everywhere. The arithmetic done for a row depends only on the
+// ISA, cols and W's address modulo 64 (which sets how many columns are peeled off to align
+// the loads), never on the row's position, the chunking or the number of threads: a given ISA
+// gives the same y bit for bit on any pool. Different ISAs differ in the order of the
+// additions (within 1e-5 normwise of an fp64 product in the tests).
+//
+// q8 numerics (gemv_q8): the int8 weights are converted exactly to f32 in registers and
+// multiplied with the f32 x; x is never quantised. For each block of a row the kernel forms the
+// f32 partial dot product sum_i q_i x_i and adds scale_b * partial to the row's accumulators,
+// so the result is the product with the dequantised weights (scale_b * q_i) up to f32 rounding
+// of the sums. This was chosen over quantising x to int8 for VNNI (vpdpbusd, with a second
+// source of error) because it already runs at the memory bandwidth: one AVX-512 core converts
+// and multiplies about 45 GB/s of q8 weights from L2, more than one core's share of DRAM
+// bandwidth (about 35 GB/s here), and two threads stream a 1 GiB q8 matrix at about 80% of
+// measure_read_bandwidth_gbps. With only 32 weights per scale, VNNI would save little anyway:
+// its int32 block sums still need converting and scaling per block.
+//
+// None of y's elements may overlap W, x, bias or (for q8) the scales.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "core/thread_pool.h"
+
+namespace orion::exec::cpu {
+
+enum class Isa { scalar, avx2, avx512 };
+
+// The best path this CPU supports, detected once: avx512 needs AVX-512 F/BW/VL with FMA and
+// F16C, avx2 needs AVX2 with FMA and F16C; scalar runs everywhere.
+Isa best_isa();
+// Whether this CPU (and this build: the SIMD paths exist on x86-64 only) can run `isa`.
+bool isa_supported(Isa isa);
+std::string_view isa_name(Isa isa);  // "scalar", "avx2", "avx512"
+
+// Problems with fewer weights than this run on the calling thread: waking the pool costs more
+// than streaming them.
+inline constexpr std::int64_t kInlineElements = 32 * 1024;
+
+// y[r] = dot(W[r, :], x) (+ bias[r] when bias != nullptr) for r in [0, rows); W row-major
+// [rows, cols], any alignment. cols == 0 gives y = bias (or 0). Throws orion::Error for
+// negative sizes or an `isa` this CPU cannot run.
+void gemv_f32(const float* W, const float* x, const float* bias, float* y, std::int64_t rows,
+              std::int64_t cols, ThreadPool& pool, Isa isa = best_isa());
+
+// As gemv_f32 with W in IEEE binary16 (bit patterns), converted exactly to f32 in registers.
+void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* y,
+              std::int64_t rows, std::int64_t cols, ThreadPool& pool, Isa isa = best_isa());
+
+// 8-bit weights: row r, block b (weights [b*block, (b+1)*block) of the row) is
+// scales[r * (cols / block) + b] * q[r * cols + c]; see quantize.h. block is 32 or 64 and
+// cols % block == 0.
+struct Q8Weights {
+  const std::int8_t* q;  // [rows, cols]
+  const float* scales;   // [rows, cols / block]
+  std::int64_t rows, cols;
+  int block;
+};
+
+// y[r] = sum_b scales[r, b] * dot(q[r, block b], x[block b]) (+ bias[r]); f32 throughout (see
+// the q8 numerics above). Throws orion::Error for a bad block, cols % block != 0, negative
+// sizes or an `isa` this CPU cannot run.
+void gemv_q8(const Q8Weights& W, const float* x, const float* bias, float* y, ThreadPool& pool,
+             Isa isa = best_isa());
+
+namespace detail {
+
+// The per-ISA row kernels behind the functions above: rows [r0, r1) of the product, on the
+// calling thread. Defined in gemv.cpp (scalar), gemv_avx2.cpp and gemv_avx512.cpp (x86-64
+// only); callers must have checked isa_supported().
+struct RowKernels {
+  void (*f32)(const float* W, const float* x, const float* bias, float* y, std::int64_t r0,
+              std::int64_t r1, std::int64_t cols);
+  void (*f16)(const std::uint16_t* W, const float* x, const float* bias, float* y,
+              std::int64_t r0, std::int64_t r1, std::int64_t cols);
+  void (*q8)(const Q8Weights& W, const float* x, const float* bias, float* y, std::int64_t r0,
+             std::int64_t r1);
+};
+
+extern const RowKernels kScalarKernels;
+#if defined(__x86_64__)
+extern const RowKernels kAvx2Kernels;
+extern const RowKernels kAvx512Kernels;
+#endif
+
+// The row order every kernel uses, so that memory sees long sequential streams: rows [r0, r1)
+// go in groups of four rows a quarter of the range apart (rows r0 + i + k*q, k = 0..3, with
+// q = (r1 - r0) / 4), which makes four sequential streams through W, then the last
+// (r1 - r0) % 4 rows one at a time. Four adjacent rows instead are four short streams of one
+// row each (768 bytes for a q8 row of GPT-2), which the hardware prefetchers follow badly:
+// measured on a 1 GiB matrix with 2 threads, 67% -> 83% of the read bandwidth for f32, 64% ->
+// 94% for f16 and 53% -> 94% for q8 (software prefetching added nothing on top).
+// group4(row, stride, sums) computes the four sums of rows row + k*stride; group1(row, sums)
+// one row's. The arithmetic for a row must not depend on which of the two computes it.
+template <class Group1, class Group4>
+inline void for_row_groups(std::int64_t r0, std::int64_t r1, const float* bias, float* y,
+                           const Group1& group1, const Group4& group4) {
+  float s[4];
+  const std::int64_t q = (r1 - r0) / 4;
+  for (std::int64_t i = 0; i < q; ++i) {
+    group4(r0 + i, q, s);
+    for (std::int64_t k = 0; k < 4; ++k) {
+      const std::int64_t r = r0 + i + k * q;
+      y[r] = bias ? s[k] + bias[r] : s[k];
+    }
+  }
+  for (std::int64_t r = r0 + 4 * q; r < r1; ++r) {
+    group1(r, s);
+    y[r] = bias ? s[0] + bias[r] : s[0];
+  }
+}
+
+// How many leading columns to peel off (with a masked load) so that the vector loads of every
+// row start on an `align`-byte boundary, where the loads are `align` bytes wide: a load that
+// straddles two cache lines costs two (worth about 25% on f32 streamed from DRAM). All rows
+// share W's alignment only when a row is a whole number of `align` bytes; otherwise nothing is
+// peeled. The result depends only on W's address and cols, so every row of a call gets the
+// same arithmetic.
+template <class Weight>
+std::int64_t aligning_head(const Weight* W, std::int64_t cols, std::size_t align) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(W);
+  if ((static_cast<std::size_t>(cols) * sizeof(Weight)) % align != 0 || addr % sizeof(Weight) != 0)
+    return 0;
+  const auto head = static_cast<std::int64_t>(((align - addr % align) % align) / sizeof(Weight));
+  return head < cols ? head : 0;
+}
+
+}  // namespace detail
+
+}  // namespace orion::exec::cpu

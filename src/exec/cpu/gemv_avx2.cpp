@@ -1,0 +1,201 @@
+// gemv kernels for AVX2 + FMA + F16C (8 floats per register, 16 registers). Chosen at run
+// time; nothing here runs unless isa_supported(Isa::avx2).
+//
+// Four rows at a time (in the order of detail::for_row_groups) share each load of x; in f32
+// and f16 every row keeps two accumulators (eight independent FMA chains cover the FMA
+// latency), in q8 two chains per block and one accumulator. Column heads (to align the loads)
+// and tails use masked loads, or a copy of the few halves, so no byte outside W, x or y is
+// touched.
+#include "exec/cpu/gemv.h"
+
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#define ORION_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace orion::exec::cpu::detail {
+
+namespace {
+
+ORION_AVX2 inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// The first n (0..7) lanes set.
+ORION_AVX2 inline __m256i tail_mask(std::int64_t n) {
+  static const std::int32_t kBits[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kBits + 8 - n));
+}
+
+ORION_AVX2 inline __m256 load_half8(const std::uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+ORION_AVX2 inline __m256 load_half_tail(const std::uint16_t* p, std::int64_t n) {
+  std::uint16_t buf[8] = {};
+  std::memcpy(buf, p, static_cast<std::size_t>(n) * sizeof(std::uint16_t));
+  return load_half8(buf);
+}
+
+ORION_AVX2 inline __m256 load_q8x8(const std::int8_t* p) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+template <int R>
+ORION_AVX2 inline void f32_group(const float* W, std::int64_t ld, const float* x,
+                                 std::int64_t cols, std::int64_t head, float* out) {
+  __m256 acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  std::int64_t c = 0;
+  if (head > 0) {
+    const __m256i m = tail_mask(head);
+    const __m256 x0 = _mm256_maskload_ps(x, m);
+    for (int r = 0; r < R; ++r)
+      acc[r][1] = _mm256_fmadd_ps(_mm256_maskload_ps(W + r * ld, m), x0, acc[r][1]);
+    c = head;
+  }
+  for (; c + 16 <= cols; c += 16) {
+    const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+    for (int r = 0; r < R; ++r) {
+      acc[r][0] = _mm256_fmadd_ps(_mm256_loadu_ps(W + r * ld + c), x0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(_mm256_loadu_ps(W + r * ld + c + 8), x1, acc[r][1]);
+    }
+  }
+  if (c + 8 <= cols) {
+    const __m256 x0 = _mm256_loadu_ps(x + c);
+    for (int r = 0; r < R; ++r)
+      acc[r][0] = _mm256_fmadd_ps(_mm256_loadu_ps(W + r * ld + c), x0, acc[r][0]);
+    c += 8;
+  }
+  if (c < cols) {
+    const __m256i m = tail_mask(cols - c);
+    const __m256 x0 = _mm256_maskload_ps(x + c, m);
+    for (int r = 0; r < R; ++r)
+      acc[r][1] = _mm256_fmadd_ps(_mm256_maskload_ps(W + r * ld + c, m), x0, acc[r][1]);
+  }
+  for (int r = 0; r < R; ++r) out[r] = hsum(_mm256_add_ps(acc[r][0], acc[r][1]));
+}
+
+template <int R>
+ORION_AVX2 inline void f16_group(const std::uint16_t* W, std::int64_t ld, const float* x,
+                                 std::int64_t cols, std::int64_t head, float* out) {
+  __m256 acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  std::int64_t c = 0;
+  if (head > 0) {
+    const __m256 x0 = _mm256_maskload_ps(x, tail_mask(head));
+    for (int r = 0; r < R; ++r)
+      acc[r][1] = _mm256_fmadd_ps(load_half_tail(W + r * ld, head), x0, acc[r][1]);
+    c = head;
+  }
+  for (; c + 16 <= cols; c += 16) {
+    const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+    for (int r = 0; r < R; ++r) {
+      acc[r][0] = _mm256_fmadd_ps(load_half8(W + r * ld + c), x0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(load_half8(W + r * ld + c + 8), x1, acc[r][1]);
+    }
+  }
+  if (c + 8 <= cols) {
+    const __m256 x0 = _mm256_loadu_ps(x + c);
+    for (int r = 0; r < R; ++r)
+      acc[r][0] = _mm256_fmadd_ps(load_half8(W + r * ld + c), x0, acc[r][0]);
+    c += 8;
+  }
+  if (c < cols) {
+    const __m256 x0 = _mm256_maskload_ps(x + c, tail_mask(cols - c));
+    for (int r = 0; r < R; ++r)
+      acc[r][1] = _mm256_fmadd_ps(load_half_tail(W + r * ld + c, cols - c), x0, acc[r][1]);
+  }
+  for (int r = 0; r < R; ++r) out[r] = hsum(_mm256_add_ps(acc[r][0], acc[r][1]));
+}
+
+// The partial dot product of one block of B weights (32 or 64) at q with x, in two chains of
+// explicit FMAs (nothing left for the compiler to contract, so every row gets the same
+// operations wherever it is computed).
+template <int B>
+ORION_AVX2 inline __m256 q8_block(const std::int8_t* q, const float* x) {
+  __m256 p0 = _mm256_mul_ps(load_q8x8(q), _mm256_loadu_ps(x));
+  __m256 p1 = _mm256_mul_ps(load_q8x8(q + 8), _mm256_loadu_ps(x + 8));
+  for (int v = 16; v < B; v += 16) {
+    p0 = _mm256_fmadd_ps(load_q8x8(q + v), _mm256_loadu_ps(x + v), p0);
+    p1 = _mm256_fmadd_ps(load_q8x8(q + v + 8), _mm256_loadu_ps(x + v + 8), p1);
+  }
+  return _mm256_add_ps(p0, p1);
+}
+
+// Per row, each block's partial dot product times the block's scale goes into the row's
+// accumulator (one per row: with 16 registers, a second would spill). Row k of the group is
+// `stride` rows below row 0.
+template <int R, int B>
+ORION_AVX2 inline void q8_group(const std::int8_t* q, const float* scales, std::int64_t cols,
+                                std::int64_t stride, const float* x, float* out) {
+  const std::int64_t nb = cols / B;
+  __m256 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < nb; ++b)
+    for (int r = 0; r < R; ++r)
+      acc[r] = _mm256_fmadd_ps(q8_block<B>(q + r * stride * cols + b * B, x + b * B),
+                               _mm256_broadcast_ss(scales + r * stride * nb + b), acc[r]);
+  for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]);
+}
+
+// Loads of 8 floats (32 bytes) and of 8 halves (16 bytes) stay inside one cache line when
+// aligned to their width.
+ORION_AVX2 void f32_rows(const float* W, const float* x, const float* bias, float* y,
+                         std::int64_t r0, std::int64_t r1, std::int64_t cols) {
+  const std::int64_t head = aligning_head(W, cols, 32);
+  for_row_groups(
+      r0, r1, bias, y,
+      [&](std::int64_t r, float* s) ORION_AVX2 { f32_group<1>(W + r * cols, cols, x, cols, head, s); },
+      [&](std::int64_t r, std::int64_t stride, float* s) ORION_AVX2 {
+        f32_group<4>(W + r * cols, stride * cols, x, cols, head, s);
+      });
+}
+
+ORION_AVX2 void f16_rows(const std::uint16_t* W, const float* x, const float* bias, float* y,
+                         std::int64_t r0, std::int64_t r1, std::int64_t cols) {
+  const std::int64_t head = aligning_head(W, cols, 16);
+  for_row_groups(
+      r0, r1, bias, y,
+      [&](std::int64_t r, float* s) ORION_AVX2 { f16_group<1>(W + r * cols, cols, x, cols, head, s); },
+      [&](std::int64_t r, std::int64_t stride, float* s) ORION_AVX2 {
+        f16_group<4>(W + r * cols, stride * cols, x, cols, head, s);
+      });
+}
+
+template <int B>
+ORION_AVX2 void q8_rows_block(const Q8Weights& W, const float* x, const float* bias, float* y,
+                              std::int64_t r0, std::int64_t r1) {
+  const std::int64_t nb = W.cols / B;
+  for_row_groups(
+      r0, r1, bias, y,
+      [&](std::int64_t r, float* s) ORION_AVX2 {
+        q8_group<1, B>(W.q + r * W.cols, W.scales + r * nb, W.cols, 1, x, s);
+      },
+      [&](std::int64_t r, std::int64_t stride, float* s) ORION_AVX2 {
+        q8_group<4, B>(W.q + r * W.cols, W.scales + r * nb, W.cols, stride, x, s);
+      });
+}
+
+void q8_rows(const Q8Weights& W, const float* x, const float* bias, float* y, std::int64_t r0,
+             std::int64_t r1) {
+  if (W.block == 32)
+    q8_rows_block<32>(W, x, bias, y, r0, r1);
+  else
+    q8_rows_block<64>(W, x, bias, y, r0, r1);
+}
+
+}  // namespace
+
+const RowKernels kAvx2Kernels = {f32_rows, f16_rows, q8_rows};
+
+}  // namespace orion::exec::cpu::detail
+
+#endif  // __x86_64__

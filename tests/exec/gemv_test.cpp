@@ -1,0 +1,297 @@
+// gemv_f32 / gemv_f16 / gemv_q8 against a naive fp64 product written here, for every ISA this
+// machine runs (scalar always), on sizes that reach every row and column tail of the kernels,
+// unaligned pointers, with and without bias, on 1 and 2 threads.
+#include "exec/cpu/gemv.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "core/random.h"
+#include "core/thread_pool.h"
+#include "exec/cpu/quantize.h"
+
+namespace orion::exec::cpu {
+namespace {
+
+std::vector<Isa> isas() {
+  std::vector<Isa> out;
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512})
+    if (isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+std::string label(Isa isa, std::int64_t rows, std::int64_t cols, bool bias, int threads) {
+  return std::string(isa_name(isa)) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
+         (bias ? " bias" : "") + " threads " + std::to_string(threads);
+}
+
+// max |y - ref| / max |ref| (absolute when ref is all zero).
+double normwise_error(const float* y, const std::vector<double>& ref) {
+  double err = 0, scale = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    err = std::max(err, std::fabs(static_cast<double>(y[i]) - ref[i]));
+    scale = std::max(scale, std::fabs(ref[i]));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
+// y = W x (+ bias) in fp64, W given as floats row-major.
+std::vector<double> reference(const std::vector<float>& W, const float* x, const float* bias,
+                              std::int64_t rows, std::int64_t cols) {
+  std::vector<double> y(static_cast<std::size_t>(rows));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double s = 0;
+    for (std::int64_t c = 0; c < cols; ++c)
+      s += static_cast<double>(W[static_cast<std::size_t>(r * cols + c)]) * x[c];
+    y[static_cast<std::size_t>(r)] = s + (bias ? bias[r] : 0.0);
+  }
+  return y;
+}
+
+// A buffer whose data() starts `offset` elements past a 64-byte boundary, so that tests choose
+// the alignment the kernels see.
+template <class T>
+class Offset {
+ public:
+  Offset(std::size_t n, std::size_t offset) : store_(n + offset + 64 / sizeof(T) + 1) {
+    const auto addr = reinterpret_cast<std::uintptr_t>(store_.data());
+    const std::size_t skip = ((64 - addr % 64) % 64) / sizeof(T);
+    data_ = store_.data() + skip + offset;
+    n_ = n;
+  }
+  Offset(const Offset&) = delete;
+  Offset& operator=(const Offset&) = delete;
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  T& operator[](std::size_t i) { return data_[i]; }
+  std::size_t size() const { return n_; }
+
+ private:
+  std::vector<T> store_;
+  T* data_;
+  std::size_t n_;
+};
+
+const std::int64_t kSizes[] = {1, 3, 7, 15, 16, 17, 31, 33, 63, 65, 127, 768 + 3};
+
+struct Problem {
+  std::int64_t rows, cols;
+  std::vector<float> W;  // the weights as the kernel sees them, as floats (for the reference)
+  Offset<float> x, bias;
+  Problem(std::int64_t r, std::int64_t c, std::uint64_t seed, std::size_t offset)
+      : rows(r), cols(c), W(static_cast<std::size_t>(r * c)),
+        x(static_cast<std::size_t>(c), offset), bias(static_cast<std::size_t>(r), offset) {
+    Rng rng(seed);
+    rng.fill_normal(W, 0.0f, 1.0f);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = rng.normal();
+    for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = rng.normal();
+  }
+};
+
+// Runs `run(isa, bias, pool, y)` for every ISA, bias or not, 1 and 2 threads; checks each
+// against the fp64 reference within 1e-5 normwise, that a given ISA gives the same bits on
+// 1 and 2 threads, and that the ISAs agree with each other.
+template <class Run>
+void check_all(const Problem& p, const std::vector<float>& effective_W, std::size_t y_offset,
+               const Run& run) {
+  ThreadPool one(1), two(2);
+  for (bool with_bias : {false, true}) {
+    const float* bias = with_bias ? p.bias.data() : nullptr;
+    const std::vector<double> ref = reference(effective_W, p.x.data(), bias, p.rows, p.cols);
+    std::vector<float> scalar_y;
+    for (Isa isa : isas()) {
+      std::vector<float> first;
+      for (ThreadPool* pool : {&one, &two}) {
+        Offset<float> y(static_cast<std::size_t>(p.rows), y_offset);
+        std::fill(y.data(), y.data() + p.rows, std::nanf(""));
+        run(isa, bias, *pool, y.data());
+        const std::string what = label(isa, p.rows, p.cols, with_bias, pool->size());
+        EXPECT_LE(normwise_error(y.data(), ref), 1e-5) << what;
+        std::vector<float> got(y.data(), y.data() + p.rows);
+        if (first.empty()) {
+          first = got;
+        } else {
+          EXPECT_EQ(0, std::memcmp(first.data(), got.data(), got.size() * sizeof(float)))
+              << what << ": not the same bits as on 1 thread";
+        }
+      }
+      if (isa == Isa::scalar) {
+        scalar_y = first;
+      } else {
+        std::vector<double> as_double(scalar_y.begin(), scalar_y.end());
+        EXPECT_LE(normwise_error(first.data(), as_double), 1e-5)
+            << label(isa, p.rows, p.cols, with_bias, 1) << " against scalar";
+      }
+    }
+  }
+}
+
+TEST(Gemv, IsaDetectionAndNames) {
+  EXPECT_TRUE(isa_supported(Isa::scalar));
+  EXPECT_TRUE(isa_supported(best_isa()));
+  EXPECT_EQ(isa_name(Isa::scalar), "scalar");
+  EXPECT_EQ(isa_name(Isa::avx2), "avx2");
+  EXPECT_EQ(isa_name(Isa::avx512), "avx512");
+  if (isa_supported(Isa::avx512)) {
+    EXPECT_EQ(best_isa(), Isa::avx512);
+    EXPECT_TRUE(isa_supported(Isa::avx2));
+  }
+}
+
+TEST(Gemv, F32MatchesReferenceOnEveryTail) {
+  std::uint64_t seed = 1;
+  for (std::int64_t rows : kSizes)
+    for (std::int64_t cols : kSizes) {
+      // Offsets of 0..3 floats put W, x, bias and y at every alignment the kernels handle.
+      const std::size_t offset = static_cast<std::size_t>(seed % 4);
+      Problem p(rows, cols, seed++, offset);
+      Offset<float> W(p.W.size(), offset == 0 ? 3 : offset - 1);
+      std::copy(p.W.begin(), p.W.end(), W.data());
+      check_all(p, p.W, offset, [&](Isa isa, const float* bias, ThreadPool& pool, float* y) {
+        gemv_f32(W.data(), p.x.data(), bias, y, rows, cols, pool, isa);
+      });
+    }
+}
+
+TEST(Gemv, F32LargeMatrixOnManyThreads) {
+  Problem p(2304, 768, 77, 0);
+  check_all(p, p.W, 0, [&](Isa isa, const float* bias, ThreadPool& pool, float* y) {
+    gemv_f32(p.W.data(), p.x.data(), bias, y, p.rows, p.cols, pool, isa);
+  });
+  // W off its alignment, and y 5 floats past a cache line, which moves every chunk boundary
+  // of the split.
+  Offset<float> W(p.W.size(), 1);
+  std::copy(p.W.begin(), p.W.end(), W.data());
+  check_all(p, p.W, 5, [&](Isa isa, const float* bias, ThreadPool& pool, float* y) {
+    gemv_f32(W.data(), p.x.data(), bias, y, p.rows, p.cols, pool, isa);
+  });
+}
+
+// Weights rounded to half, some of them subnormal halves, as the kernel's input; the reference
+// uses the same halves converted to float (exact).
+std::vector<float> to_halves(std::vector<float>& W, Offset<std::uint16_t>& H, std::uint64_t seed) {
+  Rng rng(seed);
+  for (float& w : W)
+    if (rng.below(16) == 0) w *= 1e-6f;  // below 2^-14: a subnormal half
+  for (std::size_t i = 0; i < W.size(); ++i) H[i] = float_to_half(W[i]);
+  std::vector<float> back(W.size());
+  for (std::size_t i = 0; i < W.size(); ++i) back[i] = half_to_float(H[i]);
+  return back;
+}
+
+TEST(Gemv, F16MatchesReferenceOnEveryTail) {
+  std::uint64_t seed = 1000;
+  for (std::int64_t rows : kSizes)
+    for (std::int64_t cols : kSizes) {
+      const std::size_t offset = static_cast<std::size_t>(seed % 4);
+      Problem p(rows, cols, seed++, offset);
+      Offset<std::uint16_t> H(p.W.size(), (offset * 3) % 8);  // 0, 3, 6, 1 halves
+      const std::vector<float> halves = to_halves(p.W, H, seed);
+      check_all(p, halves, offset, [&](Isa isa, const float* bias, ThreadPool& pool, float* y) {
+        gemv_f16(H.data(), p.x.data(), bias, y, rows, cols, pool, isa);
+      });
+    }
+}
+
+TEST(Gemv, F16LargeMatrixOnManyThreads) {
+  Problem p(2304, 768, 78, 0);
+  for (std::size_t offset : {0, 1}) {
+    Offset<std::uint16_t> H(p.W.size(), offset);
+    const std::vector<float> halves = to_halves(p.W, H, 79);
+    check_all(p, halves, 0, [&](Isa isa, const float* bias, ThreadPool& pool, float* y) {
+      gemv_f16(H.data(), p.x.data(), bias, y, p.rows, p.cols, pool, isa);
+    });
+  }
+}
+
+// The q8 weights and, as floats, what they dequantise to (scale * q, rounded to float, written
+// here rather than taken from dequantize_q8).
+struct Q8Problem {
+  Offset<std::int8_t> q;
+  Offset<float> scales;
+  std::vector<float> dequantised;
+  Q8Problem(const std::vector<float>& W, std::int64_t rows, std::int64_t cols, int block,
+            std::size_t offset)
+      : q(W.size(), offset), scales(static_cast<std::size_t>(rows * (cols / block)), offset),
+        dequantised(W.size()) {
+    quantize_q8(W.data(), rows, cols, block, q.data(), scales.data());
+    for (std::size_t i = 0; i < W.size(); ++i)
+      dequantised[i] = scales[i / static_cast<std::size_t>(block)] * static_cast<float>(q[i]);
+  }
+  Q8Weights weights(std::int64_t rows, std::int64_t cols, int block) {
+    return {q.data(), scales.data(), rows, cols, block};
+  }
+};
+
+TEST(Gemv, Q8MatchesReferenceOnDequantisedWeights) {
+  std::uint64_t seed = 2000;
+  for (int block : {32, 64})
+    for (std::int64_t rows : kSizes)
+      for (std::int64_t cols : {block, 2 * block, 3 * block, 768, 768 + block}) {
+        const std::size_t offset = static_cast<std::size_t>(seed % 4);
+        Problem p(rows, cols, seed++, offset);
+        Q8Problem qp(p.W, rows, cols, block, offset * 5);
+        check_all(p, qp.dequantised, offset,
+                  [&](Isa isa, const float* bias, ThreadPool& pool, float* y) {
+                    gemv_q8(qp.weights(rows, cols, block), p.x.data(), bias, y, pool, isa);
+                  });
+      }
+}
+
+TEST(Gemv, Q8LargeMatrixOnManyThreads) {
+  for (int block : {32, 64}) {
+    Problem p(2304, 768, 80 + static_cast<std::uint64_t>(block), 0);
+    Q8Problem qp(p.W, p.rows, p.cols, block, 0);
+    check_all(p, qp.dequantised, 3, [&](Isa isa, const float* bias, ThreadPool& pool, float* y) {
+      gemv_q8(qp.weights(p.rows, p.cols, block), p.x.data(), bias, y, pool, isa);
+    });
+  }
+}
+
+TEST(Gemv, EmptyShapes) {
+  ThreadPool pool(2);
+  const float W[1] = {1.0f}, x[1] = {2.0f}, bias[3] = {1.0f, 2.0f, 3.0f};
+  const std::uint16_t H[1] = {0x3c00};
+  for (Isa isa : isas()) {
+    float y[3] = {9, 9, 9};
+    gemv_f32(W, x, bias, y, 3, 0, pool, isa);  // no columns: the bias
+    EXPECT_EQ(y[0], 1.0f);
+    EXPECT_EQ(y[2], 3.0f);
+    gemv_f16(H, x, nullptr, y, 3, 0, pool, isa);  // no columns, no bias: zeros
+    EXPECT_EQ(y[1], 0.0f);
+    y[0] = 9;
+    gemv_f32(W, x, nullptr, y, 0, 1, pool, isa);  // no rows: nothing written
+    EXPECT_EQ(y[0], 9.0f);
+    const Q8Weights q{nullptr, nullptr, 2, 0, 32};
+    gemv_q8(q, x, bias, y, pool, isa);
+    EXPECT_EQ(y[1], 2.0f);
+  }
+}
+
+TEST(Gemv, RejectsBadArguments) {
+  ThreadPool pool(1);
+  std::vector<std::int8_t> q(96);
+  std::vector<float> s(3), x(96), y(2);
+  EXPECT_THROW(gemv_q8({q.data(), s.data(), 1, 96, 48}, x.data(), nullptr, y.data(), pool),
+               Error);
+  EXPECT_THROW(gemv_q8({q.data(), s.data(), 1, 80, 32}, x.data(), nullptr, y.data(), pool),
+               Error);
+  EXPECT_THROW(gemv_f32(x.data(), x.data(), nullptr, y.data(), -1, 4, pool), Error);
+  EXPECT_THROW(gemv_f16(nullptr, x.data(), nullptr, y.data(), 1, -4, pool), Error);
+  for (Isa isa : {Isa::avx2, Isa::avx512}) {
+    if (!isa_supported(isa)) {
+      EXPECT_THROW(gemv_f32(x.data(), x.data(), nullptr, y.data(), 1, 4, pool, isa), Error);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace orion::exec::cpu
