@@ -2,6 +2,7 @@
 // streaming comes to the machine's read bandwidth, measured in the same run with the same
 // threads. With f16 or q8 weights it also reports what the format costs in accuracy: the
 // relative error of the logits and the top-1 agreement against f32 weights.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -81,6 +82,9 @@ void bench_decode(const DecodeOpts& o) {
     if (dtype != model::WeightDType::f32) err = format_error(m, dtype, o.threads, 32);
     fast = std::make_shared<const model::Gpt2FastModel>(m, dtype);
   }  // the f32 weights are gone: what stays resident is the packed model
+#if defined(__GLIBC__)
+  malloc_trim(0);  // hand the freed f32 weights back, so that the resident figure is honest
+#endif
   const double setup_s = sw.seconds();
   const auto& c = fast->config();
   if (o.tokens + 1 > c.n_positions) throw Error("--tokens must be below the context of " + std::to_string(c.n_positions));
