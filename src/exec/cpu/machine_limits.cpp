@@ -33,11 +33,13 @@ namespace orion::exec::cpu {
 namespace {
 
 // Each thread reads its share as kStreams sequential streams at once (its share cut into
-// kStreams equal parts, advanced in lockstep): one stream per core leaves the hardware
-// prefetchers short of memory-level parallelism and reads at about half of what the memory
-// delivers (measured: 27 vs 40-60 GB/s with 2 threads here), while the gemv kernels read four
-// rows at a time. Every part is a whole number of kStep bytes: per step each stream gives
-// two 64-byte lines, eight lines over the eight accumulators.
+// kStreams equal parts, advanced in lockstep). One stream per core leaves the hardware
+// prefetchers short of memory-level parallelism and reads at well under half of what the
+// memory delivers: on the 2-core AMD EPYC (Zen 5) VM this was written on, 27 GB/s with one
+// stream per thread against 56-65 GB/s with 2, 4 or 8 (1 thread: 15 against 33-37), so a
+// one-stream probe would flatter every kernel. The gemv kernels read four streams per thread
+// too (gemv.h). Every part is a whole number of kStep bytes: per step each stream gives two
+// 64-byte lines, eight lines over the eight accumulators.
 constexpr std::size_t kStreams = 4;
 constexpr std::size_t kLinesPerStream = 2;
 constexpr std::size_t kStep = 64 * kLinesPerStream;
