@@ -99,7 +99,8 @@ void q8_group(const std::int8_t* q, const float* scales, std::int64_t cols, std:
 void f32_rows(const float* W, const float* x, const float* bias, float* y, std::int64_t r0,
               std::int64_t r1, std::int64_t cols) {
   for_row_groups(
-      r0, r1, bias, y, [&](std::int64_t r, float* s) { f32_group<1>(W + r * cols, cols, x, cols, s); },
+      r0, r1, bias, y,
+      [&](std::int64_t r, float* s) { f32_group<1>(W + r * cols, cols, x, cols, s); },
       [&](std::int64_t r, std::int64_t stride, float* s) {
         f32_group<4>(W + r * cols, stride * cols, x, cols, s);
       });
@@ -108,7 +109,8 @@ void f32_rows(const float* W, const float* x, const float* bias, float* y, std::
 void f16_rows(const std::uint16_t* W, const float* x, const float* bias, float* y,
               std::int64_t r0, std::int64_t r1, std::int64_t cols) {
   for_row_groups(
-      r0, r1, bias, y, [&](std::int64_t r, float* s) { f16_group<1>(W + r * cols, cols, x, cols, s); },
+      r0, r1, bias, y,
+      [&](std::int64_t r, float* s) { f16_group<1>(W + r * cols, cols, x, cols, s); },
       [&](std::int64_t r, std::int64_t stride, float* s) {
         f16_group<4>(W + r * cols, stride * cols, x, cols, s);
       });

@@ -153,7 +153,9 @@ ORION_AVX2 void f32_rows(const float* W, const float* x, const float* bias, floa
   const std::int64_t head = aligning_head(W, cols, 32);
   for_row_groups(
       r0, r1, bias, y,
-      [&](std::int64_t r, float* s) ORION_AVX2 { f32_group<1>(W + r * cols, cols, x, cols, head, s); },
+      [&](std::int64_t r, float* s) ORION_AVX2 {
+        f32_group<1>(W + r * cols, cols, x, cols, head, s);
+      },
       [&](std::int64_t r, std::int64_t stride, float* s) ORION_AVX2 {
         f32_group<4>(W + r * cols, stride * cols, x, cols, head, s);
       });
@@ -164,7 +166,9 @@ ORION_AVX2 void f16_rows(const std::uint16_t* W, const float* x, const float* bi
   const std::int64_t head = aligning_head(W, cols, 16);
   for_row_groups(
       r0, r1, bias, y,
-      [&](std::int64_t r, float* s) ORION_AVX2 { f16_group<1>(W + r * cols, cols, x, cols, head, s); },
+      [&](std::int64_t r, float* s) ORION_AVX2 {
+        f16_group<1>(W + r * cols, cols, x, cols, head, s);
+      },
       [&](std::int64_t r, std::int64_t stride, float* s) ORION_AVX2 {
         f16_group<4>(W + r * cols, stride * cols, x, cols, head, s);
       });

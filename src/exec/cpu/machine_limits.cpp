@@ -237,7 +237,8 @@ double measure_fma_peak_gflops(ThreadPool& pool, Isa isa) {
 
   const auto run = [&](std::int64_t iters) {
     Stopwatch clock;
-    on_each_thread(pool, [&](std::int64_t t) { flops[static_cast<std::size_t>(t) * 8] = fma(iters); });
+    on_each_thread(pool,
+                   [&](std::int64_t t) { flops[static_cast<std::size_t>(t) * 8] = fma(iters); });
     return clock.seconds();
   };
   // Grow the run until it lasts about 20 ms, then keep the best of three.
