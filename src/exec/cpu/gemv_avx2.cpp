@@ -10,7 +10,7 @@
 
 #if defined(__x86_64__)
 
-#include <immintrin.h>
+#include "exec/cpu/intrinsics.h"
 
 #include <cstring>
 

@@ -13,17 +13,7 @@
 #include "core/stopwatch.h"
 
 #if defined(__x86_64__)
-// GCC 12 warns that the self-initialised placeholders inside its AVX-512 headers
-// (_mm512_undefined_*) are used uninitialised wherever they are inlined (GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "exec/cpu/intrinsics.h"
 #define ORION_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define ORION_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
 #endif
