@@ -1,6 +1,7 @@
 #include "core/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "core/error.h"
@@ -42,6 +43,20 @@ void ThreadPool::worker_loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   std::uint64_t seen = generation_;
   for (;;) {
+    // Spin a little before sleeping: a decode step runs dozens of short parallel sections back
+    // to back, and a sleep/wake round trip through the kernel costs about 25-30 us on the
+    // machines this was measured on, as much as a small section's work.
+    if (generation_.load(std::memory_order_acquire) == seen) {
+      lock.unlock();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+      while (generation_.load(std::memory_order_acquire) == seen && !stop_.load(std::memory_order_acquire) &&
+             std::chrono::steady_clock::now() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+      lock.lock();
+    }
     wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
     if (stop_) return;
     seen = generation_;

@@ -41,8 +41,9 @@ class ThreadPool {
   std::condition_variable wake_;  // workers: a new job or stop
   std::condition_variable idle_;  // the caller: the last worker left the job
   Job* job_ = nullptr;            // guarded by mutex_
-  std::uint64_t generation_ = 0;  // guarded by mutex_; counts jobs
-  bool stop_ = false;             // guarded by mutex_
+  // Written under mutex_; atomic so that workers can spin on them without the lock.
+  std::atomic<std::uint64_t> generation_{0};  // counts jobs
+  std::atomic<bool> stop_{false};
   std::atomic<bool> busy_{false};
 };
 
