@@ -27,9 +27,23 @@ PackedLinear PackedLinear::pack(const Tensor& w, bool in_out, const Tensor& bias
   p.dtype_ = dtype;
   p.rows_ = in_out ? w.dim(1) : w.dim(0);
   p.cols_ = in_out ? w.dim(0) : w.dim(1);
-  const Tensor rows_major = in_out ? w.permute(std::vector<int>{1, 0}).contiguous() : w.contiguous();
-  const auto v = rows_major.span<float>();
   const auto n = static_cast<std::size_t>(p.rows_ * p.cols_);
+  const Tensor src = w.contiguous();
+  std::vector<float> transposed;
+  std::span<const float> v = src.span<float>();
+  if (in_out) {
+    // [in, out] -> [out, in] in 64 x 64 tiles: an element-by-element strided copy of the
+    // 124M model's matrices takes seconds.
+    transposed.resize(n);
+    const float* in = v.data();
+    const std::int64_t R = p.cols_, C = p.rows_;  // the source is [R, C]
+    for (std::int64_t r0 = 0; r0 < R; r0 += 64)
+      for (std::int64_t c0 = 0; c0 < C; c0 += 64)
+        for (std::int64_t c = c0; c < std::min(c0 + 64, C); ++c)
+          for (std::int64_t r = r0; r < std::min(r0 + 64, R); ++r)
+            transposed[static_cast<std::size_t>(c * R + r)] = in[r * C + c];
+    v = transposed;
+  }
   switch (dtype) {
     case WeightDType::f32: p.f32_.assign(v.begin(), v.end()); break;
     case WeightDType::f16:

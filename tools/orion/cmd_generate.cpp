@@ -34,12 +34,14 @@ void generate(const GenerateOpts& o) {
   // The fast decoder by default; the graph executor for ANE-style f16 numerics or on request.
   const bool graph = o.engine == "graph" || o.numerics == "f16";
   std::unique_ptr<model::Decoder> decoder;
+  Stopwatch pack_sw;
   if (graph)
     decoder = std::make_unique<model::Gpt2Session>(md.model, exec::CpuOptions{parse_numerics(o.numerics), o.threads});
   else
     decoder = std::make_unique<model::Gpt2FastSession>(
         std::make_shared<const model::Gpt2FastModel>(md.model, model::weight_dtype_from_name(o.weights)), o.threads);
   model::Decoder& session = *decoder;
+  const double pack_ms = graph ? 0.0 : pack_sw.ms();  // packing the weights for the fast engine
   text::Sampler sampler(o.sampling);
 
   std::fputs(o.prompt.c_str(), stdout);
@@ -79,8 +81,8 @@ void generate(const GenerateOpts& o) {
   std::fputc('\n', stdout);
   std::fflush(stdout);
   std::fprintf(stderr,
-               "%s. prompt %zu tokens, generated %d tokens; load %.0f ms, prefill %.1f ms (%.1f tok/s), decode %s (%s, %s)\n",
-               stop.c_str(), prompt_tokens, generated, load_ms, prefill_ms,
+               "%s. prompt %zu tokens, generated %d tokens; load %.0f ms, pack %.0f ms, prefill %.1f ms (%.1f tok/s), decode %s (%s, %s)\n",
+               stop.c_str(), prompt_tokens, generated, load_ms, pack_ms, prefill_ms,
                static_cast<double>(prompt_tokens) / (prefill_ms * 1e-3),
                decode_steps > 0 ? (std::to_string(decode_steps / decode_s).substr(0, 6) + " tok/s").c_str() : "-",
                o.device.c_str(), graph ? ("graph engine, " + o.numerics + " numerics").c_str()
