@@ -32,6 +32,16 @@ exec::CpuExecutor& Gpt2Session::executor(std::int64_t seq, std::int64_t past, bo
   return *slot;
 }
 
+exec::Bindings Gpt2Session::window_inputs(std::span<const std::int32_t> tokens, std::int64_t start) const {
+  exec::Bindings in = model_.weights();
+  std::vector<std::int32_t> pos(tokens.size());
+  for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(start + static_cast<std::int64_t>(i));
+  const auto T = static_cast<std::int64_t>(tokens.size());
+  in["tokens"] = Tensor::from_ints({T}, tokens);
+  in["positions"] = Tensor::from_ints({T}, pos);
+  return in;
+}
+
 void Gpt2Session::check_tokens(std::span<const std::int32_t> tokens) const {
   const auto& c = model_.config();
   for (std::size_t i = 0; i < tokens.size(); ++i)
@@ -49,11 +59,7 @@ std::vector<float> Gpt2Session::prefill(std::span<const std::int32_t> tokens) {
                 std::to_string(position_) + " cached, " + std::to_string(T) + " more)");
   check_tokens(tokens);
 
-  exec::Bindings in = model_.weights();
-  std::vector<std::int32_t> pos(tokens.size());
-  for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(position_) + static_cast<std::int32_t>(i);
-  in["tokens"] = Tensor::from_ints({T}, tokens);
-  in["positions"] = Tensor::from_ints({T}, pos);
+  exec::Bindings in = window_inputs(tokens, position_);
 
   std::int64_t past = 0;
   if (position_ > 0) {
@@ -93,11 +99,7 @@ Tensor Gpt2Session::window_logits(std::span<const std::int32_t> tokens) {
     throw Error("gpt2: a window of " + std::to_string(T) + " tokens does not fit the context of " +
                 std::to_string(c.n_positions));
   check_tokens(tokens);
-  exec::Bindings in = model_.weights();
-  std::vector<std::int32_t> pos(tokens.size());
-  for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
-  in["tokens"] = Tensor::from_ints({T}, tokens);
-  in["positions"] = Tensor::from_ints({T}, pos);
+  exec::Bindings in = window_inputs(tokens, 0);
   return executor(T, 0, false).run(in).at(0);
 }
 

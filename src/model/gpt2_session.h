@@ -38,6 +38,8 @@ class Gpt2Session final : public Decoder {
  private:
   exec::CpuExecutor& executor(std::int64_t seq, std::int64_t past, bool last_only);
   void check_tokens(std::span<const std::int32_t> tokens) const;
+  // The weights plus the inputs of a window of `tokens` starting at position `start`.
+  exec::Bindings window_inputs(std::span<const std::int32_t> tokens, std::int64_t start) const;
 
   const Gpt2Model& model_;
   exec::CpuOptions options_;

@@ -26,17 +26,6 @@ const ShapePair kBinaryShapes[] = {
     {{301, 257}, {301, 257}},
 };
 
-Shape broadcast(const Shape& a, const Shape& b) {
-  const std::size_t r = std::max(a.size(), b.size());
-  Shape out(r);
-  for (std::size_t i = 0; i < r; ++i) {
-    const std::int64_t da = i + a.size() >= r ? a[i + a.size() - r] : 1;
-    const std::int64_t db = i + b.size() >= r ? b[i + b.size() - r] : 1;
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 struct BinaryCase {
   Op op;
   double (*f)(double, double);

@@ -44,17 +44,6 @@ Shape stored_shape(const Shape& batch, std::int64_t rows, std::int64_t cols, boo
   return s;
 }
 
-Shape broadcast(const Shape& a, const Shape& b) {
-  const std::size_t r = std::max(a.size(), b.size());
-  Shape out(r);
-  for (std::size_t i = 0; i < r; ++i) {
-    const std::int64_t da = i + a.size() >= r ? a[i + a.size() - r] : 1;
-    const std::int64_t db = i + b.size() >= r ? b[i + b.size() - r] : 1;
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 TEST(Matmul, MatchesNaiveProductWithTransposesAndBroadcastBatches) {
   std::uint64_t seed = 1000;
   for (const MatmulCase& c : kCases) {

@@ -37,6 +37,18 @@ inline bool mark_tested(std::initializer_list<ir::Op> ops) {
   return true;
 }
 
+// Numpy broadcasting of two compatible shapes, written here independently of ir::broadcast_shapes.
+inline Shape broadcast(const Shape& a, const Shape& b) {
+  const std::size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::int64_t da = i + a.size() >= r ? a[i + a.size() - r] : 1;
+    const std::int64_t db = i + b.size() >= r ? b[i + b.size() - r] : 1;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
 inline std::string mode_str(Numerics m) { return std::string(exec::numerics_name(m)); }
 
 // Messages are put together with a stream: `"literal" + std::string` trips a false -Wrestrict
