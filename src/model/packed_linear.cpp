@@ -67,13 +67,14 @@ PackedLinear PackedLinear::pack(const Tensor& w, bool in_out, const Tensor& bias
   return p;
 }
 
-void PackedLinear::apply(const float* x, float* y, ThreadPool& pool, exec::cpu::Isa isa) const {
+void PackedLinear::apply(const float* x, float* y, ThreadPool& pool, exec::cpu::Isa isa,
+                         exec::cpu::Activation act) const {
   const float* b = bias_.empty() ? nullptr : bias_.data();
   switch (dtype_) {
-    case WeightDType::f32: exec::cpu::gemv_f32(f32_.data(), x, b, y, rows_, cols_, pool, isa); break;
-    case WeightDType::f16: exec::cpu::gemv_f16(f16_.data(), x, b, y, rows_, cols_, pool, isa); break;
+    case WeightDType::f32: exec::cpu::gemv_f32(f32_.data(), x, b, y, rows_, cols_, pool, isa, act); break;
+    case WeightDType::f16: exec::cpu::gemv_f16(f16_.data(), x, b, y, rows_, cols_, pool, isa, act); break;
     case WeightDType::q8:
-      exec::cpu::gemv_q8({q8_.data(), scales_.data(), rows_, cols_, kQ8Block}, x, b, y, pool, isa);
+      exec::cpu::gemv_q8({q8_.data(), scales_.data(), rows_, cols_, kQ8Block}, x, b, y, pool, isa, act);
       break;
   }
 }

@@ -26,8 +26,9 @@ class PackedLinear {
   // `bias` may be undefined.
   static PackedLinear pack(const Tensor& w, bool in_out, const Tensor& bias, WeightDType dtype);
 
-  // y = W x + b, over the pool's threads, with the kernels of `isa`.
-  void apply(const float* x, float* y, ThreadPool& pool, exec::cpu::Isa isa = exec::cpu::best_isa()) const;
+  // y = act(W x + b), over the pool's threads, with the kernels of `isa`.
+  void apply(const float* x, float* y, ThreadPool& pool, exec::cpu::Isa isa = exec::cpu::best_isa(),
+             exec::cpu::Activation act = exec::cpu::Activation::none) const;
   // Row r of W as floats (embedding lookups from a tied head).
   void row(std::int64_t r, float* out) const;
 

@@ -205,8 +205,9 @@ void for_rows(std::int64_t rows, std::int64_t cols, const float* y, ThreadPool& 
   });
 }
 
-void fill_bias(const float* bias, float* y, std::int64_t rows) {
+void fill_bias(const float* bias, float* y, std::int64_t rows, Activation act) {
   for (std::int64_t r = 0; r < rows; ++r) y[r] = bias ? bias[r] : 0.0f;
+  apply_activation(act, y, rows);
 }
 
 }  // namespace
@@ -233,27 +234,30 @@ std::string_view isa_name(Isa isa) {
 }
 
 void gemv_f32(const float* W, const float* x, const float* bias, float* y, std::int64_t rows,
-              std::int64_t cols, ThreadPool& pool, Isa isa) {
+              std::int64_t cols, ThreadPool& pool, Isa isa, Activation act) {
   check_sizes("gemv_f32", rows, cols);
   const detail::RowKernels& k = kernels_for(isa, "gemv_f32");
-  if (cols == 0) return fill_bias(bias, y, rows);
+  if (cols == 0) return fill_bias(bias, y, rows, act);
   for_rows(rows, cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
     k.f32(W, x, bias, y, r0, r1, cols);
+    apply_activation(act, y + r0, r1 - r0);
   });
 }
 
 void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* y,
-              std::int64_t rows, std::int64_t cols, ThreadPool& pool, Isa isa) {
+              std::int64_t rows, std::int64_t cols, ThreadPool& pool, Isa isa,
+              Activation act) {
   check_sizes("gemv_f16", rows, cols);
   const detail::RowKernels& k = kernels_for(isa, "gemv_f16");
-  if (cols == 0) return fill_bias(bias, y, rows);
+  if (cols == 0) return fill_bias(bias, y, rows, act);
   for_rows(rows, cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
     k.f16(W, x, bias, y, r0, r1, cols);
+    apply_activation(act, y + r0, r1 - r0);
   });
 }
 
 void gemv_q8(const Q8Weights& W, const float* x, const float* bias, float* y, ThreadPool& pool,
-             Isa isa) {
+             Isa isa, Activation act) {
   check_sizes("gemv_q8", W.rows, W.cols);
   if (W.block != 32 && W.block != 64)
     throw Error("gemv_q8: block " + std::to_string(W.block) + " (must be 32 or 64)");
@@ -261,9 +265,10 @@ void gemv_q8(const Q8Weights& W, const float* x, const float* bias, float* y, Th
     throw Error("gemv_q8: cols " + std::to_string(W.cols) + " is not a multiple of the block " +
                 std::to_string(W.block));
   const detail::RowKernels& k = kernels_for(isa, "gemv_q8");
-  if (W.cols == 0) return fill_bias(bias, y, W.rows);
+  if (W.cols == 0) return fill_bias(bias, y, W.rows, act);
   for_rows(W.rows, W.cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
     k.q8(W, x, bias, y, r0, r1);
+    apply_activation(act, y + r0, r1 - r0);
   });
 }
 

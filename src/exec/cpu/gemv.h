@@ -37,6 +37,7 @@
 #include <string_view>
 
 #include "core/thread_pool.h"
+#include "exec/cpu/activation.h"
 
 namespace orion::exec::cpu {
 
@@ -55,13 +56,17 @@ inline constexpr std::int64_t kInlineElements = 32 * 1024;
 
 // y[r] = dot(W[r, :], x) (+ bias[r] when bias != nullptr) for r in [0, rows); W row-major
 // [rows, cols], any alignment. cols == 0 gives y = bias (or 0). Throws orion::Error for
-// negative sizes or an `isa` this CPU cannot run.
+// negative sizes or an `isa` this CPU cannot run. `act` is applied to each output after the
+// bias, by the thread that computed it, while its line of y is still in L1 (no extra pass or
+// synchronisation).
 void gemv_f32(const float* W, const float* x, const float* bias, float* y, std::int64_t rows,
-              std::int64_t cols, ThreadPool& pool, Isa isa = best_isa());
+              std::int64_t cols, ThreadPool& pool, Isa isa = best_isa(),
+              Activation act = Activation::none);
 
 // As gemv_f32 with W in IEEE binary16 (bit patterns), converted exactly to f32 in registers.
 void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* y,
-              std::int64_t rows, std::int64_t cols, ThreadPool& pool, Isa isa = best_isa());
+              std::int64_t rows, std::int64_t cols, ThreadPool& pool, Isa isa = best_isa(),
+              Activation act = Activation::none);
 
 // 8-bit weights: row r, block b (weights [b*block, (b+1)*block) of the row) is
 // scales[r * (cols / block) + b] * q[r * cols + c]; see quantize.h. block is 32 or 64 and
@@ -77,7 +82,7 @@ struct Q8Weights {
 // the q8 numerics above). Throws orion::Error for a bad block, cols % block != 0, negative
 // sizes or an `isa` this CPU cannot run.
 void gemv_q8(const Q8Weights& W, const float* x, const float* bias, float* y, ThreadPool& pool,
-             Isa isa = best_isa());
+             Isa isa = best_isa(), Activation act = Activation::none);
 
 namespace detail {
 

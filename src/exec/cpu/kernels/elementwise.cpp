@@ -3,6 +3,7 @@
 #include <string>
 
 #include "exec/cpu/kernels.h"
+#include "exec/cpu/activation.h"
 #include "exec/cpu/kernels/common.h"
 
 namespace orion::exec::cpu::kernels {
@@ -60,9 +61,6 @@ void unary_loop(const KernelArgs& a, F f) {
   });
 }
 
-// sqrt(2 / pi), the constant of gelu's tanh approximation.
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-
 }  // namespace
 
 void binary(const KernelArgs& a) {
@@ -88,13 +86,7 @@ void unary(const KernelArgs& a) {
     case ir::Op::sigmoid: return unary_loop(a, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
     // NaN stays NaN (a comparison with NaN is false).
     case ir::Op::relu: return unary_loop(a, [](float v) { return v < 0.0f ? 0.0f : v; });
-    // 0.5 (1 + tanh(u)) is sigmoid(2u); written that way it does not cancel for negative x,
-    // where 1 + tanh(u) would lose most of its digits.
-    case ir::Op::gelu:
-      return unary_loop(a, [](float v) {
-        const float u = kSqrt2OverPi * (v + 0.044715f * v * v * v);
-        return v / (1.0f + std::exp(-2.0f * u));
-      });
+    case ir::Op::gelu: return unary_loop(a, [](float v) { return gelu_tanh(v); });
     case ir::Op::silu: return unary_loop(a, [](float v) { return v / (1.0f + std::exp(-v)); });
     default: break;
   }
