@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "core/huge_pages.h"
 
 namespace orion {
 
@@ -41,8 +42,7 @@ std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes) {
   // Round up so that vector kernels may read whole registers at the end of a buffer.
   std::size_t padded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   if (padded == 0) padded = kTensorAlignment;
-  void* p = std::aligned_alloc(kTensorAlignment, padded);
-  if (!p) throw std::bad_alloc();
+  void* p = allocate_large(padded, kTensorAlignment);
   std::memset(p, 0, padded);
   return std::shared_ptr<Buffer>(new Buffer(static_cast<std::byte*>(p), bytes, true, nullptr));
 }
@@ -53,7 +53,7 @@ std::shared_ptr<Buffer> Buffer::borrow(std::byte* data, std::size_t bytes,
 }
 
 Buffer::~Buffer() {
-  if (owned_) std::free(data_);
+  if (owned_) free_large(data_);
 }
 
 static void check_shape(const Shape& shape) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/huge_pages.h"
 #include "core/stopwatch.h"
 
 #if defined(__x86_64__)
@@ -110,8 +111,8 @@ SumFn sum_for(Isa isa) {
   return sum_scalar;
 }
 
-struct AlignedFree {
-  void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{4096}); }
+struct LargeFree {
+  void operator()(std::byte* p) const { free_large(p); }
 };
 
 // ---- FMA peak: `iters` rounds of independent FMA chains; returns flops done ----
@@ -192,8 +193,9 @@ double measure_read_bandwidth_gbps(ThreadPool& pool, std::size_t bytes, int repe
   const std::size_t len = bytes / threads / kStreams / kStep * kStep;  // one stream's part
   const std::size_t share = len * kStreams;
   const std::size_t total = share * threads;
-  std::unique_ptr<std::byte[], AlignedFree> buffer(
-      static_cast<std::byte*>(::operator new[](total, std::align_val_t{4096})));
+  // The same allocation as the weights' (core/huge_pages.h), so that the probe and the kernels
+  // it is compared with pay the same address translation.
+  std::unique_ptr<std::byte[], LargeFree> buffer(static_cast<std::byte*>(allocate_large(total, 4096)));
   std::byte* base = buffer.get();
 
   // Written once, each share by the thread that will read it (first touch places its pages).
