@@ -60,7 +60,7 @@ class Parser {
   MilVar var(const std::string& of);
   MilType type(const std::string& of);
   MilValue value(const std::string& of);
-  MilLiteral literal();
+  MilLiteral literal(bool allow_blob = true);
   void elements(MilLiteral& lit, int depth);
   MilElement element();
   void blobfile(MilLiteral& lit);
@@ -314,12 +314,14 @@ MilValue Parser::value(const std::string& of) {
   return v;
 }
 
-MilLiteral Parser::literal() {
+MilLiteral Parser::literal(bool allow_blob) {
   MilLiteral lit;
   lit.pos = pos();
   lit.type = type("a literal");
   expect('(', "after the literal's type");
   if (tok_.is_word("BLOBFILE")) {
+    // BLOBFILE's own path and offset are plain literals: no nesting, so no unbounded recursion.
+    if (!allow_blob) expected("a plain value (BLOBFILE cannot nest)");
     blobfile(lit);
   } else if (tok_.is('[')) {
     elements(lit, 0);
@@ -374,7 +376,7 @@ void Parser::blobfile(MilLiteral& lit) {
     const MilPos name_at = pos();
     const std::string name = ident("'path' or 'offset' in BLOBFILE");
     expect('=', "after " + name);
-    const MilLiteral v = literal();
+    const MilLiteral v = literal(false);
     if (name == "path" && !have_path) {
       if (v.type.dtype != "string" || v.elements.size() != 1 || v.is_blob)
         fail(v.pos, "BLOBFILE's path must be a string");

@@ -385,7 +385,9 @@ void Converter::add_op(const MilOperation& op) {
       fail(op.op_pos, who + ": begin and size need one entry per axis of the input (rank " + std::to_string(xs.size()) + ")");
     std::vector<std::int64_t> end(begin.size());
     for (std::size_t d = 0; d < begin.size(); ++d) {
-      if (size[d] < -1 || begin[d] < 0 || begin[d] > xs[d]) fail(op.op_pos, who + ": begin or size out of range along axis " + std::to_string(d));
+      if (begin[d] < 0 || begin[d] > xs[d] || size[d] < -1 || (size[d] != -1 && size[d] > xs[d] - begin[d]))
+        fail(op.op_pos, who + ": begin " + std::to_string(begin[d]) + " and size " + std::to_string(size[d]) +
+                            " are outside the input along axis " + std::to_string(d));
       end[d] = size[d] == -1 ? xs[d] : begin[d] + size[d];
     }
     attrs.emplace_back("end", std::move(end));
@@ -407,8 +409,10 @@ void Converter::add_op(const MilOperation& op) {
         if (name == "strides") st = std::get<std::vector<std::int64_t>>(v);
         if (name == "dilations") dl = std::get<std::vector<std::int64_t>>(v);
       }
-      if (xs.size() != 4 || ws.size() != 4 || st.size() != 2 || dl.size() != 2 || st[0] < 1 || st[1] < 1 ||
-          dl[0] < 1 || dl[1] < 1 || dl[0] > (1 << 20) || dl[1] > (1 << 20) || ws[2] > (1 << 20) || ws[3] > (1 << 20))
+      constexpr std::int64_t kMax = std::int64_t{1} << 20;  // as the conv type rule bounds them
+      auto in_range = [&](std::int64_t v) { return v >= 1 && v <= kMax; };
+      if (xs.size() != 4 || ws.size() != 4 || st.size() != 2 || dl.size() != 2 || !in_range(st[0]) ||
+          !in_range(st[1]) || !in_range(dl[0]) || !in_range(dl[1]) || !in_range(ws[2]) || !in_range(ws[3]))
         fail(op.op_pos, who + ": pad_type \"same\" needs rank-4 x and weight and valid strides and dilations");
       for (std::size_t d = 0; d < 2; ++d) {
         const std::int64_t out_len = (xs[2 + d] + st[d] - 1) / st[d];

@@ -1,6 +1,7 @@
 #include "compile/weight_blob_reader.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "core/error.h"

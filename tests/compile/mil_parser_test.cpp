@@ -201,6 +201,27 @@ TEST(MilParser, ErrorsCarryLineAndColumn) {
             "m.mil:5:76: const c: 70000 is out of range for fp16");
 }
 
+// pad_type "same" pads so that the output has ceil(in / stride) positions, the odd pad at the
+// end; slice_by_size's size -1 runs to the end of the axis.
+TEST(MilParser, ConvSamePaddingAndSliceToTheEnd) {
+  const std::string text = std::string("program(1.3)\n[buildInfo = dict<string, string>({})]\n{\n") +
+      "func main<ios18>(tensor<fp16, [1, 2, 5, 6]> x) {\n" +
+      "tensor<fp16, [2, 2, 3, 2]> w = const()[val = tensor<fp16, [2, 2, 3, 2]>([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, " +
+      "13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24])];\n" +
+      "tensor<fp16, [1, 2, 3, 3]> y = conv(x = x, weight = w, strides = tensor<int32, [2]>([2, 2]), pad_type = string(\"same\"));\n" +
+      "tensor<fp16, [1, 1, 2, 3]> z = slice_by_size(x = y, begin = tensor<int32, [4]>([0, 1, 1, 0]), size = tensor<int32, [4]>([1, -1, -1, 3]));\n" +
+      "} -> (z);\n}\n";
+  const ir::Graph g = parse_mil(text, "same.mil");
+  // Height: 5 -> 3 outputs need (3 - 1) * 2 + 3 = 7 rows, 2 of padding, 1 + 1. Width: 6 -> 3
+  // outputs need (3 - 1) * 2 + 2 = 6 columns, no padding.
+  EXPECT_EQ(g.node(*g.find("y")).attr_ints("pads"), (std::vector<std::int64_t>{1, 1, 0, 0}));
+  EXPECT_EQ(g.node(*g.find("z")).attr_ints("end"), (std::vector<std::int64_t>{1, 2, 3, 3}));
+  const std::string nested = replaced(text, "[val = tensor<fp16, [2, 2, 3, 2]>([1, 2,",
+                                      "[val = tensor<fp16, [2, 2, 3, 2]>(BLOBFILE(path = string(BLOBFILE(");
+  EXPECT_EQ(error_of([&] { parse_mil(nested, "n.mil"); }),
+            "n.mil:5:96: expected a plain value (BLOBFILE cannot nest), found 'BLOBFILE'");
+}
+
 TEST(MilParser, BlobErrorsNameTheMilPlaceAndTheBlob) {
   testing_util::TempDir dir;
   std::filesystem::create_directories(dir.path() + "/weights");
