@@ -87,6 +87,14 @@ Value Builder::matmul(Value x, Value y, bool transpose_x, bool transpose_y) {
   return op(Op::matmul, {x, y}, {{"transpose_x", transpose_x}, {"transpose_y", transpose_y}});
 }
 
+Value Builder::conv(Value x, Value weight, std::vector<std::int64_t> strides,
+                    std::vector<std::int64_t> pads, std::vector<std::int64_t> dilations,
+                    std::int64_t groups) {
+  return op(Op::conv, {x, weight},
+            {{"strides", std::move(strides)}, {"pads", std::move(pads)},
+             {"dilations", std::move(dilations)}, {"groups", groups}});
+}
+
 Value Builder::softmax(Value x, std::int64_t axis) { return op(Op::softmax, {x}, {{"axis", axis}}); }
 
 Value Builder::layer_norm(Value x, Value gamma, Value beta, double epsilon) {

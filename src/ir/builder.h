@@ -37,6 +37,11 @@ class Builder {
   Value scalar(float value, DType dtype = DType::f32);  // a rank-0 constant
 
   Value matmul(Value x, Value y, bool transpose_x = false, bool transpose_y = false);
+  // 2-D convolution (no bias): x [N, Cin, H, W], weight [Cout, Cin/groups, kh, kw]; pads are
+  // [top, bottom, left, right].
+  Value conv(Value x, Value weight, std::vector<std::int64_t> strides = {1, 1},
+             std::vector<std::int64_t> pads = {0, 0, 0, 0},
+             std::vector<std::int64_t> dilations = {1, 1}, std::int64_t groups = 1);
   Value add(Value x, Value y) { return op(Op::add, {x, y}); }
   Value sub(Value x, Value y) { return op(Op::sub, {x, y}); }
   Value mul(Value x, Value y) { return op(Op::mul, {x, y}); }

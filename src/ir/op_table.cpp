@@ -13,6 +13,9 @@ using K = AttrKind;
 
 constexpr AttrSpec kConstAttrs[] = {{"value", K::tensor, true}};
 constexpr AttrSpec kMatmulAttrs[] = {{"transpose_x", K::boolean}, {"transpose_y", K::boolean}};
+// pads are [top, bottom, left, right], the order of MIL conv's `pad`.
+constexpr AttrSpec kConvAttrs[] = {{"strides", K::ints, true}, {"pads", K::ints, true},
+                                   {"dilations", K::ints, true}, {"groups", K::integer, false, 1}};
 constexpr AttrSpec kSoftmaxAttrs[] = {{"axis", K::integer, false, -1}};
 constexpr AttrSpec kLayerNormAttrs[] = {{"epsilon", K::real, false, 1e-5}};
 constexpr AttrSpec kRmsNormAttrs[] = {{"epsilon", K::real, false, 1e-6}};
@@ -33,6 +36,9 @@ constexpr std::array<OpInfo, kOpCount> kOps = {{
     {Op::constant, "const", C::source, 0, 0, kConstAttrs, nullptr, "data carried in the graph"},
     {Op::matmul, "matmul", C::linear, 2, 2, kMatmulAttrs, rules::matmul,
      "batched matrix product x @ y, batch dims broadcast, optional transposes of the last two axes"},
+    {Op::conv, "conv", C::linear, 2, 2, kConvAttrs, rules::conv,
+     "2-D convolution without bias: x [N, Cin, H, W], weight [Cout, Cin/groups, kh, kw] -> "
+     "[N, Cout, Ho, Wo]; strides [sh, sw], pads [top, bottom, left, right], dilations [dh, dw]"},
     {Op::add, "add", C::binary, 2, 2, {}, rules::binary, "x + y (broadcast)"},
     {Op::sub, "sub", C::binary, 2, 2, {}, rules::binary, "x - y (broadcast)"},
     {Op::mul, "mul", C::binary, 2, 2, {}, rules::binary, "x * y (broadcast)"},

@@ -22,6 +22,7 @@ enum class Op : std::uint8_t {
   constant,  // data carried in the graph ("const" in text)
   // Linear algebra.
   matmul,
+  conv,  // 2-D convolution, NCHW
   // Elementwise binary, numpy broadcasting.
   add, sub, mul, div, pow,
   // Elementwise unary.

@@ -120,6 +120,49 @@ TensorType matmul(std::span<const TensorType> in, const Node& n) {
   return {a.dtype, batch};
 }
 
+TensorType conv(std::span<const TensorType> in, const Node& n) {
+  const TensorType& x = in[0];
+  const TensorType& w = in[1];
+  require_float(x, "x");
+  require_same_dtype(x, w);
+  if (x.rank() != 4 || w.rank() != 4)
+    throw Error("x and weight must have rank 4 (x [N, Cin, H, W], weight [Cout, Cin/groups, kh, kw]): " +
+                x.str() + " and " + w.str());
+  const auto& strides = n.attr_ints("strides");
+  const auto& pads = n.attr_ints("pads");
+  const auto& dilations = n.attr_ints("dilations");
+  const std::int64_t groups = n.attr_int("groups");
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+    throw Error("strides and dilations need 2 entries, pads 4 (top, bottom, left, right)");
+  // Bounds keep the output-size arithmetic below far from overflow, whatever the text says.
+  constexpr std::int64_t kMaxParam = std::int64_t{1} << 20;
+  for (std::int64_t v : strides)
+    if (v < 1 || v > kMaxParam) throw Error("strides must be in [1, 2^20]");
+  for (std::int64_t v : dilations)
+    if (v < 1 || v > kMaxParam) throw Error("dilations must be in [1, 2^20]");
+  for (std::int64_t v : pads)
+    if (v < 0 || v > kMaxParam) throw Error("pads must be in [0, 2^20]");
+  const std::int64_t cin = x.shape[1], cout = w.shape[0];
+  if (groups < 1 || cin % groups != 0 || cout % groups != 0)
+    throw Error("groups " + std::to_string(groups) + " must divide both " + std::to_string(cin) +
+                " input and " + std::to_string(cout) + " output channels");
+  if (w.shape[1] != cin / groups)
+    throw Error("weight " + w.str() + " must have " + std::to_string(cin / groups) +
+                " input channels per group (x " + x.str() + ", groups " + std::to_string(groups) + ")");
+  Shape out = {x.shape[0], cout, 0, 0};
+  for (std::size_t d = 0; d < 2; ++d) {
+    const std::int64_t k = w.shape[2 + d];
+    if (k < 1 || k > kMaxParam) throw Error("weight " + w.str() + ": kernel sizes must be in [1, 2^20]");
+    const std::int64_t padded = x.shape[2 + d] + pads[2 * d] + pads[2 * d + 1];
+    const std::int64_t extent = dilations[d] * (k - 1) + 1;
+    if (extent > padded)
+      throw Error("the dilated kernel (" + std::to_string(extent) + ") is larger than the padded input (" +
+                  std::to_string(padded) + ") along axis " + std::to_string(2 + d));
+    out[2 + d] = (padded - extent) / strides[d] + 1;
+  }
+  return {x.dtype, out};
+}
+
 TensorType softmax(std::span<const TensorType> in, const Node& n) {
   require_float(in[0], "x");
   if (in[0].rank() == 0) throw Error("x must have rank >= 1");

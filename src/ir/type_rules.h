@@ -16,6 +16,7 @@ namespace rules {
 TensorType binary(std::span<const TensorType> in, const Node& n);
 TensorType unary(std::span<const TensorType> in, const Node& n);
 TensorType matmul(std::span<const TensorType> in, const Node& n);
+TensorType conv(std::span<const TensorType> in, const Node& n);
 TensorType softmax(std::span<const TensorType> in, const Node& n);
 TensorType layer_norm(std::span<const TensorType> in, const Node& n);
 TensorType rms_norm(std::span<const TensorType> in, const Node& n);

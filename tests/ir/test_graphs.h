@@ -35,6 +35,13 @@ inline std::optional<Graph> graph_using(Op op) {
       b.output(b.matmul(x, y, true, true));
       return b.finish();
     }
+    case Op::conv: {
+      // Two groups, strided, dilated and unevenly padded: [2, 4, 5, 6] * [6, 2, 2, 3].
+      const Value x = b.input("x", f32, {2, 4, 5, 6});
+      const Value w = b.param("w", f32, {6, 2, 2, 3});
+      b.output(b.conv(x, w, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2));
+      return b.finish();
+    }
     case Op::add: case Op::sub: case Op::mul: case Op::div: case Op::pow: {
       const Value x = b.input("x", DType::f16, {2, 1, 3});
       const Value y = b.input("y", DType::f16, {4, 1});

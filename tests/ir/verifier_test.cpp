@@ -141,6 +141,23 @@ TEST(Verifier, TypeRules) {
              "%n (matmul): inner dimensions differ: f32[2, 3] x f32[4, 5] (3 vs 4)");
   EXPECT_HAS(rule_problem(Op::matmul, {{f, {3}}, {f, {3, 5}}}, {f, {5}}),
              "%n (matmul): both inputs need rank >= 2");
+  const NamedAttrs conv1 = {{"strides", V{1, 1}}, {"pads", V{0, 0, 0, 0}}, {"dilations", V{1, 1}}};
+  EXPECT_HAS(rule_problem(Op::conv, {{f, {1, 4, 1, 8}}, {f, {6, 3, 1, 1}}}, {f, {1, 6, 1, 8}}, conv1),
+             "%n (conv): weight f32[6, 3, 1, 1] must have 4 input channels per group (x f32[1, 4, 1, 8], groups 1)");
+  NamedAttrs grouped = conv1;
+  grouped.emplace_back("groups", std::int64_t{3});
+  EXPECT_HAS(rule_problem(Op::conv, {{f, {1, 4, 1, 8}}, {f, {6, 1, 1, 1}}}, {f, {1, 6, 1, 8}}, grouped),
+             "%n (conv): groups 3 must divide both 4 input and 6 output channels");
+  EXPECT_HAS(rule_problem(Op::conv, {{f, {1, 4, 8}}, {f, {6, 4, 1}}}, {f, {1, 6, 8}}, conv1),
+             "%n (conv): x and weight must have rank 4");
+  EXPECT_HAS(rule_problem(Op::conv, {{f, {1, 4, 2, 2}}, {f, {6, 4, 3, 1}}}, {f, {1, 6, 1, 2}}, conv1),
+             "%n (conv): the dilated kernel (3) is larger than the padded input (2) along axis 2");
+  EXPECT_HAS(rule_problem(Op::conv, {{f, {1, 4, 2, 2}}, {f, {6, 4, 1, 1}}}, {f, {1, 6, 2, 2}},
+                          {{"strides", V{0, 1}}, {"pads", V{0, 0, 0, 0}}, {"dilations", V{1, 1}}}),
+             "%n (conv): strides must be in [1, 2^20]");
+  EXPECT_HAS(rule_problem(Op::conv, {{f, {1, 4, 2, 2}}, {f, {6, 4, 1, 1}}}, {f, {1, 6, 2, 2}},
+                          {{"strides", V{1, 1}}, {"pads", V{0, 0}}, {"dilations", V{1, 1}}}),
+             "%n (conv): strides and dilations need 2 entries, pads 4");
   EXPECT_HAS(rule_problem(Op::add, {{f, {2, 3}}, {f, {4}}}, {f, {2, 3}}),
              "%n (add): shapes [2, 3] and [4] do not broadcast");
   EXPECT_HAS(rule_problem(Op::mul, {{f, {2}}, {DType::f16, {2}}}, {f, {2}}),

@@ -13,6 +13,7 @@ constexpr std::array<Kernel, ir::kOpCount> make_table() {
   std::array<Kernel, ir::kOpCount> t{};
   auto set = [&t](Op op, Kernel k) { t[static_cast<std::size_t>(op)] = k; };
   set(Op::matmul, kernels::matmul);
+  set(Op::conv, kernels::conv);
   for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::pow}) set(op, kernels::binary);
   for (Op op : {Op::neg, Op::exp, Op::log, Op::sqrt, Op::rsqrt, Op::tanh, Op::sigmoid, Op::relu,
                 Op::gelu, Op::silu})

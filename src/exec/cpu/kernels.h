@@ -30,6 +30,7 @@ constexpr DType compute_dtype(DType dtype) { return is_float(dtype) ? DType::f32
 namespace kernels {
 // Grouped by file under exec/cpu/kernels/.
 void matmul(const KernelArgs& a);
+void conv(const KernelArgs& a);
 void binary(const KernelArgs& a);     // add sub mul div pow
 void unary(const KernelArgs& a);      // neg exp log sqrt rsqrt tanh sigmoid relu gelu silu
 void softmax(const KernelArgs& a);

@@ -1,0 +1,235 @@
+#include "device/ane_sim.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "compile/mil_parser.h"
+#include "compile/mil_to_ir.h"
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include "core/random.h"
+#include "exec/cpu/executor.h"
+
+namespace orion::device {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// What the hardware says for a compile it rejects: nothing useful (ANE033).
+[[noreturn]] void undiagnosed_compile_failure(const std::string& folder) {
+  throw Error("ane-sim (faithful): compiling " + folder +
+              " failed (ANECCompile returned an error without a diagnosis)");
+}
+
+struct FileStamp {
+  std::string path;
+  std::uintmax_t size = 0;
+  fs::file_time_type mtime;
+  bool operator==(const FileStamp&) const = default;
+};
+
+// Every file of the program's folder: model.mil and whatever weight files it names.
+std::vector<FileStamp> stamp_folder(const std::string& folder) {
+  std::vector<FileStamp> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec)) out.push_back({it->path().string(), it->file_size(ec), it->last_write_time(ec)});
+  std::sort(out.begin(), out.end(), [](const FileStamp& a, const FileStamp& b) { return a.path < b.path; });
+  return out;
+}
+
+// Makes node `id` a const of zeros of its own type: what the device computes for an op it
+// silently ignores.
+void zero_node(ir::Graph& g, ir::ValueId id) {
+  ir::Node& n = g.node(id);
+  n.op = ir::Op::constant;
+  n.inputs.clear();
+  n.attrs = {Tensor(n.type.dtype, n.type.shape)};
+}
+
+Tensor read_surface(const AneSurface& s, const AneSimIo& io) {
+  Tensor t(io.type.dtype, io.type.shape);
+  const std::size_t bytes = t.nbytes();
+  if (bytes > s.size())
+    throw Error("ane-sim: input " + io.name + " " + io.type.str() + " needs " + std::to_string(bytes) +
+                " bytes, the surface has " + std::to_string(s.size()));
+  std::memcpy(t.raw(), s.bytes().data(), bytes);
+  return t;
+}
+
+void write_surface(const Tensor& t, const AneSimIo& io, AneSurface& s) {
+  const Tensor c = t.contiguous();
+  if (c.nbytes() > s.size())
+    throw Error("ane-sim: output " + io.name + " " + io.type.str() + " needs " + std::to_string(c.nbytes()) +
+                " bytes, the surface has " + std::to_string(s.size()));
+  std::memcpy(s.bytes().data(), c.raw(), c.nbytes());
+}
+
+void check_one_size(const std::vector<std::size_t>& sizes, const char* role) {
+  for (std::size_t b : sizes)
+    if (b != sizes.front())
+      throw Error("ane-sim: evaluation failed with status 0x1d: the " + std::string(role) +
+                  " surfaces have different allocation sizes (" + std::to_string(sizes.front()) + " and " +
+                  std::to_string(b) + " bytes; ANE010: pad the smaller ones)");
+}
+
+}  // namespace
+
+struct AneSim::Program {
+  std::string folder;
+  std::unique_ptr<exec::CpuExecutor> exec;
+  std::vector<AneSimIo> inputs, outputs;  // binding (alphabetical) order
+  std::vector<std::size_t> output_index;  // outputs[i] is the graph's output output_index[i]
+  std::vector<FileStamp> stamps;          // the files as they were when the weights were baked
+  bool loaded = false;
+  bool garbage = false;  // faithful: the device computes nothing meaningful for this program
+  std::uint64_t evaluations = 0;
+};
+
+AneSim::AneSim(AneSimOptions options) : options_(std::move(options)) {}
+AneSim::~AneSim() = default;
+
+AneSim::Program& AneSim::program(AneProgramId id) const {
+  if (id < 0 || static_cast<std::size_t>(id) >= programs_.size())
+    throw Error("ane-sim: no program " + std::to_string(id));
+  return *programs_[static_cast<std::size_t>(id)];
+}
+
+int AneSim::loaded() const {
+  return static_cast<int>(std::count_if(programs_.begin(), programs_.end(), [](const auto& p) { return p->loaded; }));
+}
+
+const std::vector<AneSimIo>& AneSim::inputs(AneProgramId id) const { return program(id).inputs; }
+const std::vector<AneSimIo>& AneSim::outputs(AneProgramId id) const { return program(id).outputs; }
+
+void AneSim::bake(Program& p) {
+  const bool faithful = options_.faithful;
+  const std::string mil_path = (fs::path(p.folder) / "model.mil").string();
+  p.stamps = stamp_folder(p.folder);
+  const auto file = MappedFile::open(mil_path);
+  const std::string_view text(reinterpret_cast<const char*>(file->bytes().data()), file->size());
+  const compile::MilAst ast = compile::parse_mil_ast(text, mil_path);
+
+  auto mil_violations = compile::check_mil_program(ast, options_.target, mil_path);
+  if (!faithful) compile::refuse_errors(mil_violations, p.folder);
+  for (const auto& v : mil_violations) {
+    if (!v.is_error()) continue;
+    if (v.rule->failure == compile::AneFailure::poison) {
+      // The hardware compiles it and fails every evaluation from now on.
+      poisoned_ = true;
+      p.garbage = true;
+      return;
+    }
+    if (v.rule->failure == compile::AneFailure::loud) undiagnosed_compile_failure(p.folder);
+  }
+
+  ir::Graph graph = compile::mil_to_ir(ast, mil_path, p.folder);
+  // Baked: the weights are copied out of the files, whatever happens to the files later.
+  for (ir::ValueId id : graph.nodes_of(ir::Op::constant)) {
+    ir::Node& n = graph.node(id);
+    n.attrs[0] = std::get<Tensor>(n.attrs[0]).clone();
+  }
+
+  auto violations = compile::check_kernel_graph(graph, options_.target);
+  if (!faithful) compile::refuse_errors(violations, p.folder);
+  for (const auto& v : violations) {
+    if (!v.is_error()) continue;
+    const std::string_view id = v.rule->id;
+    if (v.rule->failure == compile::AneFailure::loud) undiagnosed_compile_failure(p.folder);
+    if (id == "ANE005" || id == "ANE013") {
+      // A conv on a runtime weight ignores it; an M1 matmul with a ragged inner dimension
+      // gives zeros.
+      zero_node(graph, v.node);
+    } else if (id == "ANE008" || id == "ANE011" || id == "ANE012") {
+      p.garbage = true;  // surfaces the device misreads
+    }
+  }
+
+  std::vector<std::pair<std::string, std::size_t>> outs;
+  for (std::size_t i = 0; i < graph.outputs().size(); ++i) outs.emplace_back(graph.node(graph.outputs()[i]).name, i);
+  std::sort(outs.begin(), outs.end());
+  p.outputs.clear();
+  p.output_index.clear();
+  for (const auto& [name, i] : outs) {
+    p.outputs.push_back({name, graph.node(graph.outputs()[i]).type});
+    p.output_index.push_back(i);
+  }
+  p.inputs.clear();
+  for (ir::ValueId id : graph.nodes_of(ir::Op::input)) p.inputs.push_back({graph.node(id).name, graph.node(id).type});
+  std::sort(p.inputs.begin(), p.inputs.end(), [](const AneSimIo& a, const AneSimIo& b) { return a.name < b.name; });
+  p.exec = std::make_unique<exec::CpuExecutor>(std::move(graph),
+                                               exec::CpuOptions{exec::Numerics::f16, options_.threads});
+}
+
+AneProgramId AneSim::compile(const std::string& folder) {
+  ++compiles_;
+  auto p = std::make_unique<Program>();
+  p->folder = folder;
+  if (compiles_ > options_.compile_budget) {
+    if (!options_.faithful)
+      throw Error("ane-sim: ANE030: compile " + std::to_string(compiles_) + " of this process is over the budget of " +
+                  std::to_string(options_.compile_budget) +
+                  " (the ANE fails silently from here): restart the process from a checkpoint, or reuse compiled "
+                  "programs");
+    p->garbage = true;  // the hardware "compiles" it and returns garbage
+  }
+  bake(*p);
+  programs_.push_back(std::move(p));
+  return static_cast<AneProgramId>(programs_.size() - 1);
+}
+
+void AneSim::load(AneProgramId id) {
+  Program& p = program(id);
+  if (p.loaded) throw Error("ane-sim: program " + std::to_string(id) + " (" + p.folder + ") is already loaded");
+  if (options_.reload_reads_weights && p.exec && stamp_folder(p.folder) != p.stamps) {
+    const bool garbage = p.garbage;  // over-budget programs stay garbage
+    bake(p);
+    p.garbage = p.garbage || garbage;
+  }
+  p.loaded = true;
+}
+
+void AneSim::unload(AneProgramId id) {
+  Program& p = program(id);
+  if (!p.loaded) throw Error("ane-sim: program " + std::to_string(id) + " (" + p.folder + ") is not loaded");
+  p.loaded = false;
+}
+
+void AneSim::evaluate(AneProgramId id, const std::vector<const AneSurface*>& inputs,
+                      const std::vector<AneSurface*>& outputs) {
+  Program& p = program(id);
+  if (poisoned_)
+    throw Error("ane-sim: evaluation failed: a program with tile poisoned the device for the rest of the process "
+                "(ANE020)");
+  if (!p.loaded) throw Error("ane-sim: program " + std::to_string(id) + " (" + p.folder + ") is not loaded");
+  if (inputs.size() != p.inputs.size() || outputs.size() != p.outputs.size())
+    throw Error("ane-sim: " + p.folder + " takes " + std::to_string(p.inputs.size()) + " input and " +
+                std::to_string(p.outputs.size()) + " output surfaces, got " + std::to_string(inputs.size()) +
+                " and " + std::to_string(outputs.size()));
+  std::vector<std::size_t> in_sizes, out_sizes;
+  for (const AneSurface* s : inputs) in_sizes.push_back(s->size());
+  for (const AneSurface* s : outputs) out_sizes.push_back(s->size());
+  check_one_size(in_sizes, "input");
+  check_one_size(out_sizes, "output");
+  if (!options_.faithful && stamp_folder(p.folder) != p.stamps)
+    throw Error("ane-sim: ANE029: the files of " + p.folder +
+                " changed since its weights were baked; the ANE would silently use the old weights: unload and "
+                "load it again (or recompile)");
+  ++p.evaluations;
+  if (p.garbage) {
+    Rng rng(0x9e3779b97f4a7c15ull ^ (static_cast<std::uint64_t>(id) << 32) ^ p.evaluations);
+    for (AneSurface* s : outputs)
+      for (std::byte& b : s->bytes()) b = static_cast<std::byte>(rng.next_u64());
+    return;
+  }
+  exec::Bindings bindings;
+  for (std::size_t i = 0; i < inputs.size(); ++i) bindings[p.inputs[i].name] = read_surface(*inputs[i], p.inputs[i]);
+  const std::vector<Tensor> results = p.exec->run(bindings);
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    write_surface(results[p.output_index[i]], p.outputs[i], *outputs[i]);
+}
+
+}  // namespace orion::device

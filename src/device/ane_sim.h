@@ -1,0 +1,89 @@
+#pragma once
+// ane-sim: an emulator of the Apple Neural Engine's direct path, for machines without one.
+// It takes what the hardware takes — a folder with model.mil and the weight files it names —
+// through the MIL parser (never an in-memory graph), runs it with fp16 storage on the CPU
+// executor, and keeps the device's rules (compile/ane_rules.h):
+//
+//  * compile reads the text and the weights once: they are baked (ANE029); rewriting a weight
+//    file changes nothing until the program is unloaded and loaded again (and then only if
+//    `reload_reads_weights`, the capability reports disagree on);
+//  * every compile counts against a per-process budget (ANE030, default 119);
+//  * evaluate binds inputs in alphabetical order of their names and outputs likewise (ANE027),
+//    requires one allocation size for all inputs and one for all outputs (ANE010), and reads
+//    each surface as packed values from its start (ANE028);
+//  * programs must be loaded to run and are counted until unloaded (ANE031).
+//
+// By default every violation is a loud orion::Error naming the rule. `faithful` mode instead
+// does what the hardware does: compiles that the ANE rejects fail without a diagnosis, and
+// silent failures stay silent — garbage outputs after the compile budget or from undersized
+// surfaces, stale weights after a file rewrite, zeros from a conv on a runtime weight, a device
+// that fails every later evaluation after a `tile`. Tests use it to prove that the compiler and
+// the runtime never depend on luck.
+//
+// One AneSim stands for one process's view of the device: its counters are the process's.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compile/ane_validator.h"
+#include "device/ane_surface.h"
+#include "ir/type.h"
+
+namespace orion::device {
+
+struct AneSimOptions {
+  bool faithful = false;
+  int compile_budget = 119;
+  // Whether unload + load re-reads the weight files (Orion's "delta reload") or keeps the
+  // weights of the compile (another report's M5).
+  bool reload_reads_weights = true;
+  compile::AneTarget target;  // the chip family emulated (m1_m2) and the opt-ins
+  int threads = 1;
+};
+
+struct AneSimIo {
+  std::string name;
+  ir::TensorType type;
+};
+
+using AneProgramId = int;
+
+class AneSim {
+ public:
+  explicit AneSim(AneSimOptions options = {});
+  ~AneSim();
+  AneSim(const AneSim&) = delete;
+  AneSim& operator=(const AneSim&) = delete;
+
+  // Compiles folder/model.mil with the weights it names. Throws orion::Error for a program the
+  // device rejects (with the rule in default mode, without a diagnosis in faithful mode).
+  AneProgramId compile(const std::string& folder);
+  void load(AneProgramId id);
+  void unload(AneProgramId id);
+
+  // Runs a loaded program. inputs[i] binds the i-th input in alphabetical order of the
+  // names (inputs() lists them in that order); outputs likewise.
+  void evaluate(AneProgramId id, const std::vector<const AneSurface*>& inputs,
+                const std::vector<AneSurface*>& outputs);
+
+  // The program's inputs and outputs in binding (alphabetical) order.
+  const std::vector<AneSimIo>& inputs(AneProgramId id) const;
+  const std::vector<AneSimIo>& outputs(AneProgramId id) const;
+
+  int compiles() const { return compiles_; }
+  int loaded() const;
+  bool poisoned() const { return poisoned_; }
+
+ private:
+  struct Program;
+  Program& program(AneProgramId id) const;
+  void bake(Program& p);
+
+  AneSimOptions options_;
+  std::vector<std::unique_ptr<Program>> programs_;
+  int compiles_ = 0;
+  bool poisoned_ = false;
+};
+
+}  // namespace orion::device

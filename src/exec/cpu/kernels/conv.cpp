@@ -1,0 +1,87 @@
+// conv: 2-D convolution on NCHW without bias; fp32 accumulation.
+//
+// A 1x1 convolution with unit strides, no padding and one group (the ANE's way of writing a
+// linear layer on [1, C, 1, S]) is a matrix product, weight [Cout, Cin] @ x[n] [Cin, H*W], and
+// goes through the matmul kernel. Everything else runs a direct loop, parallel over
+// (batch, output channel) planes, with the innermost loop along an output row.
+#include <algorithm>
+
+#include "exec/cpu/kernels.h"
+#include "exec/cpu/kernels/common.h"
+#include "ir/verifier.h"
+
+namespace orion::exec::cpu::kernels {
+
+namespace {
+
+struct ConvGeometry {
+  std::int64_t n, cin, h, w, cout, kh, kw, oh, ow, groups;
+  std::int64_t sh, sw, pt, pl, dh, dw;
+};
+
+void conv_as_matmul(const KernelArgs& a, const ConvGeometry& g) {
+  ir::Node mm;
+  mm.op = ir::Op::matmul;
+  mm.name = a.node.name;
+  mm.attrs = ir::make_attrs(ir::Op::matmul, {});
+  // weight [Cout, Cin] is broadcast over the batch of x [N, Cin, H*W].
+  const Tensor inputs[] = {a.inputs[1].reshape({g.cout, g.cin}), a.inputs[0].reshape({g.n, g.cin, g.h * g.w})};
+  Tensor out = a.output.reshape({g.n, g.cout, g.oh * g.ow});
+  matmul(KernelArgs{mm, inputs, out, a.pool});
+}
+
+void conv_direct(const KernelArgs& a, const ConvGeometry& g) {
+  const float* x = a.inputs[0].data<float>();
+  const float* w = a.inputs[1].data<float>();
+  float* out = a.output.data<float>();
+  const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups;
+  const std::int64_t planes = g.n * g.cout;
+  const std::int64_t work = g.oh * g.ow * cin_g * g.kh * g.kw;
+  a.pool.parallel_for(0, planes, detail::grain_for(work), [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t plane = lo; plane < hi; ++plane) {
+      const std::int64_t b = plane / g.cout, co = plane % g.cout;
+      const std::int64_t group = co / cout_g;
+      float* o = out + plane * g.oh * g.ow;
+      std::fill(o, o + g.oh * g.ow, 0.0f);
+      for (std::int64_t ci = 0; ci < cin_g; ++ci) {
+        const float* xc = x + (b * g.cin + group * cin_g + ci) * g.h * g.w;
+        const float* wc = w + (co * cin_g + ci) * g.kh * g.kw;
+        for (std::int64_t ki = 0; ki < g.kh; ++ki)
+          for (std::int64_t kj = 0; kj < g.kw; ++kj) {
+            const float wv = wc[ki * g.kw + kj];
+            // Output columns whose input column lies inside the row: ox*sw - pl + kj*dw in [0, w).
+            const std::int64_t off = kj * g.dw - g.pl;
+            const std::int64_t ox0 = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+            const std::int64_t ox1 = std::min(g.ow, off >= g.w ? 0 : (g.w - 1 - off) / g.sw + 1);
+            for (std::int64_t oy = 0; oy < g.oh; ++oy) {
+              const std::int64_t iy = oy * g.sh - g.pt + ki * g.dh;
+              if (iy < 0 || iy >= g.h) continue;
+              const float* xr = xc + iy * g.w;
+              float* orow = o + oy * g.ow;
+              for (std::int64_t ox = ox0; ox < ox1; ++ox) orow[ox] += wv * xr[ox * g.sw + off];
+            }
+          }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void conv(const KernelArgs& a) {
+  const Shape& xs = a.inputs[0].shape();
+  const Shape& ws = a.inputs[1].shape();
+  const Shape& os = a.output.shape();
+  const auto& st = a.node.attr_ints("strides");
+  const auto& pd = a.node.attr_ints("pads");
+  const auto& dl = a.node.attr_ints("dilations");
+  const ConvGeometry g{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], os[2], os[3],
+                       a.node.attr_int("groups"), st[0], st[1], pd[0], pd[2], dl[0], dl[1]};
+  if (a.output.numel() == 0) return;
+  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.groups == 1 &&
+                         std::all_of(pd.begin(), pd.end(), [](std::int64_t p) { return p == 0; });
+  if (pointwise) conv_as_matmul(a, g);
+  else conv_direct(a, g);
+}
+
+}  // namespace orion::exec::cpu::kernels

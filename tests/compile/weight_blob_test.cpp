@@ -1,0 +1,321 @@
+// The weight blob writer and reader against the byte layout of shared/ane/FORMATS.md. The
+// expected bytes are spelled out here field by field, not produced by the writer.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compile/weight_blob_reader.h"
+#include "compile/weight_blob_writer.h"
+#include "core/error.h"
+#include "core/random.h"
+#include "core/testing_temp_dir.h"
+
+namespace orion::compile {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+void put32(Bytes& b, std::size_t at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) b[at + static_cast<std::size_t>(i)] = std::byte((v >> (8 * i)) & 0xff);
+}
+void put64(Bytes& b, std::size_t at, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) b[at + static_cast<std::size_t>(i)] = std::byte((v >> (8 * i)) & 0xff);
+}
+
+template <class F> std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no orion::Error";
+  return {};
+}
+
+// The file FORMATS.md's example describes: one blob of 500 fp32 values (record at 64, data at
+// 128..2127), then a 3-value fp16 blob whose record is at 2176.
+Bytes expected_example(const std::vector<float>& f32, const std::vector<std::uint16_t>& f16) {
+  Bytes b(2176 + 64 + 6, std::byte{0});
+  put32(b, 0, 2);  // count
+  put32(b, 4, 2);  // version
+  // record 1
+  put32(b, 64, 0xDEADBEEF);
+  put32(b, 68, 2);  // fp32
+  put64(b, 72, 2000);
+  put64(b, 80, 128);
+  for (std::size_t i = 0; i < f32.size(); ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &f32[i], 4);
+    put32(b, 128 + 4 * i, bits);
+  }
+  // 2128..2175 stay zero: the gap up to the next multiple of 64
+  put32(b, 2176, 0xDEADBEEF);
+  put32(b, 2180, 1);  // fp16
+  put64(b, 2184, 6);
+  put64(b, 2192, 2240);
+  for (std::size_t i = 0; i < f16.size(); ++i) {
+    b[2240 + 2 * i] = std::byte(f16[i] & 0xff);
+    b[2241 + 2 * i] = std::byte(f16[i] >> 8);
+  }
+  return b;
+}
+
+TEST(WeightBlob, FormatsExampleByteForByte) {
+  std::vector<float> f32(500);
+  for (std::size_t i = 0; i < f32.size(); ++i) f32[i] = static_cast<float>(i) * 0.25f - 17.0f;
+  const std::vector<std::uint16_t> f16 = {0x3c00, 0x8001, 0x7e05};
+  WeightBlobWriter w;
+  EXPECT_EQ(w.add_fp32(f32), 64u);
+  EXPECT_EQ(w.add_fp16(f16), 2176u);
+  EXPECT_EQ(w.count(), 2u);
+  const Bytes want = expected_example(f32, f16);
+  ASSERT_EQ(w.bytes().size(), want.size()) << "the file must end at the last data byte";
+  for (std::size_t i = 0; i < want.size(); ++i)
+    ASSERT_EQ(w.bytes()[i], want[i]) << "byte " << i;
+
+  const WeightBlobReader r = WeightBlobReader::from_bytes(want, "example.bin");
+  ASSERT_EQ(r.count(), 2u);
+  const BlobRecord& a = r.at(64);
+  EXPECT_EQ(a.dtype, BlobDType::fp32);
+  EXPECT_EQ(a.data_offset, 128u);
+  EXPECT_EQ(a.size, 2000u);
+  EXPECT_EQ(a.element_count(), 500u);
+  const BlobRecord& b = r.at(2176);
+  EXPECT_EQ(b.dtype, BlobDType::fp16);
+  EXPECT_EQ(b.data_offset, 2240u);
+  const Tensor t = r.tensor(64, DType::f32, {500});
+  for (std::size_t i = 0; i < f32.size(); ++i) ASSERT_EQ(t.data<float>()[i], f32[i]);
+}
+
+TEST(WeightBlob, EmptyWriterIsAValidFile) {
+  WeightBlobWriter w;
+  Bytes want(64, std::byte{0});
+  put32(want, 4, 2);
+  EXPECT_EQ(w.bytes(), want);
+  EXPECT_EQ(WeightBlobReader::from_bytes(w.bytes(), "empty").count(), 0u);
+}
+
+TEST(WeightBlob, SubBytePacking) {
+  const std::vector<std::int32_t> v = {1, 2, 3, 4, 5};
+  const PackedBits p = pack_bits(v, 4);
+  EXPECT_EQ(p.bytes, (Bytes{std::byte{0x21}, std::byte{0x43}, std::byte{0x05}}));
+  EXPECT_EQ(p.unused_bits, 4u);
+
+  WeightBlobWriter w;
+  const std::uint64_t at = w.add_packed(BlobDType::uint4, v);
+  EXPECT_EQ(at, 64u);
+  const Bytes& f = w.bytes();
+  ASSERT_EQ(f.size(), 131u);
+  EXPECT_EQ(f[68], std::byte{11});  // uint4
+  EXPECT_EQ(f[72], std::byte{3});   // size
+  EXPECT_EQ(f[88], std::byte{4});   // unused bits
+  EXPECT_EQ(f[128], std::byte{0x21});
+  EXPECT_EQ(f[130], std::byte{0x05});
+
+  // uint3 crosses byte boundaries: 0b111, 0b000, 0b101 -> bits 101 000 111 = 0x47, 0x01.
+  const PackedBits q = pack_bits(std::vector<std::int32_t>{7, 0, 5}, 3);
+  EXPECT_EQ(q.bytes, (Bytes{std::byte{0x47}, std::byte{0x01}}));
+  EXPECT_EQ(q.unused_bits, 7u);
+  // int4 keeps two's complement in its four bits.
+  EXPECT_EQ(pack_bits(std::vector<std::int32_t>{-1, -8}, 4).bytes, (Bytes{std::byte{0x8f}}));
+  EXPECT_EQ(pack_bits(std::vector<std::int32_t>{-1, -8}, 4).unused_bits, 0u);
+
+  // Every width, seeded values: unpack(pack(v)) == v and the reader counts the elements.
+  Rng rng(7);
+  for (BlobDType t : {BlobDType::uint1, BlobDType::uint2, BlobDType::uint3, BlobDType::uint4, BlobDType::uint6}) {
+    const int bits = blob_dtype_bits(t);
+    for (std::size_t n = 1; n < 40; ++n) {
+      std::vector<std::int32_t> vals(n);
+      for (auto& x : vals) x = static_cast<std::int32_t>(rng.below(1u << bits));
+      WeightBlobWriter ww;
+      ww.add_packed(t, vals);
+      const WeightBlobReader rr = WeightBlobReader::from_bytes(ww.bytes(), "packed");
+      const BlobRecord& rec = rr.at(64);
+      ASSERT_EQ(rec.element_count(), n) << blob_dtype_name(t);
+      ASSERT_EQ(rec.size, (n * static_cast<std::size_t>(bits) + 7) / 8);
+      const auto back = unpack_bits(rec.data, bits, n);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(back[i], static_cast<std::uint32_t>(vals[i]));
+    }
+  }
+}
+
+TEST(WeightBlob, Fp16BitPatternsPreserved) {
+  // +0, -0, smallest subnormal, largest finite, inf, -inf, a quiet NaN with payload, a
+  // signalling-looking NaN.
+  const std::vector<std::uint16_t> h = {0x0000, 0x8000, 0x0001, 0x7bff, 0x7c00, 0xfc00, 0x7e2a, 0x7c01};
+  WeightBlobWriter w;
+  w.add_fp16(h);
+  const WeightBlobReader r = WeightBlobReader::from_bytes(w.bytes(), "h");
+  const Tensor t = r.tensor(64, DType::f16, {2, 4});
+  for (std::size_t i = 0; i < h.size(); ++i) EXPECT_EQ(t.data<std::uint16_t>()[i], h[i]) << i;
+}
+
+TEST(WeightBlob, WriterRefusesBadBlobs) {
+  WeightBlobWriter w;
+  EXPECT_NE(error_of([&] { w.add(BlobDType::fp16, {}); }).find("empty"), std::string::npos);
+  EXPECT_NE(error_of([&] { w.add_fp16({}); }).find("zero-length"), std::string::npos);
+  const Bytes three(3, std::byte{1});
+  EXPECT_NE(error_of([&] { w.add(BlobDType::fp16, three); }).find("not whole elements"), std::string::npos);
+  EXPECT_NE(error_of([&] { w.add(BlobDType::uint8, three, 2); }).find("sub-byte"), std::string::npos);
+  // 3 bytes of uint3 hold 8 values exactly; 1 unused bit would leave 23 bits.
+  EXPECT_NE(error_of([&] { w.add(BlobDType::uint3, three, 1); }).find("unused bits"), std::string::npos);
+  EXPECT_EQ(w.count(), 0u);
+  EXPECT_EQ(w.bytes().size(), 64u);
+}
+
+TEST(WeightBlob, WritesAtomicallyAndReadsTheMappedFile) {
+  testing_util::TempDir dir;
+  WeightBlobWriter w;
+  const std::vector<std::uint16_t> h = {1, 2, 3, 4, 5};
+  w.add_fp16(h);
+  const std::uint64_t second = w.add_fp16(h);
+  w.write(dir.file("weight.bin"));
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"weight.bin"});
+  const WeightBlobReader r = WeightBlobReader::open(dir.file("weight.bin"));
+  EXPECT_EQ(r.name(), dir.file("weight.bin"));
+  EXPECT_EQ(second, 192u);  // 64 + 64 + 10 -> 138, aligned up
+  EXPECT_EQ(r.tensor(second, DType::f16, {5}).data<std::uint16_t>()[4], 5);
+  // The tensor keeps the mapping alive after the reader is gone.
+  Tensor kept;
+  {
+    const WeightBlobReader r2 = WeightBlobReader::open(dir.file("weight.bin"));
+    kept = r2.tensor(64, DType::f16, {1, 5});
+  }
+  EXPECT_EQ(kept.data<std::uint16_t>()[2], 3);
+}
+
+// A valid two-blob file to corrupt.
+Bytes valid_file() {
+  WeightBlobWriter w;
+  w.add_fp16(std::vector<std::uint16_t>(37, 0x3c00));
+  w.add_fp32(std::vector<float>(20, 1.5f));
+  w.add_packed(BlobDType::uint4, std::vector<std::int32_t>{1, 2, 3});
+  return w.bytes();
+}
+
+TEST(WeightBlob, ReaderErrorsNameTheFileAndTheByte) {
+  const Bytes good = valid_file();
+  ASSERT_EQ(WeightBlobReader::from_bytes(good, "w.bin").count(), 3u);
+  auto err = [](Bytes b) { return error_of([&] { WeightBlobReader::from_bytes(b, "w.bin"); }); };
+  {
+    Bytes b = good;
+    put32(b, 4, 1);
+    EXPECT_EQ(err(b), "w.bin: at byte 4: blob storage version 1, expected 2");
+  }
+  {
+    Bytes b = good;
+    b[64] = std::byte{0xEE};
+    EXPECT_EQ(err(b), "w.bin: at byte 64: metadata record has sentinel 0xDEADBEEE, expected 0xDEADBEEF");
+  }
+  {
+    Bytes b = good;
+    put32(b, 68, 18);
+    EXPECT_EQ(err(b), "w.bin: at byte 68: unknown blob data type code 18 (known: 1 to 17)");
+    put32(b, 68, 0);
+    EXPECT_EQ(err(b), "w.bin: at byte 68: unknown blob data type code 0 (known: 1 to 17)");
+  }
+  {
+    Bytes b = good;
+    put64(b, 80, 0);
+    EXPECT_EQ(err(b), "w.bin: at byte 80: data offset 0, expected 128 (the record's offset + 64)");
+  }
+  {
+    Bytes b = good;
+    put64(b, 72, 0);
+    EXPECT_EQ(err(b), "w.bin: at byte 72: zero-length blob");
+  }
+  {
+    Bytes b = good;
+    put64(b, 72, ~std::uint64_t{0} - 7);
+    EXPECT_NE(err(b).find("w.bin: at byte 72: blob of 18446744073709551608 bytes at 128 runs past the end"),
+              std::string::npos);
+  }
+  {
+    Bytes b = good;
+    put64(b, 72, 73);  // odd size for fp16
+    EXPECT_EQ(err(b), "w.bin: at byte 72: 73 bytes are not a whole number of fp16 values");
+  }
+  {
+    Bytes b = good;
+    put32(b, 0, 4);
+    EXPECT_EQ(err(b), "w.bin: at byte 0: the header counts 4 blobs, the file holds 3");
+  }
+  {
+    Bytes b = good;
+    b.resize(b.size() - 1);  // the last blob's data cut short
+    EXPECT_NE(err(b).find("runs past the end of the file"), std::string::npos);
+  }
+  EXPECT_EQ(err(Bytes(10, std::byte{0})),
+            "w.bin: at byte 0: the file has 10 bytes, fewer than the 64-byte header of a weight blob file");
+  // Reserved fields are ignored, as Apple's reader ignores them.
+  {
+    Bytes b = good;
+    put64(b, 8, 0x1234);
+    put64(b, 64 + 40, 0x5678);
+    EXPECT_EQ(WeightBlobReader::from_bytes(b, "w.bin").count(), 3u);
+  }
+  // Lookups by offset.
+  const WeightBlobReader r = WeightBlobReader::from_bytes(good, "w.bin");
+  EXPECT_EQ(error_of([&] { r.at(0); }), "w.bin: at byte 0: no blob record starts here");
+  EXPECT_EQ(error_of([&] { r.at(128); }),
+            "w.bin: at byte 128: no blob record starts here (that is where a blob's data starts: "
+            "BLOBFILE names its record, 64 bytes before)");
+  EXPECT_EQ(error_of([&] { r.tensor(64, DType::f32, {37}); }),
+            "w.bin: at byte 64: blob of type fp16 cannot be read as f32");
+  EXPECT_EQ(error_of([&] { r.tensor(64, DType::f16, {36}); }),
+            "w.bin: at byte 64: blob of 74 bytes does not hold f16[36] (72 bytes)");
+}
+
+TEST(WeightBlob, ErrorsForMissingFile) {
+  testing_util::TempDir dir;
+  const std::string msg = error_of([&] { WeightBlobReader::open(dir.file("none.bin")); });
+  EXPECT_NE(msg.find(dir.file("none.bin") + ": cannot open"), std::string::npos) << msg;
+}
+
+// Thousands of truncations and byte corruptions: each gives a valid reader or an orion::Error,
+// and a valid reader's records all lie inside the file (touching every data byte lets the
+// sanitizers see an out-of-bounds read).
+TEST(WeightBlob, CorruptionsGiveErrorsNotCrashes) {
+  const Bytes good = valid_file();
+  Rng rng(2024);
+  int errors = 0, accepted = 0;
+  for (int iter = 0; iter < 6000; ++iter) {
+    Bytes b = good;
+    switch (iter % 3) {
+      case 0: b.resize(static_cast<std::size_t>(rng.below(b.size()))); break;
+      case 1: {
+        const int flips = 1 + static_cast<int>(rng.below(4));
+        for (int k = 0; k < flips; ++k)
+          b[static_cast<std::size_t>(rng.below(b.size()))] = std::byte(rng.below(256));
+        break;
+      }
+      default: {
+        // Aim at the header and record fields, where corruption matters most.
+        const std::size_t records[] = {0, 64, 256, 448};
+        const std::size_t at = records[rng.below(4)] + static_cast<std::size_t>(rng.below(32));
+        if (at < b.size()) b[at] = std::byte(rng.below(256));
+        if (rng.below(2)) b.resize(static_cast<std::size_t>(rng.below(b.size() + 1)));
+      }
+    }
+    try {
+      const WeightBlobReader r = WeightBlobReader::from_bytes(b, "fuzz.bin");
+      unsigned sum = 0;
+      for (const BlobRecord& rec : r.records()) {
+        ASSERT_LE(rec.data_offset + rec.size, b.size());
+        for (std::byte x : rec.data) sum += std::to_integer<unsigned>(x);
+        EXPECT_EQ(&r.at(rec.record_offset), &rec);
+      }
+      (void)sum;
+      ++accepted;
+    } catch (const Error&) {
+      ++errors;
+    }
+  }
+  EXPECT_GT(errors, 3000);
+  EXPECT_GT(accepted, 100);  // data-only corruptions leave a valid file
+}
+
+}  // namespace
+}  // namespace orion::compile
