@@ -42,19 +42,21 @@ void generate(const GenerateOpts& o) {
                                              " (orion convert), not " + weights +
                                              ": leave out --weights, or convert the original folder to " + weights);
   if (weights.empty()) weights = stored ? model::stored_format_name(stored->format()) : "f32";
-  Stopwatch pack_sw;
+  // Packing the weights for the fast engine (none for a converted folder, whose weights are
+  // mapped); the session's KV cache and activations are not counted.
+  double pack_ms = 0;
   std::size_t packed_bytes = 0;
   if (graph) {
     decoder = std::make_unique<model::Gpt2Session>(md.model, exec::CpuOptions{parse_numerics(o.numerics), o.threads});
   } else {
+    Stopwatch pack_sw;
     auto fast = stored ? std::make_shared<const model::Gpt2FastModel>(md.model)
                        : std::make_shared<const model::Gpt2FastModel>(md.model, model::weight_dtype_from_name(weights));
+    pack_ms = pack_sw.ms();
     packed_bytes = fast->packed_bytes();
     decoder = std::make_unique<model::Gpt2FastSession>(std::move(fast), o.threads);
   }
   model::Decoder& session = *decoder;
-  // Packing the weights for the fast engine: none for a converted folder, whose weights are mapped.
-  const double pack_ms = graph ? 0.0 : pack_sw.ms();
   text::Sampler sampler(o.sampling);
 
   std::fputs(o.prompt.c_str(), stdout);
