@@ -38,29 +38,50 @@ float dot(const float* a, const float* b, std::size_t n) {
 
 }  // namespace
 
+namespace {
+
+WeightDType own_dtype(const Gpt2Model& model) {
+  return model.stored() ? model.stored()->format().dtype : WeightDType::f32;
+}
+
+}  // namespace
+
+Gpt2FastModel::Gpt2FastModel(const Gpt2Model& model) : Gpt2FastModel(model, own_dtype(model)) {}
+
 Gpt2FastModel::Gpt2FastModel(const Gpt2Model& model, WeightDType dtype)
     : config_(model.config()), dtype_(dtype) {
-  const auto& w = model.weights();
+  const StoredWeights* stored = model.stored();
+  const bool borrow = stored && stored->format().dtype == dtype;
+  // Only asked for when packing: for a converted folder this dequantises the whole model.
   auto get = [&](const std::string& name) -> const Tensor& {
+    const auto& w = model.weights();
     auto it = w.find(name);
     if (it == w.end()) throw Error("gpt2 fast path: tensor " + name + " is missing");
     return it->second;
   };
-  wpe_ = floats(get("wpe.weight"));
-  head_ = PackedLinear::pack(get("wte.weight"), false, Tensor{}, dtype);
-  lnf_g_ = floats(get("ln_f.weight"));
-  lnf_b_ = floats(get("ln_f.bias"));
+  auto vec = [&](const std::string& name) { return floats(stored ? stored->vector(name) : get(name)); };
+  auto linear = [&](const std::string& name, const std::string& bias) {
+    if (borrow) {
+      const StoredMatrix& m = stored->matrix(name);
+      return PackedLinear::borrow(m.w, m.scales, bias.empty() ? Tensor{} : stored->vector(bias), dtype);
+    }
+    return PackedLinear::pack(get(name), gpt2_is_conv1d(name), bias.empty() ? Tensor{} : get(bias), dtype);
+  };
+  wpe_ = vec("wpe.weight");
+  head_ = linear("wte.weight", "");
+  lnf_g_ = vec("ln_f.weight");
+  lnf_b_ = vec("ln_f.bias");
   for (std::int64_t l = 0; l < config_.n_layer; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
     Gpt2FastLayer L;
-    L.ln1_g = floats(get(p + "ln_1.weight"));
-    L.ln1_b = floats(get(p + "ln_1.bias"));
-    L.ln2_g = floats(get(p + "ln_2.weight"));
-    L.ln2_b = floats(get(p + "ln_2.bias"));
-    L.attn = PackedLinear::pack(get(p + "attn.c_attn.weight"), true, get(p + "attn.c_attn.bias"), dtype);
-    L.proj = PackedLinear::pack(get(p + "attn.c_proj.weight"), true, get(p + "attn.c_proj.bias"), dtype);
-    L.fc = PackedLinear::pack(get(p + "mlp.c_fc.weight"), true, get(p + "mlp.c_fc.bias"), dtype);
-    L.mlp_proj = PackedLinear::pack(get(p + "mlp.c_proj.weight"), true, get(p + "mlp.c_proj.bias"), dtype);
+    L.ln1_g = vec(p + "ln_1.weight");
+    L.ln1_b = vec(p + "ln_1.bias");
+    L.ln2_g = vec(p + "ln_2.weight");
+    L.ln2_b = vec(p + "ln_2.bias");
+    L.attn = linear(p + "attn.c_attn.weight", p + "attn.c_attn.bias");
+    L.proj = linear(p + "attn.c_proj.weight", p + "attn.c_proj.bias");
+    L.fc = linear(p + "mlp.c_fc.weight", p + "mlp.c_fc.bias");
+    L.mlp_proj = linear(p + "mlp.c_proj.weight", p + "mlp.c_proj.bias");
     layers_.push_back(std::move(L));
   }
 }
@@ -69,6 +90,12 @@ std::size_t Gpt2FastModel::weight_bytes_per_token() const {
   std::size_t b = head_.weight_bytes();
   for (const auto& L : layers_)
     b += L.attn.weight_bytes() + L.proj.weight_bytes() + L.fc.weight_bytes() + L.mlp_proj.weight_bytes();
+  return b;
+}
+
+std::size_t Gpt2FastModel::packed_bytes() const {
+  std::size_t b = head_.owned_bytes();
+  for (const auto& L : layers_) b += L.attn.owned_bytes() + L.proj.owned_bytes() + L.fc.owned_bytes() + L.mlp_proj.owned_bytes();
   return b;
 }
 

@@ -23,13 +23,21 @@ struct Gpt2FastLayer {
 
 class Gpt2FastModel {
  public:
-  // Packs the model's weights (a copy: the model may be dropped afterwards).
+  // The model's weights in `dtype`. From a folder `orion convert` wrote in that dtype (q8 of
+  // any block) the matrices are borrowed from the file's mapping: no packing, no copy. Otherwise
+  // they are packed (q8 with kQ8Block): a copy of each matrix, made from model.weights() (which,
+  // for a converted folder of another dtype, first dequantises it). Either way the model may be
+  // dropped afterwards.
   Gpt2FastModel(const Gpt2Model& model, WeightDType dtype);
+  // In the dtype the folder is stored in (f32 for a Hugging Face folder).
+  explicit Gpt2FastModel(const Gpt2Model& model);
 
   const Gpt2Config& config() const { return config_; }
   WeightDType dtype() const { return dtype_; }
   // Bytes of weights one decode step reads (every packed matrix once, the head included).
   std::size_t weight_bytes_per_token() const;
+  // Bytes of matrices this model copied (packed); 0 when it borrows them all from the file.
+  std::size_t packed_bytes() const;
 
  private:
   friend class Gpt2FastSession;

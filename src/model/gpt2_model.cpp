@@ -15,30 +15,27 @@ bool is_known_extra(std::string_view name) {
   return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias") || name == "lm_head.weight";
 }
 
-// The params the graphs read, with their types: those of a one-token prefill graph.
-std::vector<const ir::Node*> graph_params(const ir::Graph& g) {
-  std::vector<const ir::Node*> out;
-  for (ir::ValueId id : g.nodes_of(ir::Op::param)) out.push_back(&g.node(id));
-  return out;
-}
-
 }  // namespace
 
 Gpt2Model Gpt2Model::from_weights(Gpt2Config config, exec::Bindings weights, std::string source) {
   config.validate(source);
-  const ir::Graph g = gpt2_graph(config, {1, 0, true});
-  for (const ir::Node* p : graph_params(g)) {
-    auto it = weights.find(p->name);
-    if (it == weights.end()) throw Error::in_file(source, "tensor " + p->name + " is missing");
-    if (it->second.shape() != p->type.shape)
-      throw Error::in_file(source, "tensor " + p->name + " has shape " + shape_str(it->second.shape()) +
-                                       ", the config needs " + shape_str(p->type.shape));
+  for (const auto& [name, shape] : gpt2_param_shapes(config)) {
+    auto it = weights.find(name);
+    if (it == weights.end()) throw Error::in_file(source, "tensor " + name + " is missing");
+    if (it->second.shape() != shape)
+      throw Error::in_file(source, "tensor " + name + " has shape " + shape_str(it->second.shape()) +
+                                       ", the config needs " + shape_str(shape));
   }
   Gpt2Model m;
   m.config_ = std::move(config);
-  m.weights_ = std::move(weights);
+  m.graph_->weights = std::move(weights);
   m.dir_ = std::move(source);
   return m;
+}
+
+const exec::Bindings& Gpt2Model::weights() const {
+  if (stored_) std::call_once(graph_->made, [this] { graph_->weights = stored_->graph_weights(); });
+  return graph_->weights;
 }
 
 Gpt2Model Gpt2Model::load(const std::string& dir) {
@@ -49,24 +46,32 @@ Gpt2Model Gpt2Model::load(const std::string& dir) {
   Gpt2Config config = read_gpt2_config(config_path);
   const SafetensorsFile file = SafetensorsFile::open(weights_path);
 
+  const auto params = gpt2_param_shapes(config);
+  Gpt2Model m;
+  m.config_ = std::move(config);
+  m.dir_ = dir;
+  if (const std::optional<StoredFormat> format = read_stored_format(file)) {
+    m.stored_ = std::make_shared<const StoredWeights>(StoredWeights::open(file, *format, params));
+    return m;
+  }
+
   // Checkpoints saved from GPT2LMHeadModel prefix every name with "transformer.".
   std::string prefix;
   if (!file.find("wte.weight") && file.find("transformer.wte.weight")) prefix = "transformer.";
 
-  const ir::Graph g = gpt2_graph(config, {1, 0, true});
   exec::Bindings weights;
-  for (const ir::Node* p : graph_params(g)) {
-    const std::string name = prefix + p->name;
+  for (const auto& [pname, shape] : params) {
+    const std::string name = prefix + pname;
     const SafetensorsEntry* e = file.find(name);
     if (!e) throw Error::in_file(weights_path, "tensor " + name + " is missing");
-    if (e->shape != p->type.shape)
+    if (e->shape != shape)
       throw Error::in_file(weights_path, "tensor " + name + " has shape " + shape_str(e->shape) +
-                                             ", config.json needs " + shape_str(p->type.shape));
+                                             ", config.json needs " + shape_str(shape));
     if (!is_float(e->dtype))
       throw Error::in_file(weights_path, "tensor " + name + " has dtype " + std::string(dtype_name(e->dtype)) +
                                              ", expected a float type");
     // f32 stays a zero-copy view of the mapping; f16 and bf16 are widened once here.
-    weights.emplace(p->name, file.tensor_as(name, DType::f32));
+    weights.emplace(pname, file.tensor_as(name, DType::f32));
   }
   for (const SafetensorsEntry& e : file.entries()) {
     std::string_view n = e.name;
@@ -74,11 +79,15 @@ Gpt2Model Gpt2Model::load(const std::string& dir) {
     if (!weights.contains(n) && !is_known_extra(n))
       throw Error::in_file(weights_path, "tensor " + e.name + " is not part of a GPT-2 model with this config");
   }
-  Gpt2Model m;
-  m.config_ = std::move(config);
-  m.weights_ = std::move(weights);
-  m.dir_ = dir;
+  m.graph_->weights = std::move(weights);
   return m;
+}
+
+std::vector<std::pair<std::string, Shape>> gpt2_param_shapes(const Gpt2Config& config) {
+  const ir::Graph g = gpt2_graph(config, {1, 0, true});
+  std::vector<std::pair<std::string, Shape>> out;
+  for (ir::ValueId id : g.nodes_of(ir::Op::param)) out.emplace_back(g.node(id).name, g.node(id).type.shape);
+  return out;
 }
 
 exec::Bindings gpt2_init_weights(const Gpt2Config& config, std::uint64_t seed) {

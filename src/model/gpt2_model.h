@@ -1,30 +1,45 @@
 #pragma once
-// A GPT-2 model folder as users download it (Hugging Face layout): config.json,
-// model.safetensors, vocab.json and merges.txt. Loading maps the safetensors file and checks
-// every tensor the graphs need against the config before anything runs.
+// A GPT-2 model folder: config.json and model.safetensors, either as Hugging Face writes them
+// ([in, out] Conv1D weights, any float dtype) or as `orion convert` writes them (the decoder's
+// [out, in] layout in f32, f16 or q8: stored_weights.h). Loading maps the safetensors file and
+// checks every tensor the model needs against the config before anything runs.
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "exec/cpu/executor.h"
 #include "model/gpt2_config.h"
+#include "model/stored_weights.h"
 
 namespace orion::model {
 
 class Gpt2Model {
  public:
   // Throws orion::Error naming the file and tensor for a missing or mis-shaped tensor, a bad
-  // config, or an unreadable file.
+  // config, an unknown stored format or an unreadable file.
   static Gpt2Model load(const std::string& dir);
   // A model from weights in memory (tests, `orion init`).
   static Gpt2Model from_weights(Gpt2Config config, exec::Bindings weights, std::string source);
 
   const Gpt2Config& config() const { return config_; }
-  // Parameters by the graphs' names (Hugging Face's, without a "transformer." prefix), f32.
-  const exec::Bindings& weights() const { return weights_; }
+  // Parameters by the graphs' names (Hugging Face's, without a "transformer." prefix), f32, in
+  // the graphs' layout: what the graph executor binds. Zero-copy views for an f32 Hugging Face
+  // file. For a converted folder they are made on the first call (dequantised, transposed
+  // back: a copy of the whole model in f32) and kept, so that the fast decoder, which reads
+  // stored() instead, never pays for them. Safe to call from several threads.
+  const exec::Bindings& weights() const;
+  // The weights as `orion convert` stored them; nullptr for a Hugging Face layout folder.
+  const StoredWeights* stored() const { return stored_.get(); }
   const std::string& dir() const { return dir_; }
 
  private:
+  struct GraphWeights {
+    std::once_flag made;
+    exec::Bindings weights;
+  };
   Gpt2Config config_;
-  exec::Bindings weights_;
+  std::shared_ptr<const StoredWeights> stored_;
+  std::shared_ptr<GraphWeights> graph_ = std::make_shared<GraphWeights>();
   std::string dir_;
 };
 
@@ -32,5 +47,8 @@ class Gpt2Model {
 // and matrices, the residual projections (attn.c_proj, mlp.c_proj) scaled by 1/sqrt(2 n_layer),
 // biases 0, norm gains 1. Deterministic for a seed on every platform.
 exec::Bindings gpt2_init_weights(const Gpt2Config& config, std::uint64_t seed);
+
+// The graphs' params (names and shapes, in the graphs' layout) of a model with `config`.
+std::vector<std::pair<std::string, Shape>> gpt2_param_shapes(const Gpt2Config& config);
 
 }  // namespace orion::model

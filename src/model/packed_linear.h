@@ -1,10 +1,14 @@
 #pragma once
-// A linear layer packed for decoding: W as [out, in] rows (so that each output is one
-// contiguous dot product that the GEMV kernels stream once), in f32, f16 or per-block int8,
-// with an optional f32 bias.
+// A linear layer for decoding: W as [out, in] rows (so that each output is one contiguous dot
+// product that the GEMV kernels stream once), in f32, f16 or per-block int8, with an optional
+// f32 bias.
+//
+// The layer either owns its storage (pack(): a transposed / converted copy made at startup) or
+// borrows it (borrow(): tensors already in this layout, typically zero-copy views into a model
+// file written by `orion convert`, whose mapping the tensors keep alive). Both are held as
+// Tensors, so the two cases run the same code.
 #include <cstdint>
 #include <string_view>
-#include <vector>
 
 #include "core/tensor.h"
 #include "core/thread_pool.h"
@@ -17,14 +21,21 @@ enum class WeightDType { f32, f16, q8 };
 std::string_view weight_dtype_name(WeightDType t);
 WeightDType weight_dtype_from_name(std::string_view name);  // throws orion::Error
 
+// The block of weights that share one q8 scale when none is given (32 or 64 are supported).
 inline constexpr int kQ8Block = 32;
 
 class PackedLinear {
  public:
   PackedLinear() = default;
   // `w` is f32; `in_out` says it is stored [in, out] (GPT-2's Conv1D) rather than [out, in].
-  // `bias` may be undefined.
-  static PackedLinear pack(const Tensor& w, bool in_out, const Tensor& bias, WeightDType dtype);
+  // `bias` may be undefined. A copy: `w` and `bias` may be dropped afterwards.
+  static PackedLinear pack(const Tensor& w, bool in_out, const Tensor& bias, WeightDType dtype,
+                           int q8_block = kQ8Block);
+  // No copy: `w` is [out, in] and contiguous, of dtype f32 (WeightDType::f32), f16 (f16) or i8
+  // (q8); `scales` (q8 only, else undefined) is f32 [out, in / block], which sets the block
+  // (32 or 64); `bias` is f32 [out] or undefined. The layer shares the tensors' storage.
+  // Throws orion::Error for any other dtype, shape or block.
+  static PackedLinear borrow(Tensor w, Tensor scales, Tensor bias, WeightDType dtype);
 
   // y = act(W x + b), over the pool's threads, with the kernels of `isa`.
   void apply(const float* x, float* y, ThreadPool& pool, exec::cpu::Isa isa = exec::cpu::best_isa(),
@@ -35,17 +46,24 @@ class PackedLinear {
   std::int64_t rows() const { return rows_; }
   std::int64_t cols() const { return cols_; }
   WeightDType dtype() const { return dtype_; }
+  int q8_block() const { return block_; }  // 0 unless q8
   // Bytes one apply() reads: the weights (and scales), not the bias.
   std::size_t weight_bytes() const;
+  // Bytes of weights, scales and bias this layer allocated itself (0 when it borrows them).
+  std::size_t owned_bytes() const { return owned_bytes_; }
+  // The stored form: W [out, in], the q8 scales (undefined unless q8), the bias (may be undefined).
+  const Tensor& weight() const { return w_; }
+  const Tensor& scales() const { return scales_; }
+  const Tensor& bias() const { return bias_; }
 
  private:
   WeightDType dtype_ = WeightDType::f32;
   std::int64_t rows_ = 0, cols_ = 0;
-  std::vector<float> f32_;
-  std::vector<std::uint16_t> f16_;
-  std::vector<std::int8_t> q8_;
-  std::vector<float> scales_;
-  std::vector<float> bias_;
+  int block_ = 0;
+  Tensor w_;       // f32, f16 or i8 [rows, cols], contiguous
+  Tensor scales_;  // f32 [rows, cols / block_]
+  Tensor bias_;    // f32 [rows]
+  std::size_t owned_bytes_ = 0;
 };
 
 }  // namespace orion::model

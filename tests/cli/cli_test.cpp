@@ -29,12 +29,12 @@ class Cli : public ::testing::Test {
 TEST_F(Cli, HelpListsSubcommandsAndExitsZero) {
   const CliResult r = run_orion("--help");
   EXPECT_EQ(r.status, 0);
-  for (const char* sub : {"init", "generate", "tokenize", "perplexity", "bench", "ops", "check", "run", "demo"})
+  for (const char* sub : {"init", "convert", "generate", "tokenize", "perplexity", "bench", "ops", "check", "run", "demo"})
     EXPECT_NE(r.out.find(sub), std::string::npos) << sub;
 }
 
 TEST_F(Cli, EverySubcommandHasHelp) {
-  for (const char* sub : {"init", "generate", "tokenize", "perplexity", "bench", "bench decode", "bench tokenize",
+  for (const char* sub : {"init", "convert", "generate", "tokenize", "perplexity", "bench", "bench decode", "bench tokenize",
                           "ops", "check", "run", "demo"}) {
     const CliResult r = run_orion(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub;

@@ -3,11 +3,9 @@
 // threads. With f16 or q8 weights it also reports what the format costs in accuracy: the
 // relative error of the logits and the top-1 agreement against f32 weights.
 #include <malloc.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
 #include "bench_commands.h"
 #include "core/error.h"
@@ -15,24 +13,19 @@
 #include "exec/cpu/machine_limits.h"
 #include "model/gpt2_fast.h"
 #include "model_dir.h"
+#include "process_memory.h"
 
 namespace orion::cli {
 
 namespace {
 
 struct DecodeOpts {
-  std::string arch = "gpt2-124m", model_dir, dtype = "f16";
+  std::string arch = "gpt2-124m", model_dir, dtype = "f16", reference;
+  bool dtype_given = false;
   int threads = 0, tokens = 256, runs = 5;
   std::uint64_t seed = 0;
   bool json = false;
 };
-
-double resident_mb() {
-  std::ifstream f("/proc/self/statm");
-  long pages = 0, resident = 0;
-  if (!(f >> pages >> resident)) return 0;
-  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1e6;
-}
 
 model::Gpt2Model bench_model(const DecodeOpts& o) {
   if (!o.model_dir.empty()) return load_model_dir(o.model_dir).model;
@@ -47,16 +40,17 @@ std::vector<std::int32_t> bench_tokens(std::int64_t n, std::int64_t vocab) {
 }
 
 struct FormatError {
+  bool measured = false;
   double rel_l2 = 0;
   double top1 = 1;
 };
 
 // Teacher-forced over `n` positions: the format's logits against f32's.
-FormatError format_error(const model::Gpt2Model& m, model::WeightDType dtype, int threads, int n) {
-  auto ref = std::make_shared<const model::Gpt2FastModel>(m, model::WeightDType::f32);
-  auto fmt = std::make_shared<const model::Gpt2FastModel>(m, dtype);
-  model::Gpt2FastSession a(ref, threads), b(fmt, threads);
-  const auto tokens = bench_tokens(n, m.config().vocab_size);
+FormatError format_error(std::shared_ptr<const model::Gpt2FastModel> ref, std::shared_ptr<const model::Gpt2FastModel> fmt,
+                         int threads, int n) {
+  const std::int64_t vocab = fmt->config().vocab_size;
+  model::Gpt2FastSession a(std::move(ref), threads), b(std::move(fmt), threads);
+  const auto tokens = bench_tokens(n, vocab);
   double num = 0, den = 0;
   int agree = 0;
   for (std::int32_t t : tokens) {
@@ -67,21 +61,58 @@ FormatError format_error(const model::Gpt2Model& m, model::WeightDType dtype, in
     }
     agree += std::max_element(x.begin(), x.end()) - x.begin() == std::max_element(y.begin(), y.end()) - y.begin();
   }
-  return {std::sqrt(num / den), static_cast<double>(agree) / n};
+  return {true, std::sqrt(num / den), static_cast<double>(agree) / n};
 }
 
-void bench_decode(const DecodeOpts& o) {
-  const model::WeightDType dtype = model::weight_dtype_from_name(o.dtype);
+// `v` printed with `format`, or JSON's null when it was not measured.
+std::string json_number(bool measured, double v, const char* format) {
+  if (!measured) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// The f32 reference for a converted folder: the folder it was converted from (--reference).
+std::shared_ptr<const model::Gpt2FastModel> reference_model(const DecodeOpts& o, const model::Gpt2Config& c) {
+  const model::Gpt2Model ref = load_model_dir(o.reference).model;
+  const auto& r = ref.config();
+  if (r.n_layer != c.n_layer || r.n_embd != c.n_embd || r.n_head != c.n_head || r.vocab_size != c.vocab_size ||
+      r.n_positions != c.n_positions || r.hidden() != c.hidden())
+    throw Error::in_file(o.reference, "--reference has another shape than " + o.model_dir);
+  return std::make_shared<const model::Gpt2FastModel>(ref, model::WeightDType::f32);
+}
+
+void bench_decode(DecodeOpts o) {
   Stopwatch sw;
   std::shared_ptr<const model::Gpt2FastModel> fast;
   FormatError err;
   std::int64_t n_params = 0;
+  bool mapped = false;
   {
     const model::Gpt2Model m = bench_model(o);
     n_params = m.config().parameter_count();
-    if (dtype != model::WeightDType::f32) err = format_error(m, dtype, o.threads, 32);
+    if (const model::StoredWeights* st = m.stored()) {
+      // A converted folder runs in the format it is stored in: re-encoding it here would measure
+      // a format nobody asked for.
+      const std::string stored(model::weight_dtype_name(st->format().dtype));
+      if (o.dtype_given && o.dtype != stored)
+        throw Error::in_file(st->path(), "is stored as " + model::stored_format_name(st->format()) + " (orion convert), not " +
+                                             o.dtype + ": leave out --dtype, or convert the original folder to " + o.dtype);
+      o.dtype = stored;
+      mapped = true;
+    } else if (!o.reference.empty()) {
+      throw Error("--reference compares a converted folder with its original; " + o.model_dir + " is not converted");
+    }
+    const model::WeightDType dtype = model::weight_dtype_from_name(o.dtype);
     fast = std::make_shared<const model::Gpt2FastModel>(m, dtype);
-  }  // the f32 weights are gone: what stays resident is the packed model
+    if (dtype != model::WeightDType::f32) {
+      if (!mapped)
+        err = format_error(std::make_shared<const model::Gpt2FastModel>(m, model::WeightDType::f32), fast, o.threads, 32);
+      else if (!o.reference.empty())
+        err = format_error(reference_model(o, m.config()), fast, o.threads, 32);
+    }
+    if (mapped) o.dtype = model::stored_format_name(m.stored()->format());
+  }  // the f32 weights are gone: what stays resident is the packed (or mapped) model
 #if defined(__GLIBC__)
   malloc_trim(0);  // hand the freed f32 weights back, so that the resident figure is honest
 #endif
@@ -115,22 +146,26 @@ void bench_decode(const DecodeOpts& o) {
     std::printf("{\"bench\": \"decode\", \"model\": \"%s\", \"params\": %lld, \"dtype\": \"%s\", \"threads\": %d, \"isa\": \"%s\", "
                 "\"tokens\": %d, \"runs\": %d, \"tok_per_s\": %.3f, \"tok_per_s_min\": %.3f, \"tok_per_s_max\": %.3f, "
                 "\"bytes_per_token\": %.0f, \"achieved_gbps\": %.3f, \"measured_bandwidth_gbps\": %.3f, "
-                "\"bandwidth_fraction\": %.4f, \"logits_rel_error\": %.3g, \"top1_agreement\": %.4f, "
+                "\"bandwidth_fraction\": %.4f, \"logits_rel_error\": %s, \"top1_agreement\": %s, \"weights_mapped\": %s, "
                 "\"resident_mb\": %.1f, \"needed_mb\": %.1f}\n",
                 o.model_dir.empty() ? o.arch.c_str() : o.model_dir.c_str(), static_cast<long long>(n_params), o.dtype.c_str(),
-                pool.size(), isa, o.tokens, o.runs, tok_s, lo, hi, bytes, gbps, bandwidth, gbps / bandwidth, err.rel_l2, err.top1,
+                pool.size(), isa, o.tokens, o.runs, tok_s, lo, hi, bytes, gbps, bandwidth, gbps / bandwidth, json_number(err.measured, err.rel_l2, "%.3g").c_str(),
+                json_number(err.measured, err.top1, "%.4f").c_str(), mapped ? "true" : "false",
                 rss, need_mb);
     return;
   }
-  std::printf("decode %s (%.1fM params), %s weights, %d threads, %s kernels, %d tokens x %d runs (setup %.1f s)\n",
+  std::printf("decode %s (%.1fM params), %s weights%s, %d threads, %s kernels, %d tokens x %d runs (setup %.1f s)\n",
               o.model_dir.empty() ? o.arch.c_str() : o.model_dir.c_str(), static_cast<double>(n_params) / 1e6,
-              o.dtype.c_str(), pool.size(), isa, o.tokens, o.runs, setup_s);
+              o.dtype.c_str(), mapped ? " mapped from the file" : "", pool.size(), isa, o.tokens, o.runs, setup_s);
   std::printf("  %.2f tok/s median (min %.2f, max %.2f)\n", tok_s, lo, hi);
   std::printf("  %.1f MB of weights per token -> %.2f GB/s; measured read bandwidth %.2f GB/s: %.1f%% of it\n",
               bytes / 1e6, gbps, bandwidth, 100 * gbps / bandwidth);
-  if (dtype != model::WeightDType::f32)
+  if (err.measured)
     std::printf("  %s against f32 weights over 32 positions: logits relative L2 error %.3g, top-1 agreement %.1f%%\n",
                 o.dtype.c_str(), err.rel_l2, 100 * err.top1);
+  else if (o.dtype != "f32")
+    std::printf("  %s against f32 weights: not measured (a converted folder: pass --reference with the folder it was converted from)\n",
+                o.dtype.c_str());
   std::printf("  resident %.1f MB; weights + KV cache + activations need %.1f MB\n", rss, need_mb);
 }
 
@@ -141,13 +176,21 @@ void add_bench_decode_command(CLI::App& bench) {
   auto* cmd = bench.add_subcommand("decode", "Decode tok/s of the fast decoder against the machine's measured read bandwidth");
   cmd->add_option("--arch", o->arch, "A randomly initialised model of these shapes")->check(CLI::IsMember({"gpt2-124m"}))->capture_default_str();
   cmd->add_option("-m,--model", o->model_dir, "A model folder instead of --arch");
-  cmd->add_option("--dtype", o->dtype, "Weight format: f32, f16 or q8")->check(CLI::IsMember({"f32", "f16", "q8"}))->capture_default_str();
+  auto* dtype = cmd->add_option("--dtype", o->dtype, "Weight format: f32, f16 or q8 (a converted folder: its own)")
+                    ->check(CLI::IsMember({"f32", "f16", "q8"}))
+                    ->capture_default_str();
+  cmd->add_option("--reference", o->reference,
+                  "With a converted -m: the f32 folder it was converted from, to report the format's logits error against");
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--tokens", o->tokens, "Tokens decoded per run")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--runs", o->runs, "Timed runs (the median is reported)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the --arch model's weights")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object");
-  cmd->callback([o] { bench_decode(*o); });
+  cmd->callback([o, dtype] {
+    DecodeOpts opts = *o;
+    opts.dtype_given = dtype->count() > 0;
+    bench_decode(opts);
+  });
 }
 
 }  // namespace orion::cli

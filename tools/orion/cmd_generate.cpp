@@ -8,6 +8,7 @@
 #include "model/gpt2_session.h"
 #include "model_dir.h"
 #include "numerics_option.h"
+#include "process_memory.h"
 #include "text/sampler.h"
 
 namespace orion::cli {
@@ -15,7 +16,7 @@ namespace orion::cli {
 namespace {
 
 struct GenerateOpts {
-  std::string model_dir, prompt, device = "cpu", numerics = "f32", engine = "fast", weights = "f32";
+  std::string model_dir, prompt, device = "cpu", numerics = "f32", engine = "fast", weights;  // weights "": the folder's own
   int tokens = 64, threads = 0;
   text::SamplerOptions sampling;
 };
@@ -34,14 +35,28 @@ void generate(const GenerateOpts& o) {
   // The fast decoder by default; the graph executor for ANE-style f16 numerics or on request.
   const bool graph = o.engine == "graph" || o.numerics == "f16";
   std::unique_ptr<model::Decoder> decoder;
-  Stopwatch pack_sw;
-  if (graph)
+  std::string weights = o.weights;
+  const model::StoredWeights* stored = md.model.stored();
+  if (stored && !weights.empty() && weights != model::weight_dtype_name(stored->format().dtype))
+    throw Error::in_file(stored->path(), "is stored as " + model::stored_format_name(stored->format()) +
+                                             " (orion convert), not " + weights +
+                                             ": leave out --weights, or convert the original folder to " + weights);
+  if (weights.empty()) weights = stored ? model::stored_format_name(stored->format()) : "f32";
+  // Packing the weights for the fast engine (none for a converted folder, whose weights are
+  // mapped); the session's KV cache and activations are not counted.
+  double pack_ms = 0;
+  std::size_t packed_bytes = 0;
+  if (graph) {
     decoder = std::make_unique<model::Gpt2Session>(md.model, exec::CpuOptions{parse_numerics(o.numerics), o.threads});
-  else
-    decoder = std::make_unique<model::Gpt2FastSession>(
-        std::make_shared<const model::Gpt2FastModel>(md.model, model::weight_dtype_from_name(o.weights)), o.threads);
+  } else {
+    Stopwatch pack_sw;
+    auto fast = stored ? std::make_shared<const model::Gpt2FastModel>(md.model)
+                       : std::make_shared<const model::Gpt2FastModel>(md.model, model::weight_dtype_from_name(weights));
+    pack_ms = pack_sw.ms();
+    packed_bytes = fast->packed_bytes();
+    decoder = std::make_unique<model::Gpt2FastSession>(std::move(fast), o.threads);
+  }
   model::Decoder& session = *decoder;
-  const double pack_ms = graph ? 0.0 : pack_sw.ms();  // packing the weights for the fast engine
   text::Sampler sampler(o.sampling);
 
   std::fputs(o.prompt.c_str(), stdout);
@@ -81,12 +96,14 @@ void generate(const GenerateOpts& o) {
   std::fputc('\n', stdout);
   std::fflush(stdout);
   std::fprintf(stderr,
-               "%s. prompt %zu tokens, generated %d tokens; load %.0f ms, pack %.0f ms, prefill %.1f ms (%.1f tok/s), decode %s (%s, %s)\n",
+               "%s. prompt %zu tokens, generated %d tokens; load %.0f ms, pack %.0f ms, prefill %.1f ms (%.1f tok/s), decode %s; "
+               "resident %.0f MB, peak %.0f MB (%s, %s)\n",
                stop.c_str(), prompt_tokens, generated, load_ms, pack_ms, prefill_ms,
                static_cast<double>(prompt_tokens) / (prefill_ms * 1e-3),
                decode_steps > 0 ? (std::to_string(decode_steps / decode_s).substr(0, 6) + " tok/s").c_str() : "-",
-               o.device.c_str(), graph ? ("graph engine, " + o.numerics + " numerics").c_str()
-                                       : ("fast engine, " + o.weights + " weights").c_str());
+               resident_mb(), peak_resident_mb(), o.device.c_str(),
+               graph ? ("graph engine, " + o.numerics + " numerics").c_str()
+                     : ("fast engine, " + weights + (packed_bytes ? " weights packed" : " weights mapped from the file")).c_str());
 }
 
 }  // namespace
@@ -106,8 +123,10 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "Device to run on")->check(CLI::IsMember({"cpu"}))->capture_default_str();
   cmd->add_option("--engine", o->engine, "fast: hand-scheduled decoder streaming each weight once per token; graph: the reference executor")
       ->check(CLI::IsMember({"fast", "graph"}))->capture_default_str();
-  cmd->add_option("--weights", o->weights, "Weight format of the fast engine: f32, f16, or q8 (int8 with a scale per 32 weights)")
-      ->check(CLI::IsMember({"f32", "f16", "q8"}))->capture_default_str();
+  cmd->add_option("--weights", o->weights,
+                  "Weight format of the fast engine: f32, f16, or q8 (int8 with a scale per 32 weights), packed at startup; "
+                  "default: the folder's own (f32 unless written by orion convert, whose weights are used from the file)")
+      ->check(CLI::IsMember({"f32", "f16", "q8"}));
   add_numerics_option(cmd, o->numerics);
   cmd->callback([o] { generate(*o); });
 }

@@ -10,6 +10,7 @@ void add_check_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_init_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "orion 0.1.0");
   app.require_subcommand(1);
   orion::cli::add_init_command(app);
+  orion::cli::add_convert_command(app);
   orion::cli::add_generate_command(app);
   orion::cli::add_tokenize_command(app);
   orion::cli::add_perplexity_command(app);

@@ -1,0 +1,78 @@
+// orion convert as a user runs it: init -> convert -> generate on the converted folder, with
+// the same text as the original for f32 (the same weights, mapped instead of packed), and the
+// usage errors around it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli/run_cli.h"
+
+namespace orion::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ConvertCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("orion_conv_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    const CliResult r = run_orion("init -o " + path("m") + " --layers 2 --dim 64 --heads 2 --context 64 --seed 3");
+    ASSERT_EQ(r.status, 0) << r.out;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& f) const { return (dir_ / f).string(); }
+  // The generated text: what comes before the statistics line.
+  static std::string text(const std::string& out) { return out.substr(0, out.find(". prompt")); }
+  fs::path dir_;
+};
+
+TEST_F(ConvertCli, ConvertThenGenerate) {
+  const CliResult q8 = run_orion("convert -m " + path("m") + " --dtype q8 --block 64 -o " + path("q8"));
+  ASSERT_EQ(q8.status, 0) << q8.out;
+  EXPECT_NE(q8.out.find("weights q8/64"), std::string::npos) << q8.out;
+  for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
+    EXPECT_TRUE(fs::exists(path("q8") + "/" + f)) << f;
+  const CliResult g = run_orion("generate -m " + path("q8") + " -p hello -n 6 --temp 0");
+  ASSERT_EQ(g.status, 0) << g.out;
+  EXPECT_NE(g.out.find("fast engine, q8/64 weights mapped from the file"), std::string::npos) << g.out;
+  // The graph engine runs the same folder from lazily dequantised weights.
+  const CliResult graph = run_orion("generate -m " + path("q8") + " -p hello -n 6 --temp 0 --engine graph");
+  ASSERT_EQ(graph.status, 0) << graph.out;
+
+  // f32 conversion: the same weights, so greedy decoding gives the same text as the original.
+  ASSERT_EQ(run_orion("convert -m " + path("m") + " --dtype f32 -o " + path("f32")).status, 0);
+  const CliResult a = run_orion("generate -m " + path("m") + " -p hello -n 8 --temp 0");
+  const CliResult b = run_orion("generate -m " + path("f32") + " -p hello -n 8 --temp 0");
+  ASSERT_EQ(b.status, 0) << b.out;
+  EXPECT_EQ(text(a.out), text(b.out));
+  EXPECT_NE(a.out.find("f32 weights packed"), std::string::npos) << a.out;
+  EXPECT_NE(b.out.find("f32 weights mapped from the file"), std::string::npos) << b.out;
+}
+
+TEST_F(ConvertCli, Refusals) {
+  ASSERT_EQ(run_orion("convert -m " + path("m") + " --dtype f16 -o " + path("f16")).status, 0);
+  // A converted folder runs in its own format.
+  const CliResult w = run_orion("generate -m " + path("f16") + " -p hi -n 2 --weights q8");
+  EXPECT_EQ(w.status, 1) << w.out;
+  EXPECT_NE(w.out.find("model.safetensors: is stored as f16"), std::string::npos) << w.out;
+  const CliResult d = run_orion("bench decode -m " + path("f16") + " --dtype q8 --tokens 2 --runs 1");
+  EXPECT_EQ(d.status, 1) << d.out;
+  EXPECT_NE(d.out.find("is stored as f16"), std::string::npos) << d.out;
+  // An existing folder needs --force.
+  const CliResult again = run_orion("convert -m " + path("m") + " --dtype f16 -o " + path("f16"));
+  EXPECT_EQ(again.status, 1) << again.out;
+  EXPECT_NE(again.out.find("--force"), std::string::npos) << again.out;
+  EXPECT_EQ(run_orion("convert -m " + path("m") + " --dtype q8 -o " + path("f16") + " --force").status, 0);
+  // --block belongs to q8; a converted q8 folder converts back with a warning.
+  EXPECT_EQ(run_orion("convert -m " + path("m") + " --dtype f16 --block 64 -o " + path("x")).status, 1);
+  EXPECT_EQ(run_orion("convert -m " + path("m") + " --dtype q8 --block 48 -o " + path("x")).status, 2);
+  const CliResult back = run_orion("convert -m " + path("f16") + " --dtype f32 -o " + path("back"));
+  EXPECT_EQ(back.status, 0) << back.out;
+  EXPECT_NE(back.out.find("warning"), std::string::npos) << back.out;
+}
+
+}  // namespace
+}  // namespace orion::test
