@@ -12,6 +12,7 @@ inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 // Allocates `bytes` (rounded up to `alignment`, which must be a power of two) aligned to
 // `alignment`, or to kHugePageBytes when bytes >= kHugePageBytes, in which case the region is
 // advised as huge pages where the OS supports it (a hint: failure is ignored). Not zeroed.
+// The size is not rounded up to whole huge pages.
 // Throws std::bad_alloc. Free with free_large().
 void* allocate_large(std::size_t bytes, std::size_t alignment);
 void free_large(void* p);
