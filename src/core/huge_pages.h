@@ -3,6 +3,7 @@
 // token; on 4 KiB pages that is a TLB miss (a page walk) every 4 KiB of every stream. Linux's
 // default THP mode on many distributions is "madvise": only regions that ask get 2 MiB pages.
 #include <cstddef>
+#include <memory>
 
 namespace orion {
 
@@ -16,5 +17,19 @@ inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 // Throws std::bad_alloc. Free with free_large().
 void* allocate_large(std::size_t bytes, std::size_t alignment);
 void free_large(void* p);
+
+struct LargeFree {
+  void operator()(void* p) const { free_large(p); }
+};
+
+// An uninitialised array from allocate_large (64-byte aligned at least): for large scratch such
+// as a KV cache, where zero-filling would make every page resident before it is used.
+template <class T>
+using LargeArray = std::unique_ptr<T[], LargeFree>;
+
+template <class T>
+LargeArray<T> make_large_array(std::size_t n) {
+  return LargeArray<T>(static_cast<T*>(allocate_large(n * sizeof(T), 64)));
+}
 
 }  // namespace orion

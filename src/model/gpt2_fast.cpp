@@ -103,8 +103,10 @@ Gpt2FastSession::Gpt2FastSession(std::shared_ptr<const Gpt2FastModel> model, int
     : model_(std::move(model)), pool_(threads), isa_(isa) {
   const auto& c = model_->config();
   const auto C = static_cast<std::size_t>(c.n_embd), P = static_cast<std::size_t>(c.n_positions);
-  k_cache_.assign(static_cast<std::size_t>(c.n_layer), std::vector<float>(P * C));
-  v_cache_.assign(static_cast<std::size_t>(c.n_layer), std::vector<float>(P * C));
+  for (std::int64_t l = 0; l < c.n_layer; ++l) {
+    k_cache_.push_back(make_large_array<float>(P * C));
+    v_cache_.push_back(make_large_array<float>(P * C));
+  }
   x_.resize(C);
   h_.resize(C);
   qkv_.resize(3 * C);
@@ -145,19 +147,24 @@ void Gpt2FastSession::step(std::int32_t token, bool want_logits) {
     const Gpt2FastLayer& L = m.layers_[l];
     layer_norm(x_.data(), L.ln1_g, L.ln1_b, eps, h_.data(), C);
     L.attn.apply(h_.data(), qkv_.data(), pool_, isa_);
-    float* kc = k_cache_[l].data();
-    float* vc = v_cache_[l].data();
-    std::memcpy(kc + pos * C, qkv_.data() + C, C * sizeof(float));
-    std::memcpy(vc + pos * C, qkv_.data() + 2 * C, C * sizeof(float));
+    const auto P = static_cast<std::size_t>(c.n_positions);
+    float* kc = k_cache_[l].get();
+    float* vc = v_cache_[l].get();
+    for (std::size_t h = 0; h < H; ++h) {
+      std::memcpy(kc + (h * P + pos) * D, qkv_.data() + C + h * D, D * sizeof(float));
+      std::memcpy(vc + (h * P + pos) * D, qkv_.data() + 2 * C + h * D, D * sizeof(float));
+    }
     // Attention over the cache, one head per task: each head owns its slice of att_ and of
     // scores_, so threads share no cache lines but at the heads' edges.
     pool_.parallel_for(0, static_cast<std::int64_t>(H), 1, [&](std::int64_t h0, std::int64_t h1) {
       for (auto h = static_cast<std::size_t>(h0); h < static_cast<std::size_t>(h1); ++h) {
         const float* q = qkv_.data() + h * D;
-        float* s = scores_.data() + h * static_cast<std::size_t>(c.n_positions);
+        const float* kh = kc + h * P * D;
+        const float* vh = vc + h * P * D;
+        float* s = scores_.data() + h * P;
         float mx = -INFINITY;
         for (std::size_t j = 0; j <= pos; ++j) {
-          s[j] = dot(q, kc + j * C + h * D, D) * scale;
+          s[j] = dot(q, kh + j * D, D) * scale;
           mx = std::max(mx, s[j]);
         }
         double z = 0;
@@ -167,7 +174,7 @@ void Gpt2FastSession::step(std::int32_t token, bool want_logits) {
         std::fill(out, out + D, 0.0f);
         for (std::size_t j = 0; j <= pos; ++j) {
           const float p = s[j] * inv;
-          const float* v = vc + j * C + h * D;
+          const float* v = vh + j * D;
           for (std::size_t d = 0; d < D; ++d) out[d] += p * v[d];
         }
       }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "core/thread_pool.h"
 #include "model/decoder.h"
 #include "model/gpt2_model.h"
@@ -68,7 +69,10 @@ class Gpt2FastSession final : public Decoder {
   ThreadPool pool_;
   exec::cpu::Isa isa_;
   std::int64_t position_ = 0;
-  std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer [n_positions, C]
+  // Per layer [n_head, n_positions, head_dim]: a head's keys (values) for all positions are one
+  // contiguous run, which attention reads as a single sequential stream. Positions at and
+  // beyond position_ are never read, so the cache is not zero-filled.
+  std::vector<LargeArray<float>> k_cache_, v_cache_;
   std::vector<float> x_, h_, qkv_, att_, tmp_, mlp_, scores_, logits_;
 };
 

@@ -111,10 +111,6 @@ SumFn sum_for(Isa isa) {
   return sum_scalar;
 }
 
-struct LargeFree {
-  void operator()(std::byte* p) const { free_large(p); }
-};
-
 // ---- FMA peak: `iters` rounds of independent FMA chains; returns flops done ----
 
 double fma_scalar(std::int64_t iters) {
@@ -195,7 +191,7 @@ double measure_read_bandwidth_gbps(ThreadPool& pool, std::size_t bytes, int repe
   const std::size_t total = share * threads;
   // The same allocation as the weights' (core/huge_pages.h), so that the probe and the kernels
   // it is compared with pay the same address translation.
-  std::unique_ptr<std::byte[], LargeFree> buffer(static_cast<std::byte*>(allocate_large(total, 4096)));
+  const LargeArray<std::byte> buffer = make_large_array<std::byte>(total);
   std::byte* base = buffer.get();
 
   // Written once, each share by the thread that will read it (first touch places its pages).
