@@ -37,6 +37,12 @@ class PackedLinear {
   // Bytes one apply() reads: the weights (and scales), not the bias.
   std::size_t weight_bytes() const;
 
+  // For matrix-matrix products (batched prefill), which hand W to the BLAS as f32 [out, in]:
+  // the f32 rows themselves (nullptr unless dtype() is f32; f16 and q8 go through row()), and
+  // the bias (nullptr when there is none).
+  const float* f32_data() const { return f32_.empty() ? nullptr : f32_.data(); }
+  const float* bias_data() const { return bias_.empty() ? nullptr : bias_.data(); }
+
  private:
   WeightDType dtype_ = WeightDType::f32;
   std::int64_t rows_ = 0, cols_ = 0;
