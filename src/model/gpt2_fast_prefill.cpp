@@ -1,11 +1,11 @@
 // Batched prefill of the fast GPT-2 engine: the whole prompt at once, as matrix products
-// through the BLAS (exec/cpu/gemm), where step() streams every weight once per token. A
+// through oneDNN's sgemm (exec/cpu/gemm), where step() streams every weight once per token. A
 // prompt of T tokens reads each weight once instead of T times, so the work becomes compute
 // bound; docs/PERFORMANCE.md ("Prefill") has the figures against the machine's FMA peak.
 //
 // The activations are [T, width] row-major. The weights stay as PackedLinear stores them,
 // [out, in] rows, which the BLAS takes as a transposed B operand; f16 and q8 matrices are
-// expanded to f32 one at a time into a scratch buffer, since the BLAS computes in f32 only.
+// expanded to f32 one at a time into a scratch buffer, since sgemm computes in f32 only.
 // K and V rows go into the session's cache exactly where step() puts them, so decoding
 // continues from a batched prompt as from a token-by-token one.
 #include <algorithm>
@@ -173,12 +173,12 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
       std::memcpy(vc + (pos + t) * C, QKV + t * 3 * C + 2 * C, static_cast<std::size_t>(C) * sizeof(float));
     }
     // Causal attention, one task per head over the pool's threads, each with its own block of
-    // scores and the BLAS on one thread: a head's products (for GPT-2, [128, 64] x [64, <= 1024])
-    // are too small to split over threads with profit. Per block of queries: scores
+    // scores and its products on one thread: a head's products (for GPT-2, [128, 64] x
+    // [64, <= 1024]) are too small to split further with profit. Per block of queries: scores
     // S = Q K^T over the keys up to the block's last query (the cache before the prompt
     // included), a masked softmax per row, then S V.
-    exec::cpu::set_gemm_threads(1);
     pool_.parallel_for(0, H, 1, [&](std::int64_t h0, std::int64_t h1) {
+      exec::cpu::set_gemm_threads(1);  // this thread's products
       for (std::int64_t h = h0; h < h1; ++h) {
         float* S = bscores_.data() + h * std::min(kQueryBlock, c.n_positions) * c.n_positions;
         for (std::int64_t i0 = 0; i0 < T; i0 += kQueryBlock) {
@@ -199,7 +199,7 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
         }
       }
     });
-    exec::cpu::set_gemm_threads(pool_.size());
+    exec::cpu::set_gemm_threads(pool_.size());  // the calling thread ran a share of the heads
     linear(L.proj, A, T, X, true, bweights_, pool_);
     norm_rows(L.ln2_g, L.ln2_b);
     linear(L.fc, Hn, T, M, false, bweights_, pool_);
