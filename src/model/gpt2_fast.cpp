@@ -127,6 +127,10 @@ std::vector<float> Gpt2FastSession::prefill(std::span<const std::int32_t> tokens
     if (tokens[i] < 0 || tokens[i] >= c.vocab_size)
       throw Error("token " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
                   " is outside the vocabulary of " + std::to_string(c.vocab_size));
+  if (static_cast<std::int64_t>(tokens.size()) >= batched_min_) {
+    prefill_batched(tokens);
+    return logits_;
+  }
   // Prompt tokens but the last need no logits: the head (the largest matrix) is skipped.
   for (std::size_t i = 0; i < tokens.size(); ++i) step(tokens[i], i + 1 == tokens.size());
   return logits_;

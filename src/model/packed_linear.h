@@ -56,6 +56,12 @@ class PackedLinear {
   const Tensor& scales() const { return scales_; }
   const Tensor& bias() const { return bias_; }
 
+  // For matrix-matrix products (batched prefill), which hand W to the BLAS as f32 [out, in]:
+  // the f32 rows themselves (nullptr unless dtype() is f32; f16 and q8 go through row()), and
+  // the bias (nullptr when there is none).
+  const float* f32_data() const { return dtype_ == WeightDType::f32 ? w_.data<float>() : nullptr; }
+  const float* bias_data() const { return bias_.defined() ? bias_.data<float>() : nullptr; }
+
  private:
   WeightDType dtype_ = WeightDType::f32;
   std::int64_t rows_ = 0, cols_ = 0;

@@ -9,6 +9,7 @@ void add_bench_command(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "Benchmarks (median of repeated runs)");
   bench->require_subcommand(1);
   add_bench_decode_command(*bench);
+  add_bench_prefill_command(*bench);
   add_bench_tokenize_command(*bench);
 }
 

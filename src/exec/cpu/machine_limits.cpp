@@ -133,8 +133,10 @@ ORION_AVX2 double fma_avx2(std::int64_t iters) {
   __m256 acc[kChains];
   for (int k = 0; k < kChains; ++k) acc[k] = _mm256_set1_ps(0.001f * static_cast<float>(k));
   const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(0.001f);
-  for (std::int64_t i = 0; i < iters; ++i)
+  for (std::int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
     for (auto& v : acc) v = _mm256_fmadd_ps(v, a, b);
+  }
   __m256 s = acc[0];
   for (int k = 1; k < kChains; ++k) s = _mm256_add_ps(s, acc[k]);
   alignas(32) float lanes[8];
@@ -148,8 +150,13 @@ ORION_AVX512 double fma_avx512(std::int64_t iters) {
   __m512 acc[kChains];
   for (int k = 0; k < kChains; ++k) acc[k] = _mm512_set1_ps(0.001f * static_cast<float>(k));
   const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(0.001f);
-  for (std::int64_t i = 0; i < iters; ++i)
+  // Fully unrolled, so that the chains live in registers: rolled, GCC 12 interchanges the
+  // loops and keeps acc in memory, a load and a store per FMA, which measured half the FMA rate
+  // that oneDNN's sgemm reaches on a Zen 5 (about 200 against 390 GFLOP/s on 2 threads).
+  for (std::int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 24
     for (auto& v : acc) v = _mm512_fmadd_ps(v, a, b);
+  }
   __m512 s = acc[0];
   for (int k = 1; k < kChains; ++k) s = _mm512_add_ps(s, acc[k]);
   consume(_mm512_reduce_add_ps(s));

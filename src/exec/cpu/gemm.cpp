@@ -1,0 +1,61 @@
+#include "exec/cpu/gemm.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include <limits>
+
+#include "core/error.h"
+
+namespace orion::exec::cpu {
+
+namespace {
+
+void check(bool ok, const std::string& what) {
+  if (!ok) throw Error("sgemm: " + what);
+}
+
+std::string isa_name(dnnl_cpu_isa_t isa) {
+  switch (isa) {
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    default: return "isa " + std::to_string(static_cast<int>(isa));
+  }
+}
+
+}  // namespace
+
+void sgemm(Transpose ta, Transpose tb, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
+           const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C,
+           std::int64_t ldc) {
+  const bool at = ta == Transpose::yes, bt = tb == Transpose::yes;
+  check(M >= 0 && N >= 0 && K >= 0, "negative size " + std::to_string(M) + " x " + std::to_string(N) + " x " + std::to_string(K));
+  // oneDNN's gemm indexes with 32-bit ints inside, whatever dnnl_dim_t says.
+  constexpr std::int64_t kMax = std::numeric_limits<int>::max();
+  check(M <= kMax && N <= kMax && K <= kMax && lda <= kMax && ldb <= kMax && ldc <= kMax, "a size beyond 32-bit indices");
+  // A row of the stored matrix is K long for A, or M when A is stored transposed.
+  check(lda >= std::max<std::int64_t>(1, at ? M : K), "lda = " + std::to_string(lda) + " is shorter than a row of A");
+  check(ldb >= std::max<std::int64_t>(1, bt ? K : N), "ldb = " + std::to_string(ldb) + " is shorter than a row of B");
+  check(ldc >= std::max<std::int64_t>(1, N), "ldc = " + std::to_string(ldc) + " is shorter than a row of C");
+  if (M == 0 || N == 0) return;
+  const dnnl_status_t st = dnnl_sgemm(at ? 'T' : 'N', bt ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  check(st == dnnl_success, "oneDNN failed with status " + std::to_string(static_cast<int>(st)));
+}
+
+// Debian's oneDNN runs on OpenMP, whose thread count belongs to the calling thread.
+void set_gemm_threads(int threads) {
+  if (threads < 1) throw Error("set_gemm_threads: " + std::to_string(threads) + " threads");
+  omp_set_num_threads(threads);
+}
+
+int gemm_threads() { return omp_get_max_threads(); }
+
+std::string gemm_library() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+         " (OpenMP, " + isa_name(dnnl_get_effective_cpu_isa()) + ")";
+}
+
+}  // namespace orion::exec::cpu

@@ -1,0 +1,30 @@
+#pragma once
+// Matrix-matrix products (prefill, and training later) through oneDNN's sgemm, chosen over
+// OpenBLAS and BLIS by measurement (docs/PERFORMANCE.md, "Matrix products (prefill)"). This is
+// the only door to it: no other file includes the library's header, so that changing the
+// library changes this file alone.
+#include <cstdint>
+#include <string>
+
+namespace orion::exec::cpu {
+
+enum class Transpose : bool { no = false, yes = true };
+
+// Row-major C[M, N] = alpha * op(A) op(B) + beta * C, where op(A) is [M, K] and op(B) is
+// [K, N]; A is stored [M, K] (or [K, M] when transposed) with rows `lda` floats apart, and so
+// on. With beta == 0, C is not read (it may hold NaNs). Throws orion::Error for a negative
+// size, a leading dimension shorter than a row, or sizes beyond 32-bit indices.
+void sgemm(Transpose ta, Transpose tb, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
+           const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C,
+           std::int64_t ldc);
+
+// The library keeps its own threads (OpenMP's, not Orion's pool). The count applies to the
+// products called from the calling thread (OpenMP keeps it per thread): a session sets it to
+// its own thread count before its products, and a pool task that calls sgemm sets 1 first.
+void set_gemm_threads(int threads);
+int gemm_threads();
+
+// Library, version and the kernels it picked, for benchmark reports.
+std::string gemm_library();
+
+}  // namespace orion::exec::cpu

@@ -1,0 +1,140 @@
+// The fast engine's batched prefill (matrix products through the BLAS) against its
+// token-by-token path (step(), itself held to the graph executor in gpt2_fast_test.cpp): the
+// logits of the prompt's last token, then those of decode steps that read the K and V rows the
+// prompt left in the cache. Both paths compute in f32 on the same stored weights (f16 and q8
+// are expanded exactly to f32), so only the order of additions differs: 1e-5 relative for
+// every format. Prompt lengths reach every tail of the attention's query blocks (128).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "model/gpt2_fast.h"
+#include "model/gpt2_session.h"
+
+namespace orion::model {
+namespace {
+
+constexpr double kTol = 1e-5;
+
+double rel_error(std::span<const float> a, std::span<const float> ref) {
+  double d = 0, r = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    d = std::max(d, static_cast<double>(std::abs(a[i] - ref[i])));
+    r = std::max(r, static_cast<double>(std::abs(ref[i])));
+  }
+  return d / r;
+}
+
+Gpt2Config small_config(std::int64_t dim, std::int64_t heads, std::int64_t hidden) {
+  Gpt2Config c;
+  c.n_layer = 2; c.n_embd = dim; c.n_head = heads; c.n_inner = hidden;
+  c.n_positions = 300; c.vocab_size = 103; c.eos_token_id = 0;
+  return c;
+}
+
+// Weights far larger than GPT-2's 0.02, so that activations are of order 1 and every
+// nonlinearity matters to the logits.
+exec::Bindings big_weights(const Gpt2Config& c) {
+  exec::Bindings w = gpt2_init_weights(c, 21);
+  Rng rng(22);
+  for (auto& [name, t] : w)
+    if (t.rank() == 2) rng.fill_normal(t.span<float>(), 0.0f, 0.25f);
+    else if (name.ends_with(".bias")) rng.fill_normal(t.span<float>(), 0.0f, 0.1f);
+  return w;
+}
+
+std::vector<std::int32_t> some_tokens(std::size_t n, std::int64_t vocab) {
+  std::vector<std::int32_t> t;
+  for (std::size_t i = 0; i < n; ++i) t.push_back(static_cast<std::int32_t>((i * 37 + 5) % static_cast<std::size_t>(vocab)));
+  return t;
+}
+
+struct Case {
+  const char* name;
+  std::int64_t dim, heads, hidden;
+  WeightDType dtype;
+};
+
+class BatchedPrefill : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BatchedPrefill, MatchesTokenByTokenThenDecodesTheSame) {
+  const Case k = GetParam();
+  const Gpt2Config c = small_config(k.dim, k.heads, k.hidden);
+  auto fast = std::make_shared<const Gpt2FastModel>(Gpt2Model::from_weights(c, big_weights(c), "m"), k.dtype);
+  const auto tokens = some_tokens(290, c.vocab_size);
+  constexpr std::size_t kDecode = 6;
+  for (int threads : {1, 2}) {
+    for (std::size_t T : {1, 2, 5, 33, 127, 128, 129, 257}) {
+      const std::string what = std::string(k.name) + " prompt " + std::to_string(T) + " threads " + std::to_string(threads);
+      Gpt2FastSession ref(fast, threads), s(fast, threads);
+      ref.set_batched_prefill_min(1'000'000);  // token by token
+      s.set_batched_prefill_min(1);
+      const auto prompt = std::span(tokens).first(T);
+      EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), kTol) << what;
+      EXPECT_EQ(s.position(), static_cast<std::int64_t>(T));
+      for (std::size_t i = T; i < T + kDecode; ++i)
+        ASSERT_LT(rel_error(s.decode(tokens[i]), ref.decode(tokens[i])), kTol) << what << " decode at " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, BatchedPrefill,
+    ::testing::Values(Case{"f32", 48, 3, 72, WeightDType::f32},
+                      Case{"f16", 48, 3, 72, WeightDType::f16},
+                      // q8 blocks are 32 weights: rows of 64 and 96
+                      Case{"q8", 64, 4, 96, WeightDType::q8}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(BatchedPrefill, ContinuesAfterCachedTokens) {
+  // A prompt in pieces (cache before each batched piece: 0, 3, 40, 170 positions) against
+  // the same tokens one at a time.
+  const Gpt2Config c = small_config(48, 3, 0);
+  auto fast = std::make_shared<const Gpt2FastModel>(Gpt2Model::from_weights(c, big_weights(c), "m"), WeightDType::f32);
+  const auto tokens = some_tokens(200, c.vocab_size);
+  Gpt2FastSession ref(fast, 2), s(fast, 2);
+  ref.set_batched_prefill_min(1'000'000);
+  s.set_batched_prefill_min(2);
+  std::size_t at = 0;
+  for (std::size_t piece : {3, 37, 130, 1, 29}) {  // the piece of 1 takes step()
+    const auto part = std::span(tokens).subspan(at, piece);
+    EXPECT_LT(rel_error(s.prefill(part), ref.prefill(part)), kTol) << "piece from " << at;
+    at += piece;
+  }
+  EXPECT_EQ(s.position(), 200);
+}
+
+TEST(BatchedPrefill, MatchesTheGraphExecutor) {
+  // Independently of step(): the reference executor on the same f32 model.
+  const Gpt2Config c = small_config(48, 3, 72);
+  const Gpt2Model model = Gpt2Model::from_weights(c, big_weights(c), "m");
+  Gpt2Session ref(model);
+  Gpt2FastSession s(std::make_shared<const Gpt2FastModel>(model, WeightDType::f32), 2);
+  const auto prompt = some_tokens(150, c.vocab_size);
+  EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), kTol);
+  EXPECT_LT(rel_error(s.decode(7), ref.decode(7)), kTol);
+}
+
+TEST(BatchedPrefill, CountsTheFlopsOfItsProducts) {
+  // dim 48, hidden 72, 2 layers, vocab 103. Per token the linears take
+  // 2 (48 * 144 + 48 * 48 + 2 * 48 * 72) = 32256 flops a layer, the head 2 * 48 * 103 = 9888.
+  const Gpt2Config c = small_config(48, 3, 72);
+  // 5 tokens, empty cache: one block of 5 queries x 5 keys; Q K^T and S V 2 * 25 * 48 each.
+  EXPECT_EQ(Gpt2FastSession::batched_prefill_flops(c, 0, 5), 2 * (5 * 32256 + 2 * 2 * 25 * 48) + 9888);
+  // 129 tokens after 130 cached: blocks of 128 queries x 258 keys and 1 query x 259 keys.
+  EXPECT_EQ(Gpt2FastSession::batched_prefill_flops(c, 130, 129),
+            2 * (129 * 32256 + 2 * 2 * (128 * 258 + 259) * 48) + 9888);
+}
+
+TEST(BatchedPrefill, RefusesAThresholdBelowOne) {
+  const Gpt2Config c = small_config(48, 3, 0);
+  Gpt2FastSession s(std::make_shared<const Gpt2FastModel>(Gpt2Model::from_weights(c, gpt2_init_weights(c, 1), "m"), WeightDType::f32));
+  EXPECT_THROW(s.set_batched_prefill_min(0), Error);
+  EXPECT_GE(s.batched_prefill_min(), 1);
+}
+
+}  // namespace
+}  // namespace orion::model

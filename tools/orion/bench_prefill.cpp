@@ -1,0 +1,116 @@
+// orion bench prefill: tokens per second of the fast engine's batched prefill (matrix
+// products through the BLAS), and its achieved GFLOP/s against the f32 FMA peak measured in
+// the same run with the same number of threads. The FLOPs counted are those of the matrix
+// products performed (Gpt2FastSession::batched_prefill_flops): every linear layer over all
+// prompt tokens, attention's Q K^T and S V over the keys each block of 128 queries covers
+// (the masked part that is computed included, the skipped part not), and the head for the
+// last token; layer norms, softmax, GELU and the f16/q8 expansion count nothing.
+#include <algorithm>
+#include <cstdio>
+
+#include "bench_commands.h"
+#include "core/error.h"
+#include "core/stopwatch.h"
+#include "exec/cpu/gemm.h"
+#include "exec/cpu/machine_limits.h"
+#include "model/gpt2_fast.h"
+#include "model_dir.h"
+
+namespace orion::cli {
+
+namespace {
+
+struct PrefillOpts {
+  std::string arch = "gpt2-124m", model_dir, dtype = "f32";
+  int threads = 0, prompt = 512, runs = 5;
+  std::int64_t batched_min = 0;
+  std::uint64_t seed = 0;
+  bool json = false;
+};
+
+model::Gpt2Model bench_model(const PrefillOpts& o) {
+  if (!o.model_dir.empty()) return load_model_dir(o.model_dir).model;
+  model::Gpt2Config c;  // GPT-2 124M: the defaults
+  return model::Gpt2Model::from_weights(c, model::gpt2_init_weights(c, o.seed), o.arch);
+}
+
+void bench_prefill(const PrefillOpts& o) {
+  const model::WeightDType dtype = model::weight_dtype_from_name(o.dtype);
+  std::shared_ptr<const model::Gpt2FastModel> fast;
+  std::int64_t n_params = 0;
+  {
+    const model::Gpt2Model m = bench_model(o);
+    n_params = m.config().parameter_count();
+    fast = std::make_shared<const model::Gpt2FastModel>(m, dtype);
+  }
+  const auto& c = fast->config();
+  if (o.prompt > c.n_positions) throw Error("--prompt must be at most the context of " + std::to_string(c.n_positions));
+
+  model::Gpt2FastSession session(fast, o.threads);
+  if (o.batched_min > 0) session.set_batched_prefill_min(o.batched_min);
+  const bool batched = o.prompt >= session.batched_prefill_min();
+  ThreadPool pool(o.threads);
+  const double peak = exec::cpu::measure_fma_peak_gflops(pool);
+
+  std::vector<std::int32_t> tokens;
+  for (int i = 0; i < o.prompt; ++i) tokens.push_back(static_cast<std::int32_t>((i * 7919 + 13) % c.vocab_size));
+  std::vector<double> rates;
+  for (int r = 0; r <= o.runs; ++r) {  // run 0 warms up (first-use buffers, page faults)
+    session.reset();
+    Stopwatch run;
+    session.prefill(tokens);
+    if (r > 0) rates.push_back(o.prompt / run.seconds());
+  }
+  const double tok_s = median(rates);
+  const double lo = *std::min_element(rates.begin(), rates.end()), hi = *std::max_element(rates.begin(), rates.end());
+  // The token-by-token path performs other products (GEMVs, the cache's attention): no FLOP
+  // figure is claimed for it.
+  const double flops = batched ? model::Gpt2FastSession::batched_prefill_flops(c, 0, o.prompt) : 0;
+  const double gflops = flops * tok_s / o.prompt / 1e9;
+  const std::string name = o.model_dir.empty() ? o.arch : o.model_dir;
+  if (o.json) {
+    std::printf("{\"bench\": \"prefill\", \"model\": \"%s\", \"params\": %lld, \"dtype\": \"%s\", \"threads\": %d, "
+                "\"batched\": %s, \"blas\": \"%s\", \"prompt\": %d, \"runs\": %d, \"tok_per_s\": %.3f, "
+                "\"tok_per_s_min\": %.3f, \"tok_per_s_max\": %.3f, \"gflop_per_prefill\": %.4f, \"achieved_gflops\": %.3f, "
+                "\"achieved_gflops_min\": %.3f, \"achieved_gflops_max\": %.3f, \"measured_peak_gflops\": %.3f, "
+                "\"peak_fraction\": %.4f}\n",
+                name.c_str(), static_cast<long long>(n_params), o.dtype.c_str(), pool.size(), batched ? "true" : "false",
+                exec::cpu::gemm_library().c_str(), o.prompt, o.runs, tok_s, lo, hi, flops / 1e9, gflops,
+                flops * lo / o.prompt / 1e9, flops * hi / o.prompt / 1e9, peak, gflops / peak);
+    return;
+  }
+  std::printf("prefill %s (%.1fM params), %s weights, %d threads, %d-token prompt x %d runs, %s\n", name.c_str(),
+              static_cast<double>(n_params) / 1e6, o.dtype.c_str(), pool.size(), o.prompt, o.runs,
+              batched ? "batched (BLAS)" : "token by token");
+  std::printf("  BLAS: %s\n", exec::cpu::gemm_library().c_str());
+  std::printf("  %.1f tok/s median (min %.1f, max %.1f); %.1f ms per prompt\n", tok_s, lo, hi, 1e3 * o.prompt / tok_s);
+  if (batched)
+    std::printf("  %.2f GFLOP per prompt -> %.1f GFLOP/s; measured f32 FMA peak %.1f GFLOP/s: %.1f%% of it\n", flops / 1e9,
+                gflops, peak, 100 * gflops / peak);
+}
+
+}  // namespace
+
+void add_bench_prefill_command(CLI::App& bench) {
+  auto o = std::make_shared<PrefillOpts>();
+  auto* cmd = bench.add_subcommand("prefill", "Prefill tok/s of the fast engine and its GFLOP/s against the machine's measured FMA peak");
+  cmd->add_option("--arch", o->arch, "A randomly initialised model of these shapes")->check(CLI::IsMember({"gpt2-124m"}))->capture_default_str();
+  cmd->add_option("-m,--model", o->model_dir, "A model folder instead of --arch");
+  cmd->add_option("--dtype", o->dtype, "Weight format: f32, f16 or q8 (the products run in f32 either way)")
+      ->check(CLI::IsMember({"f32", "f16", "q8"}))->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--prompt", o->prompt, "Prompt tokens per run")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--runs", o->runs, "Timed runs after one warm-up (the median is reported)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--batched-min", o->batched_min,
+                  "Shortest prompt run batched (0: the engine's default; a prompt shorter than it runs token by token)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the --arch model's weights")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->footer(
+      "FLOPs counted (2 per multiply-add): the matrix products performed - every linear layer over all prompt tokens, "
+      "attention's Q K^T and S V over the keys each block of 128 queries covers (masked entries inside a block included), "
+      "and the head for the last token. Layer norms, softmax, GELU and expanding f16/q8 weights count nothing.");
+  cmd->callback([o] { bench_prefill(*o); });
+}
+
+}  // namespace orion::cli
