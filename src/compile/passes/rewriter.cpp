@@ -5,6 +5,22 @@
 
 namespace orion::compile {
 
+ir::NamedAttrs named_attrs(const ir::Node& n) {
+  ir::NamedAttrs out;
+  const auto specs = n.info().attrs;
+  for (std::size_t i = 0; i < specs.size(); ++i) out.emplace_back(std::string(specs[i].name), n.attrs[i]);
+  return out;
+}
+
+void set_attr(ir::NamedAttrs& attrs, std::string_view name, ir::AttrValue value) {
+  for (auto& [k, v] : attrs)
+    if (k == name) {
+      v = std::move(value);
+      return;
+    }
+  throw Error("rewriter: no attribute '" + std::string(name) + "' to set");
+}
+
 GraphRewriter::GraphRewriter(const ir::Graph& source)
     : source_(source), graph_(source.name()), map_(static_cast<std::size_t>(source.size()), -1) {
   for (const ir::Node& n : source.nodes()) source_names_.insert(n.name);

@@ -19,6 +19,11 @@
 
 namespace orion::compile {
 
+// A node's attributes by name, to build a like node with some of them changed.
+ir::NamedAttrs named_attrs(const ir::Node& n);
+// Sets attribute `name` of `attrs` (which must have it) to `value`.
+void set_attr(ir::NamedAttrs& attrs, std::string_view name, ir::AttrValue value);
+
 class GraphRewriter {
  public:
   explicit GraphRewriter(const ir::Graph& source);

@@ -1,0 +1,59 @@
+#pragma once
+// legalize_io: the kernel's inputs and outputs as surfaces the ANE evaluates (ANE010-ANE012):
+// the sequence axis S of a graph in [1, C, 1, S] form (after lower_layout) is padded to
+// S_pad, the smallest multiple of 32 (prefill buckets) that is >= S, >= 32 (64 bytes of fp16
+// on the last axis) and makes every I/O surface >= 49,152 bytes; and the pass returns the
+// KernelIo the runtime binds by.
+//
+// Padding must not change the real tokens' results. The padded positions come after the
+// real ones, and the host packs zeros there (device/ane_packing.h). Per-token ops (conv, the
+// channel norms, elementwise) keep columns apart. The only ops that mix positions are
+// attention's: the additive causal mask [1, 1, S, S] (the const an add reads at a broadcast
+// that no longer fits) is extended to [1, 1, S_pad, S_pad]: a real query (row < S) gets the
+// mask value (-inf, or -65504 in fp16) on every padded key, so softmax gives those keys
+// exactly 0 and probs @ v adds exact zeros; a padded query row follows the causal pattern
+// (0 on and below the diagonal), so no row is all masked and nothing becomes NaN. The pass
+// checks this instead of assuming it: a reduction over a padded axis, a softmax over one that
+// was not masked, a matmul contracting over one whose left operand is not such a softmax, or
+// a const that would need any other padding throws, naming the node.
+//
+// Input surfaces must all have one size and outputs one size (ANE010); with one sequence
+// length that means one channel count per direction. Channel padding is not done yet: I/O of
+// different channel counts throws. Sizes are those of the fp16 surfaces (to_fp16 comes after).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compile/passes/pass.h"
+
+namespace orion::compile {
+
+struct KernelIoTensor {
+  std::string name;        // the graph's (IR) name; the MIL writer keeps it when it is an identifier
+  Shape logical;           // [1, C, 1, S]
+  Shape padded;            // [1, C, 1, S_pad]: what the surface holds
+  std::int64_t bytes = 0;  // the fp16 surface's allocation size
+};
+
+struct KernelIo {
+  std::int64_t seq = 0;         // real tokens
+  std::int64_t padded_seq = 0;  // S_pad
+  // In binding order: alphabetical by name (ANE027), whatever the graph's order.
+  std::vector<KernelIoTensor> inputs, outputs;
+  std::int64_t input_bytes = 0, output_bytes = 0;
+};
+
+struct LegalizeIoOptions {
+  std::int64_t seq_multiple = 32;        // buckets of 32, 64, ...: also S >= 32 (ANE011)
+  std::int64_t min_surface_bytes = 49'152;  // ANE012
+};
+
+// The S_pad legalize_io picks for channel counts `channels` (all I/O) and `seq` tokens.
+std::int64_t padded_sequence(std::int64_t seq, std::int64_t min_channels, const LegalizeIoOptions& options = {});
+
+KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options = {});
+// The pass stores what it found in `io` (which must outlive the pass).
+std::unique_ptr<Pass> legalize_io_pass(KernelIo& io, LegalizeIoOptions options = {});
+
+}  // namespace orion::compile

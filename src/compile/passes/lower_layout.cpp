@@ -1,0 +1,277 @@
+#include "compile/passes/lower_layout.h"
+
+#include <map>
+
+#include "compile/passes/rewriter.h"
+#include "core/error.h"
+#include "ir/type_rules.h"
+#include "ir/verifier.h"
+
+namespace orion::compile {
+
+namespace {
+
+using ir::Node;
+using ir::Op;
+using ir::ValueId;
+
+enum class Layout : std::uint8_t { plain, tokens, head_split, heads };
+
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::plain: return "plain";
+    case Layout::tokens: return "token-major";
+    case Layout::head_split: return "head-split";
+    case Layout::heads: return "per-head";
+  }
+  return "?";
+}
+
+// The lowered axis of IR axis `axis` (normalized) of a value of `layout`.
+int lowered_axis(Layout layout, int axis) {
+  switch (layout) {
+    case Layout::tokens: return axis == 0 ? 3 : 1;                       // [S, X] -> [1, X, 1, S]
+    case Layout::head_split: return axis == 0 ? 3 : axis;                // [S, H, D] -> [1, H, D, S]
+    case Layout::heads: return axis + 1;                                 // [H, R, K] -> [1, H, R, K]
+    case Layout::plain: break;
+  }
+  return axis;
+}
+
+int ir_rank(Layout layout) { return layout == Layout::tokens ? 2 : 3; }
+
+// A constant's data in `layout`, from its IR shape (right-aligned against the layout's IR rank,
+// as broadcasting aligns it).
+Tensor convert_const(const Tensor& t, Layout layout) {
+  if (t.rank() == 0) return t;
+  const int rank = ir_rank(layout);
+  Shape s = t.shape();
+  while (static_cast<int>(s.size()) < rank) s.insert(s.begin(), 1);
+  const Tensor r = t.contiguous().reshape(s);
+  switch (layout) {
+    case Layout::tokens: {
+      const int perm[] = {1, 0};
+      return r.permute(perm).contiguous().reshape({1, s[1], 1, s[0]});
+    }
+    case Layout::head_split: {
+      const int perm[] = {1, 2, 0};
+      return r.permute(perm).contiguous().reshape({1, s[1], s[2], s[0]});
+    }
+    case Layout::heads: return r.reshape({1, s[0], s[1], s[2]});
+    case Layout::plain: break;
+  }
+  return t;
+}
+
+class Lowering {
+ public:
+  explicit Lowering(const ir::Graph& g) : g_(g), rw_(g), layout_(static_cast<std::size_t>(g.size()), Layout::plain) {}
+
+  ir::Graph run(LowerLayoutCounts& counts) {
+    for (ValueId id = 0; id < g_.size(); ++id) {
+      const Node& n = g_.node(id);
+      if (n.op == Op::input) {
+        lower_input(id);
+        ++counts.lowered;
+        continue;
+      }
+      Layout l = Layout::plain;
+      for (ValueId in : n.inputs)
+        if (layout(in) != Layout::plain) l = layout(in);
+      if (l == Layout::plain) {
+        rw_.copy(id);
+        continue;
+      }
+      lower(id, l, counts);
+      ++counts.lowered;
+    }
+    for (ValueId out : g_.outputs())
+      if (layout(out) != Layout::tokens)
+        throw Error("lower_layout: output " + ir::describe(g_.node(out)) + " is " + layout_name(layout(out)) +
+                    ", not a token-major [S, X] value");
+    return rw_.finish();
+  }
+
+ private:
+  Layout layout(ValueId old) const { return layout_[static_cast<std::size_t>(old)]; }
+
+  [[noreturn]] void unsupported(const Node& n, const std::string& why) const {
+    throw Error("lower_layout: " + ir::describe(n) + ": " + why);
+  }
+
+  void lower_input(ValueId id) {
+    const Node& n = g_.node(id);
+    if (n.type.rank() != 2 || !is_float(n.type.dtype))
+      unsupported(n, "kernel inputs must be float [S, X] token-major values, not " + n.type.str());
+    Node c = n;
+    c.type.shape = {1, n.type.shape[1], 1, n.type.shape[0]};
+    const ValueId now = rw_.add(std::move(c));
+    rw_.take_over(id, now);
+    layout_[static_cast<std::size_t>(id)] = Layout::tokens;
+  }
+
+  // `old` (a plain value) in `l`: constants converted once per layout.
+  ValueId operand(ValueId old, Layout l, const Node& reader) {
+    if (layout(old) == l) return rw_.map(old);
+    if (layout(old) != Layout::plain)
+      unsupported(reader, "mixes a " + std::string(layout_name(layout(old))) + " and a " + layout_name(l) + " operand");
+    const Node& c = g_.node(old);
+    if (c.op != Op::constant)
+      unsupported(reader, "reads " + ir::describe(c) + ", which is neither lowered nor a const");
+    if (c.type.rank() == 0) return rw_.map(old);
+    if (c.type.rank() > ir_rank(l)) unsupported(reader, "const " + ir::describe(c) + " has too many axes to broadcast");
+    auto [it, fresh] = converted_.try_emplace({old, l}, -1);
+    if (fresh) it->second = rw_.constant(convert_const(c.attr<Tensor>("value"), l), c.name + ".ane");
+    return it->second;
+  }
+
+  // A node like `n` on new inputs with new attributes, its type inferred; it takes n's name.
+  ValueId emit(ValueId old, Op op, std::vector<ValueId> inputs, ir::NamedAttrs attrs, Layout l) {
+    const Node& n = g_.node(old);
+    const ValueId now = rw_.op(op, std::move(inputs), std::move(attrs), n.name + ".lowered");
+    rw_.take_over(old, now);
+    layout_[static_cast<std::size_t>(old)] = l;
+    return now;
+  }
+
+  void lower(ValueId id, Layout l, LowerLayoutCounts& counts) {
+    const Node& n = g_.node(id);
+    switch (n.info().cls) {
+      case ir::OpClass::binary: {
+        Layout common = Layout::plain;
+        for (ValueId in : n.inputs)
+          if (layout(in) != Layout::plain) {
+            if (common != Layout::plain && layout(in) != common)
+              unsupported(n, "mixes " + std::string(layout_name(common)) + " and " + layout_name(layout(in)) + " operands");
+            common = layout(in);
+          }
+        emit(id, n.op, {operand(n.inputs[0], common, n), operand(n.inputs[1], common, n)}, {}, common);
+        return;
+      }
+      case ir::OpClass::unary:
+        emit(id, n.op, {rw_.map(n.inputs[0])}, named_attrs(n), l);
+        return;
+      default: break;
+    }
+    switch (n.op) {
+      case Op::clamp:
+      case Op::cast: emit(id, n.op, {rw_.map(n.inputs[0])}, named_attrs(n), l); return;
+      case Op::matmul: return lower_matmul(id, counts);
+      case Op::reduce_sum:
+      case Op::reduce_mean:
+      case Op::reduce_max: {
+        if (!n.attr_bool("keep_dims")) unsupported(n, "reductions without keep_dims are not lowered");
+        std::vector<std::int64_t> axes;
+        for (std::int64_t a : n.attr_ints("axes")) axes.push_back(lowered_axis(l, ir::normalize_axis(a, ir_rank(l))));
+        ir::NamedAttrs attrs = named_attrs(n);
+        set_attr(attrs, "axes", axes);
+        emit(id, n.op, {rw_.map(n.inputs[0])}, std::move(attrs), l);
+        return;
+      }
+      case Op::softmax: {
+        ir::NamedAttrs attrs = named_attrs(n);
+        set_attr(attrs, "axis", std::int64_t{lowered_axis(l, ir::normalize_axis(n.attr_int("axis"), ir_rank(l)))});
+        emit(id, n.op, {rw_.map(n.inputs[0])}, std::move(attrs), l);
+        return;
+      }
+      case Op::slice: return lower_slice(id, l);
+      case Op::reshape: return lower_reshape(id, l);
+      case Op::transpose: return lower_transpose(id, l);
+      default: unsupported(n, "reads a " + std::string(layout_name(l)) + " value and has no lowering");
+    }
+  }
+
+  void lower_matmul(ValueId id, LowerLayoutCounts& counts) {
+    const Node& n = g_.node(id);
+    const Layout lx = layout(n.inputs[0]), ly = layout(n.inputs[1]);
+    if (lx == Layout::heads && ly == Layout::heads) {
+      emit(id, Op::matmul, {rw_.map(n.inputs[0]), rw_.map(n.inputs[1])}, named_attrs(n), Layout::heads);
+      return;
+    }
+    const Node& w = g_.node(n.inputs[1]);
+    if (lx != Layout::tokens || ly != Layout::plain || w.op != Op::constant || w.type.rank() != 2 ||
+        n.attr_bool("transpose_x"))
+      unsupported(n, "only x [S, C] @ const [C, N] (a linear layer) and per-head matmuls are lowered; "
+                     "runtime weights are not yet");
+    Tensor wt = w.attr<Tensor>("value").contiguous();
+    if (!n.attr_bool("transpose_y")) {  // [C, N] -> [N, C]
+      const int perm[] = {1, 0};
+      wt = wt.permute(perm).contiguous();
+    }
+    const Shape& s = wt.shape();
+    const ValueId weight = rw_.constant(wt.reshape({s[0], s[1], 1, 1}), w.name + ".conv");
+    emit(id, Op::conv, {rw_.map(n.inputs[0]), weight},
+         {{"strides", std::vector<std::int64_t>{1, 1}}, {"pads", std::vector<std::int64_t>{0, 0, 0, 0}},
+          {"dilations", std::vector<std::int64_t>{1, 1}}, {"groups", std::int64_t{1}}},
+         Layout::tokens);
+    ++counts.convs;
+  }
+
+  void lower_slice(ValueId id, Layout l) {
+    const Node& n = g_.node(id);
+    const ir::TensorType& lowered = rw_.node(rw_.map(n.inputs[0])).type;
+    std::vector<std::int64_t> begin(4, 0), end(lowered.shape.begin(), lowered.shape.end());
+    const auto& b = n.attr_ints("begin");
+    const auto& e = n.attr_ints("end");
+    for (int i = 0; i < ir_rank(l); ++i) {
+      const auto m = static_cast<std::size_t>(lowered_axis(l, i));
+      begin[m] = b[static_cast<std::size_t>(i)];
+      end[m] = e[static_cast<std::size_t>(i)];
+    }
+    emit(id, Op::slice, {rw_.map(n.inputs[0])}, {{"begin", begin}, {"end", end}}, l);
+  }
+
+  void lower_reshape(ValueId id, Layout l) {
+    const Node& n = g_.node(id);
+    const Shape& from = g_.node(n.inputs[0]).type.shape;
+    const Shape& to = n.type.shape;
+    if (l == Layout::tokens && to.size() == 3 && to[0] == from[0] && to[1] * to[2] == from[1]) {
+      emit(id, Op::reshape, {rw_.map(n.inputs[0])}, {{"shape", std::vector<std::int64_t>{1, to[1], to[2], to[0]}}},
+           Layout::head_split);
+      return;
+    }
+    if (l == Layout::head_split && to.size() == 2 && to[0] == from[0] && to[1] == from[1] * from[2]) {
+      emit(id, Op::reshape, {rw_.map(n.inputs[0])}, {{"shape", std::vector<std::int64_t>{1, to[1], 1, to[0]}}},
+           Layout::tokens);
+      return;
+    }
+    unsupported(n, "only the head split [S, C] <-> [S, H, D] is lowered among reshapes");
+  }
+
+  void lower_transpose(ValueId id, Layout l) {
+    const Node& n = g_.node(id);
+    const std::vector<std::int64_t> swap01{1, 0, 2};
+    if ((l == Layout::head_split || l == Layout::heads) && n.attr_ints("perm") == swap01) {
+      emit(id, Op::transpose, {rw_.map(n.inputs[0])}, {{"perm", std::vector<std::int64_t>{0, 1, 3, 2}}},
+           l == Layout::head_split ? Layout::heads : Layout::head_split);
+      return;
+    }
+    unsupported(n, "only the head transposes [S, H, D] <-> [H, S, D] are lowered");
+  }
+
+  const ir::Graph& g_;
+  GraphRewriter rw_;
+  std::vector<Layout> layout_;  // by old value
+  std::map<std::pair<ValueId, Layout>, ValueId> converted_;
+};
+
+}  // namespace
+
+LowerLayoutCounts lower_layout(ir::Graph& graph) {
+  LowerLayoutCounts counts;
+  ir::Graph lowered = Lowering(graph).run(counts);
+  if (counts.lowered) graph = std::move(lowered);
+  return counts;
+}
+
+std::unique_ptr<Pass> lower_layout_pass() {
+  return make_pass("lower_layout", [](ir::Graph& g, PassContext& c) {
+    const LowerLayoutCounts k = lower_layout(g);
+    if (k.lowered == 0) return false;
+    c.note("lowered " + std::to_string(k.lowered) + " nodes to [1, C, 1, S], " + std::to_string(k.convs) +
+           " linear layers as 1x1 conv");
+    return true;
+  });
+}
+
+}  // namespace orion::compile

@@ -1,0 +1,48 @@
+#pragma once
+// lower_layout: the IR's token-major graph in the ANE's channel-major layout. The ANE reads
+// and writes [1, C, 1, S] fp16 surfaces (ane/CONSTRAINTS.md, ANE008) and runs a linear layer
+// on baked weights fastest as a 1x1 conv (FORMATS.md: about 3x matmul), so:
+//
+//   value (IR)               lowered                      called
+//   [S, X] token-major       [1, X, 1, S]                 tokens      (every graph input)
+//   [S, H, D] heads split    [1, H, D, S]                 head_split  (reshape of tokens)
+//   [H, R, K] per head       [1, H, R, K]                 heads       (transposed head_split)
+//   constants                as they are, or converted    plain       (where a lowered op reads them)
+//
+// Rules, by the op reading a lowered value:
+// - matmul(x tokens [S, C], W const [C, N]) -> conv(x, W' [N, C, 1, 1]) with W' = W^T made
+//   here at compile time (a const, nothing left to fold); transpose_y reads W as [N, C].
+// - matmul of two heads values stays a matmul on [1, H, ., .] with the same flags (attention:
+//   q k^T with transpose_y, then probs v). A matmul whose weight is not a const (a runtime
+//   weight) is not lowered yet: it throws (issue 5 wants matmul there; no graph needs it now).
+// - add/sub/mul/div/pow: a const operand is converted to the other's layout once per layout
+//   ("<name>.ane"): a bias or gain [N] becomes [1, N, 1, 1], the causal mask [S, S] read by
+//   heads [1, 1, S, S], a rank-0 scalar stays. Two lowered operands must share a layout.
+// - reductions (keep_dims only) and softmax: their axes remapped (tokens: IR axis 1, the
+//   channels, is axis 1; IR axis 0, the sequence, is axis 3). legalize's norms reduce over IR
+//   axis 1 of [S, C] and so reduce over the ANE's channel axis 1, as working programs do.
+// - slice: begin/end remapped (q, k and v are channel slices of the fused projection).
+// - the head split, the only reshapes and transposes emitted: reshape [1, C, 1, S] ->
+//   [1, H, D, S]; transpose [0, 1, 3, 2] to [1, H, S, D] (the one permutation working
+//   programs use); after attention the same transpose back and reshape to [1, C, 1, S].
+//   IR reshape [S, C] -> [S, H, D] and transpose [1, 0, 2] are the patterns this maps.
+// - unary ops, clamp and cast keep their operand's layout.
+// Anything else reading a lowered value (concat, gather, where, other reshapes) throws naming
+// the node: the pass never guesses. Inputs must be rank-2 [S, X] and outputs token-major; both
+// keep their names (the ANE binds by name). The sequence length is not changed here:
+// legalize_io pads it.
+#include <memory>
+
+#include "compile/passes/pass.h"
+
+namespace orion::compile {
+
+struct LowerLayoutCounts {
+  int convs = 0;    // matmuls on const weights made convs
+  int lowered = 0;  // nodes rewritten in total
+};
+
+LowerLayoutCounts lower_layout(ir::Graph& graph);
+std::unique_ptr<Pass> lower_layout_pass();
+
+}  // namespace orion::compile

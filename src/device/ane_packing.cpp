@@ -1,0 +1,54 @@
+#include "device/ane_packing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/half.h"
+
+namespace orion::device {
+
+void pack_token_major(const Tensor& x, std::int64_t padded_seq, AneSurface& s) {
+  if (x.rank() != 2) throw Error("ane packing: expected a token-major [S, C] tensor, got " + shape_str(x.shape()));
+  const std::int64_t S = x.shape()[0], C = x.shape()[1];
+  if (padded_seq < S)
+    throw Error("ane packing: " + std::to_string(S) + " tokens do not fit a sequence of " + std::to_string(padded_seq));
+  const auto n = static_cast<std::size_t>(C * padded_seq);
+  if (n * 2 > s.size())
+    throw Error("ane packing: [1, " + std::to_string(C) + ", 1, " + std::to_string(padded_seq) + "] in fp16 is " +
+                std::to_string(n * 2) + " bytes, more than the surface's " + std::to_string(s.size()));
+  const Tensor f = x.contiguous().to(DType::f32);
+  const std::span<const float> v = f.span<const float>();
+  std::vector<float> cm(n, 0.0f);
+  for (std::int64_t t = 0; t < S; ++t)
+    for (std::int64_t c = 0; c < C; ++c) {
+      float a = v[static_cast<std::size_t>(t * C + c)];
+      if (!std::isnan(a)) a = std::clamp(a, -65504.0f, 65504.0f);
+      cm[static_cast<std::size_t>(c * padded_seq + t)] = a;
+    }
+  std::vector<std::uint16_t> h(n);
+  floats_to_halves(cm, h);
+  std::memcpy(s.bytes().data(), h.data(), n * 2);
+  std::memset(s.bytes().data() + n * 2, 0, s.size() - n * 2);
+}
+
+Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64_t seq, std::int64_t padded_seq) {
+  if (seq > padded_seq || seq < 0 || channels < 0) throw Error("ane packing: bad unpack shape");
+  const auto n = static_cast<std::size_t>(channels * padded_seq);
+  if (n * 2 > s.size())
+    throw Error("ane packing: [1, " + std::to_string(channels) + ", 1, " + std::to_string(padded_seq) +
+                "] in fp16 is more than the surface's " + std::to_string(s.size()) + " bytes");
+  std::vector<std::uint16_t> h(n);
+  std::memcpy(h.data(), s.bytes().data(), n * 2);
+  Tensor out(DType::f32, {seq, channels});
+  float* o = out.data<float>();
+  for (std::int64_t t = 0; t < seq; ++t)
+    for (std::int64_t c = 0; c < channels; ++c)
+      o[t * channels + c] = half_to_float(h[static_cast<std::size_t>(c * padded_seq + t)]);
+  return out;
+}
+
+}  // namespace orion::device

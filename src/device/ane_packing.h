@@ -1,0 +1,21 @@
+#pragma once
+// Host-side packing between the IR's token-major tensors and a kernel's [1, C, 1, S_pad] fp16
+// surfaces (compile/passes/legalize_io.h): the transpose to channel-major, the real tokens in
+// the first S columns and zeros in the padded ones (the values the padding analysis assumes
+// are finite), and the way back that drops the padded columns.
+#include <cstdint>
+
+#include "core/tensor.h"
+#include "device/ane_surface.h"
+
+namespace orion::device {
+
+// x [S, C] (any float dtype) -> fp16 [1, C, 1, padded_seq] at the start of `s`, element (c, t)
+// at c * padded_seq + t, clamped to +-65504 (ANE032); padded columns and the rest of the
+// surface are zero. Throws orion::Error when padded_seq < S or it does not fit.
+void pack_token_major(const Tensor& x, std::int64_t padded_seq, AneSurface& s);
+
+// The first `seq` columns of a [1, channels, 1, padded_seq] fp16 surface as f32 [seq, channels].
+Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64_t seq, std::int64_t padded_seq);
+
+}  // namespace orion::device
