@@ -22,7 +22,7 @@ class CompileCli : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string read(const fs::path& p) {
-    std::ifstream f(p);
+    std::ifstream f(p, std::ios::binary);
     std::stringstream s;
     s << f.rdbuf();
     return s.str();
@@ -45,6 +45,23 @@ TEST_F(CompileCli, WritesABlockKernelFolder) {
   const CliResult r16 = run_orion("compile --dim 64 --heads 2 --seq 32 --dialect ios16 --m1-m2 -o " + m1.string());
   ASSERT_EQ(r16.status, 0) << r16.out;
   EXPECT_NE(read(m1 / "model.mil").find("main<ios16>"), std::string::npos);
+}
+
+// --model takes the block's weights from the chosen layer: two layers give two blobs.
+TEST_F(CompileCli, TakesTheWeightsOfAModelLayer) {
+  const fs::path m = dir_ / "model";
+  ASSERT_EQ(run_orion("init -o " + m.string() + " --layers 2 --dim 64 --heads 2 --context 64").status, 0);
+  for (int layer : {0, 1}) {
+    const CliResult r = run_orion("compile --model " + m.string() + " --layer " + std::to_string(layer) +
+                                  " --seq 32 -o " + (dir_ / ("k" + std::to_string(layer))).string());
+    ASSERT_EQ(r.status, 0) << r.out;
+  }
+  const std::string w0 = read(dir_ / "k0" / "weights" / "weight.bin"), w1 = read(dir_ / "k1" / "weights" / "weight.bin");
+  EXPECT_EQ(w0.size(), w1.size());
+  EXPECT_NE(w0, w1);
+  const CliResult past = run_orion("compile --model " + m.string() + " --layer 2 -o " + (dir_ / "k2").string());
+  EXPECT_EQ(past.status, 1);
+  EXPECT_NE(past.out.find("has 2 layers"), std::string::npos) << past.out;
 }
 
 TEST_F(CompileCli, RefusesWhatTheTargetRejects) {
