@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "model/fast_rows.h"
 
 namespace orion::model {
 
@@ -13,32 +14,6 @@ std::vector<float> floats(const Tensor& t) {
   const auto v = t.contiguous().span<float>();
   return {v.begin(), v.end()};
 }
-
-void layer_norm(const float* x, const std::vector<float>& g, const std::vector<float>& b, double eps,
-                float* y, std::size_t n) {
-  double mean = 0, var = 0;
-  for (std::size_t i = 0; i < n; ++i) mean += x[i];
-  mean /= static_cast<double>(n);
-  for (std::size_t i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
-  const double inv = 1.0 / std::sqrt(var / static_cast<double>(n) + eps);
-  for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<float>((x[i] - mean) * inv) * g[i] + b[i];
-}
-
-// dot(a, b) over n floats with eight independent partial sums: one running sum is a chain of
-// dependent additions (four cycles each) that compilers may not reorder, while eight
-// partial sums vectorise with the baseline ISA. Attention's scores are these dot products.
-float dot(const float* a, const float* b, std::size_t n) {
-  float acc[8] = {};
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (std::size_t k = 0; k < 8; ++k) acc[k] += a[i + k] * b[i + k];
-  for (; i < n; ++i) acc[0] += a[i] * b[i];
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
-}  // namespace
-
-namespace {
 
 WeightDType own_dtype(const Gpt2Model& model) {
   return model.stored() ? model.stored()->format().dtype : WeightDType::f32;
@@ -141,7 +116,7 @@ void Gpt2FastSession::step(std::int32_t token, bool want_logits) {
   const auto& c = m.config();
   const auto C = static_cast<std::size_t>(c.n_embd), H = static_cast<std::size_t>(c.n_head), D = C / H;
   const auto pos = static_cast<std::size_t>(position_);
-  const double eps = c.layer_norm_epsilon;
+  const auto eps = static_cast<float>(c.layer_norm_epsilon);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
 
   m.head_.row(token, x_.data());
@@ -149,7 +124,7 @@ void Gpt2FastSession::step(std::int32_t token, bool want_logits) {
 
   for (std::size_t l = 0; l < m.layers_.size(); ++l) {
     const Gpt2FastLayer& L = m.layers_[l];
-    layer_norm(x_.data(), L.ln1_g, L.ln1_b, eps, h_.data(), C);
+    layer_norm_row(x_.data(), L.ln1_g.data(), L.ln1_b.data(), eps, h_.data(), C);
     L.attn.apply(h_.data(), qkv_.data(), pool_, isa_);
     const auto P = static_cast<std::size_t>(c.n_positions);
     float* kc = k_cache_[l].get();
@@ -168,7 +143,7 @@ void Gpt2FastSession::step(std::int32_t token, bool want_logits) {
         float* s = scores_.data() + h * P;
         float mx = -INFINITY;
         for (std::size_t j = 0; j <= pos; ++j) {
-          s[j] = dot(q, kh + j * D, D) * scale;
+          s[j] = dot_row(q, kh + j * D, D) * scale;
           mx = std::max(mx, s[j]);
         }
         double z = 0;
@@ -185,14 +160,14 @@ void Gpt2FastSession::step(std::int32_t token, bool want_logits) {
     });
     L.proj.apply(att_.data(), tmp_.data(), pool_, isa_);
     for (std::size_t i = 0; i < C; ++i) x_[i] += tmp_[i];
-    layer_norm(x_.data(), L.ln2_g, L.ln2_b, eps, h_.data(), C);
+    layer_norm_row(x_.data(), L.ln2_g.data(), L.ln2_b.data(), eps, h_.data(), C);
     L.fc.apply(h_.data(), mlp_.data(), pool_, isa_, exec::cpu::Activation::gelu);
     L.mlp_proj.apply(mlp_.data(), tmp_.data(), pool_, isa_);
     for (std::size_t i = 0; i < C; ++i) x_[i] += tmp_[i];
   }
   ++position_;
   if (!want_logits) return;
-  layer_norm(x_.data(), m.lnf_g_, m.lnf_b_, eps, h_.data(), C);
+  layer_norm_row(x_.data(), m.lnf_g_.data(), m.lnf_b_.data(), eps, h_.data(), C);
   m.head_.apply(h_.data(), logits_.data(), pool_, isa_);
 }
 

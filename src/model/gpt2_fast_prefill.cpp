@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "exec/cpu/gemm.h"
 #include "model/gpt2_fast.h"
+#include "model/fast_rows.h"
 
 namespace orion::model {
 
@@ -30,35 +31,6 @@ constexpr std::int64_t kQueryBlock = 128;
 // Rows per task of the row-wise loops (layer norm, GELU, softmax, copies): enough work to
 // outweigh a hand-off to another thread.
 constexpr std::int64_t kRowGrain = 4;
-
-// A row's layer norm in two float passes (mean, then the variance of the deviations), the
-// sums in kLanes independent partial sums: unlike a single running sum, the compiler may
-// vectorise them, and they are at least as accurate.
-void layer_norm_row(const float* x, const float* g, const float* b, float eps, float* y, std::size_t n) {
-  constexpr std::size_t kLanes = 16;
-  float part[kLanes] = {};
-  std::size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (std::size_t l = 0; l < kLanes; ++l) part[l] += x[i + l];
-  float sum = 0;
-  for (; i < n; ++i) sum += x[i];
-  for (float p : part) sum += p;
-  const float mean = sum / static_cast<float>(n);
-  std::fill(std::begin(part), std::end(part), 0.0f);
-  for (i = 0; i + kLanes <= n; i += kLanes)
-    for (std::size_t l = 0; l < kLanes; ++l) part[l] += (x[i + l] - mean) * (x[i + l] - mean);
-  float var = 0;
-  for (; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
-  for (float p : part) var += p;
-  const float inv = 1.0f / std::sqrt(var / static_cast<float>(n) + eps);
-  for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * g[i] + b[i];
-}
-
-// The same tanh form as step()'s gelu (gpt2_fast.cpp), x / (1 + e^(-2u)) = 0.5 x (1 + tanh u).
-float gelu(float x) {
-  const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-  return x / (1.0f + std::exp(-2.0f * u));
-}
 
 // W of `lin` as f32 [out, in] rows: the packed rows themselves, or (f16, q8) expanded into
 // `scratch`, in parallel, once per prefill.
@@ -208,7 +180,7 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
     linear(L.fc, Hn, T, M, false, bweights_, pool_);
     const std::int64_t F = L.fc.rows();
     pool_.parallel_for(0, T, kRowGrain, [&](std::int64_t t0, std::int64_t t1) {
-      for (float* v = M + t0 * F; v != M + t1 * F; ++v) *v = gelu(*v);
+      for (float* v = M + t0 * F; v != M + t1 * F; ++v) *v = exec::cpu::gelu_tanh(*v);
     });
     linear(L.mlp_proj, M, T, X, true, bweights_, pool_);
   }

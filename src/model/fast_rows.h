@@ -1,0 +1,46 @@
+#pragma once
+// Row-wise pieces the fast GPT-2 paths share (token-by-token decode in gpt2_fast.cpp, batched
+// prefill in gpt2_fast_prefill.cpp), so that both compute them the same way. Sums run in
+// several independent partial sums: a single running sum is a chain of dependent additions
+// that compilers may not reorder, while partial sums vectorise with the baseline ISA and are at
+// least as accurate.
+#include <cmath>
+#include <cstddef>
+#include <algorithm>
+#include <iterator>
+
+namespace orion::model {
+
+// y = (x - mean) / sqrt(var + eps) * g + b over one row of n, in two float passes (the mean,
+// then the variance of the deviations).
+inline void layer_norm_row(const float* x, const float* g, const float* b, float eps, float* y, std::size_t n) {
+  constexpr std::size_t kLanes = 16;
+  float part[kLanes] = {};
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) part[l] += x[i + l];
+  float sum = 0;
+  for (; i < n; ++i) sum += x[i];
+  for (float p : part) sum += p;
+  const float mean = sum / static_cast<float>(n);
+  std::fill(std::begin(part), std::end(part), 0.0f);
+  for (i = 0; i + kLanes <= n; i += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) part[l] += (x[i + l] - mean) * (x[i + l] - mean);
+  float var = 0;
+  for (; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  for (float p : part) var += p;
+  const float inv = 1.0f / std::sqrt(var / static_cast<float>(n) + eps);
+  for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * g[i] + b[i];
+}
+
+// dot(a, b) over n floats with eight partial sums (attention's scores).
+inline float dot_row(const float* a, const float* b, std::size_t n) {
+  float acc[8] = {};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (std::size_t k = 0; k < 8; ++k) acc[k] += a[i + k] * b[i + k];
+  for (; i < n; ++i) acc[0] += a[i] * b[i];
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+}  // namespace orion::model
