@@ -31,14 +31,35 @@ struct FileStamp {
   bool operator==(const FileStamp&) const = default;
 };
 
-// Every file of the program's folder: model.mil and whatever weight files it names.
-std::vector<FileStamp> stamp_folder(const std::string& folder) {
+// Size and modification time of each file (a file that is gone stamps as size 0, time 0).
+std::vector<FileStamp> stamp_files(const std::vector<std::string>& files) {
   std::vector<FileStamp> out;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
-    if (it->is_regular_file(ec)) out.push_back({it->path().string(), it->file_size(ec), it->last_write_time(ec)});
-  std::sort(out.begin(), out.end(), [](const FileStamp& a, const FileStamp& b) { return a.path < b.path; });
+  for (const std::string& f : files) {
+    std::error_code ec;
+    const auto size = fs::file_size(f, ec);
+    const auto mtime = fs::last_write_time(f, ec);
+    out.push_back({f, ec ? 0 : size, ec ? fs::file_time_type{} : mtime});
+  }
   return out;
+}
+
+// The files a program reads: its model.mil and every weight file a BLOBFILE names, once each.
+std::vector<std::string> program_files(const std::string& mil_path, const compile::MilAst& ast,
+                                       const std::string& folder) {
+  constexpr std::string_view kPrefix = "@model_path/";
+  std::vector<std::string> files{mil_path};
+  const auto add = [&](const compile::MilLiteral& lit) {
+    if (!lit.is_blob || lit.blob_path.rfind(kPrefix, 0) != 0) return;
+    const std::string f = (fs::path(folder) / lit.blob_path.substr(kPrefix.size())).string();
+    if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
+  };
+  for (const compile::MilFunction& fn : ast.functions)
+    for (const compile::MilOperation& op : fn.ops) {
+      for (const compile::MilNamedLiteral& a : op.attrs) add(a.value);
+      for (const compile::MilNamedArg& a : op.args)
+        if (a.value.kind == compile::MilValue::Kind::literal) add(a.value.literal);
+    }
+  return files;
 }
 
 // Makes node `id` a const of zeros of its own type: what the device computes for an op it
@@ -83,7 +104,8 @@ struct AneSim::Program {
   std::unique_ptr<exec::CpuExecutor> exec;
   std::vector<AneSimIo> inputs, outputs;  // binding (alphabetical) order
   std::vector<std::size_t> output_index;  // outputs[i] is the graph's output output_index[i]
-  std::vector<FileStamp> stamps;          // the files as they were when the weights were baked
+  std::vector<std::string> files;         // model.mil and the weight files it names
+  std::vector<FileStamp> stamps;          // those files as they were when the weights were baked
   bool loaded = false;
   bool garbage = false;  // faithful: the device computes nothing meaningful for this program
   std::uint64_t evaluations = 0;
@@ -108,10 +130,11 @@ const std::vector<AneSimIo>& AneSim::outputs(AneProgramId id) const { return pro
 void AneSim::bake(Program& p) {
   const bool faithful = options_.faithful;
   const std::string mil_path = (fs::path(p.folder) / "model.mil").string();
-  p.stamps = stamp_folder(p.folder);
   const auto file = MappedFile::open(mil_path);
   const std::string_view text(reinterpret_cast<const char*>(file->bytes().data()), file->size());
   const compile::MilAst ast = compile::parse_mil_ast(text, mil_path);
+  p.files = program_files(mil_path, ast, p.folder);
+  p.stamps = stamp_files(p.files);
 
   auto mil_violations = compile::check_mil_program(ast, options_.target, mil_path);
   if (!faithful) compile::refuse_errors(mil_violations, p.folder);
@@ -184,7 +207,7 @@ AneProgramId AneSim::compile(const std::string& folder) {
 void AneSim::load(AneProgramId id) {
   Program& p = program(id);
   if (p.loaded) throw Error("ane-sim: program " + std::to_string(id) + " (" + p.folder + ") is already loaded");
-  if (options_.reload_reads_weights && p.exec && stamp_folder(p.folder) != p.stamps) {
+  if (options_.reload_reads_weights && p.exec && stamp_files(p.files) != p.stamps) {
     const bool garbage = p.garbage;  // over-budget programs stay garbage
     bake(p);
     p.garbage = p.garbage || garbage;
@@ -214,7 +237,7 @@ void AneSim::evaluate(AneProgramId id, const std::vector<const AneSurface*>& inp
   for (const AneSurface* s : outputs) out_sizes.push_back(s->size());
   check_one_size(in_sizes, "input");
   check_one_size(out_sizes, "output");
-  if (!options_.faithful && stamp_folder(p.folder) != p.stamps)
+  if (!options_.faithful && stamp_files(p.files) != p.stamps)
     throw Error("ane-sim: ANE029: the files of " + p.folder +
                 " changed since its weights were baked; the ANE would silently use the old weights: unload and "
                 "load it again (or recompile)");

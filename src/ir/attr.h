@@ -47,4 +47,11 @@ struct AttrSpec {
 // The default value of an optional attribute.
 AttrValue attr_default(const AttrSpec& spec);
 
+// Same dtype, shape and element bytes (so NaNs and signed zeros must match exactly).
+bool same_tensor(const Tensor& a, const Tensor& b);
+// Equal as stored: a real compares by its bits, so -0.0 differs from 0.0 and NaN equals NaN;
+// tensors by same_tensor. What common-subexpression elimination and the IR round trip mean by
+// "the same attribute".
+bool same_attr(const AttrValue& a, const AttrValue& b);
+
 }  // namespace orion::ir

@@ -15,32 +15,14 @@
 #include "compile/weight_blob_reader.h"
 #include "core/testing_temp_dir.h"
 #include "model/gpt2_block.h"
+#include "model/gpt2_block_fixture.h"
 #include "passes_test_util.h"
 
 namespace orion::compile {
 namespace {
 
-struct Block {
-  model::Gpt2BlockShape shape;
-  ir::Graph graph;
-  ParamValues params;
-  Tensor x;  // [seq, dim]
-};
-
-// GPT-2's initialisation, with biases and gains moved away from 0 and 1 so that every term
-// counts.
-Block make_block(model::Gpt2BlockShape shape, std::uint64_t seed) {
-  Block b{shape, model::gpt2_block_graph(shape), {}, {}};
-  Rng rng(seed);
-  for (auto& [name, t] : model::gpt2_init_params(b.graph, 1, rng)) b.params.emplace(name, t);
-  for (auto& [name, t] : b.params) {
-    if (name.ends_with(".bias")) rng.fill_uniform(t.span<float>(), -0.1f, 0.1f);
-    else if (t.rank() == 1) rng.fill_uniform(t.span<float>(), 0.5f, 1.5f);
-  }
-  b.x = Tensor(DType::f32, {shape.seq, shape.dim});
-  rng.fill_uniform(b.x.span<float>(), -1, 1);
-  return b;
-}
+using Block = model::testing::Gpt2BlockFixture;
+using model::testing::make_gpt2_block_fixture;
 
 Tensor reference(const Block& b) {
   exec::Bindings in{{"x", b.x}};
@@ -80,7 +62,7 @@ double rel_l2(const Tensor& want, const Tensor& got) {
 const model::Gpt2BlockShape kSmall{.seq = 32, .dim = 64, .heads = 2};
 
 TEST(AneLowering, SmallBlockPassesTheValidatorForBothTargets) {
-  const Block b = make_block(kSmall, 7);
+  const Block b = make_gpt2_block_fixture(kSmall, 7);
   for (bool m1 : {false, true}) {
     AneLoweringOptions o;
     o.target.m1_m2 = m1;
@@ -103,7 +85,7 @@ TEST(AneLowering, SmallBlockPassesTheValidatorForBothTargets) {
 // channels, 4 heads) is refused for that target (zero padding of the head dimension is not
 // done), and accepted for the others.
 TEST(AneLowering, HeadDimensionNotAMultipleOf32IsRefusedOnM1M2) {
-  const Block b = make_block({.seq = 32, .dim = 64, .heads = 4}, 8);
+  const Block b = make_gpt2_block_fixture({.seq = 32, .dim = 64, .heads = 4}, 8);
   AneLoweringOptions o;
   EXPECT_NO_THROW(lower_for_ane(b.graph, b.params, o));
   o.target.m1_m2 = true;
@@ -113,7 +95,7 @@ TEST(AneLowering, HeadDimensionNotAMultipleOf32IsRefusedOnM1M2) {
 // On the CPU executor in fp16 numerics (the ANE's storage), the lowered kernel computes the
 // block's real tokens. Measured rel L2: 3.5e-4 (printed).
 TEST(AneLowering, LoweredBlockComputesTheBlockInFp16) {
-  const Block b = make_block(kSmall, 9);
+  const Block b = make_gpt2_block_fixture(kSmall, 9);
   const Tensor want = reference(b);
   const AneLowered k = lower_for_ane(b.graph, b.params);
   const Tensor got =
@@ -124,7 +106,7 @@ TEST(AneLowering, LoweredBlockComputesTheBlockInFp16) {
 }
 
 TEST(AneLowering, MilIsDeterministicAndRoundTripsInBothDialects) {
-  const Block b = make_block(kSmall, 10);
+  const Block b = make_gpt2_block_fixture(kSmall, 10);
   const AneLowered k = lower_for_ane(b.graph, b.params);
   for (MilDialect d : {MilDialect::ios18, MilDialect::ios16}) {
     SCOPED_TRACE(d == MilDialect::ios18 ? "ios18" : "ios16");

@@ -17,29 +17,13 @@
 #include "device/ane_sim.h"
 #include "exec/cpu/executor.h"
 #include "model/gpt2_block.h"
+#include "model/gpt2_block_fixture.h"
 
 namespace orion::device {
 namespace {
 
-struct Block {
-  ir::Graph graph;
-  compile::ParamValues params;
-  Tensor x;  // [seq, dim]
-};
-
-// GPT-2's initialisation with biases and gains away from 0 and 1, x uniform in [-1, 1).
-Block make_block(const model::Gpt2BlockShape& shape, std::uint64_t seed) {
-  Block b{model::gpt2_block_graph(shape), {}, {}};
-  Rng rng(seed);
-  for (auto& [name, t] : model::gpt2_init_params(b.graph, 1, rng)) b.params.emplace(name, t);
-  for (auto& [name, t] : b.params) {
-    if (name.ends_with(".bias")) rng.fill_uniform(t.span<float>(), -0.1f, 0.1f);
-    else if (t.rank() == 1) rng.fill_uniform(t.span<float>(), 0.5f, 1.5f);
-  }
-  b.x = Tensor(DType::f32, {shape.seq, shape.dim});
-  rng.fill_uniform(b.x.span<float>(), -1, 1);
-  return b;
-}
+using Block = model::testing::Gpt2BlockFixture;
+using model::testing::make_gpt2_block_fixture;
 
 double rel_l2(const std::vector<float>& want, const std::vector<float>& got) {
   double err = 0, norm = 0;
@@ -56,7 +40,7 @@ struct SliceErrors {
 };
 
 SliceErrors run_slice(const model::Gpt2BlockShape& shape, compile::MilDialect dialect, bool m1_m2) {
-  const Block b = make_block(shape, 42);
+  const Block b = make_gpt2_block_fixture(shape, 42);
   exec::Bindings ref_in{{"x", b.x}};
   for (const auto& [name, t] : b.params) ref_in[name] = t;
   const Tensor want = exec::CpuExecutor(b.graph, {exec::Numerics::f32, 2}).run(ref_in)[0];

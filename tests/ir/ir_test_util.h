@@ -17,28 +17,9 @@
 
 namespace orion::ir::testing {
 
-// Same dtype, shape and element bytes (so NaNs and signed zeros must match exactly).
-inline bool same_tensor(const Tensor& a, const Tensor& b) {
-  if (a.defined() != b.defined()) return false;
-  if (!a.defined()) return true;
-  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  const Tensor ca = a.contiguous(), cb = b.contiguous();
-  return std::memcmp(ca.raw(), cb.raw(), ca.nbytes()) == 0;
-}
-
-// Equal as stored: a real compares by its bits, so -0.0 differs from 0.0 and NaN equals NaN.
-inline bool same_attr(const AttrValue& a, const AttrValue& b) {
-  if (a.index() != b.index()) return false;
-  return std::visit(
-      [&](const auto& x) -> bool {
-        using T = std::decay_t<decltype(x)>;
-        const T& y = std::get<T>(b);
-        if constexpr (std::is_same_v<T, Tensor>) return same_tensor(x, y);
-        else if constexpr (std::is_same_v<T, double>) return std::memcmp(&x, &y, sizeof x) == 0;
-        else return x == y;
-      },
-      a);
-}
+// The library's definitions of "the same" (ir/attr.h), under the names the tests use.
+using ir::same_attr;
+using ir::same_tensor;
 
 inline void expect_same_graph(const Graph& want, const Graph& got) {
   EXPECT_EQ(want.name(), got.name());

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "model/rel_error.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "model/gpt2_fast.h"
@@ -17,16 +18,9 @@
 namespace orion::model {
 namespace {
 
-constexpr double kTol = 1e-5;
+using testing::rel_error;
 
-double rel_error(std::span<const float> a, std::span<const float> ref) {
-  double d = 0, r = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    d = std::max(d, static_cast<double>(std::abs(a[i] - ref[i])));
-    r = std::max(r, static_cast<double>(std::abs(ref[i])));
-  }
-  return d / r;
-}
+constexpr double kTol = 1e-5;
 
 Gpt2Config small_config(std::int64_t dim, std::int64_t heads, std::int64_t hidden) {
   Gpt2Config c;

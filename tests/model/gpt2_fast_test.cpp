@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "model/rel_error.h"
 #include "core/error.h"
 #include "core/half.h"
 #include "core/random.h"
@@ -15,6 +16,8 @@
 
 namespace orion::model {
 namespace {
+
+using testing::rel_error;
 
 using exec::cpu::Isa;
 
@@ -39,15 +42,6 @@ Gpt2Model reference_for(const Gpt2Config& c, const exec::Bindings& w, WeightDTyp
     eff.emplace(name, matrix ? effective(t, name != "wte.weight", dtype) : t);
   }
   return Gpt2Model::from_weights(c, std::move(eff), "reference");
-}
-
-double rel_error(std::span<const float> a, std::span<const float> ref) {
-  double d = 0, r = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    d = std::max(d, static_cast<double>(std::abs(a[i] - ref[i])));
-    r = std::max(r, static_cast<double>(std::abs(ref[i])));
-  }
-  return d / r;
 }
 
 struct Case {

@@ -25,28 +25,6 @@ struct Hasher {
   }
 };
 
-// Same dtype, shape and element bytes.
-bool same_tensor(const Tensor& a, const Tensor& b) {
-  if (a.defined() != b.defined()) return false;
-  if (!a.defined()) return true;
-  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  const Tensor ca = a.contiguous(), cb = b.contiguous();
-  return ca.nbytes() == 0 || std::memcmp(ca.raw(), cb.raw(), ca.nbytes()) == 0;
-}
-
-bool same_attr(const ir::AttrValue& a, const ir::AttrValue& b) {
-  if (a.index() != b.index()) return false;
-  return std::visit(
-      [&](const auto& x) -> bool {
-        using T = std::decay_t<decltype(x)>;
-        const T& y = std::get<T>(b);
-        if constexpr (std::is_same_v<T, Tensor>) return same_tensor(x, y);
-        else if constexpr (std::is_same_v<T, double>) return std::memcmp(&x, &y, sizeof x) == 0;
-        else return x == y;
-      },
-      a);
-}
-
 void hash_attr(Hasher& h, const ir::AttrValue& a) {
   h.value(a.index());
   std::visit(
@@ -82,7 +60,7 @@ bool same_node(const ir::Node& a, const ir::Node& b) {
   if (a.op != b.op || a.type != b.type || a.inputs != b.inputs || a.attrs.size() != b.attrs.size())
     return false;
   for (std::size_t i = 0; i < a.attrs.size(); ++i)
-    if (!same_attr(a.attrs[i], b.attrs[i])) return false;
+    if (!ir::same_attr(a.attrs[i], b.attrs[i])) return false;
   return true;
 }
 
