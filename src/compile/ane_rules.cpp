@@ -48,7 +48,9 @@ constexpr std::array kRules = {
             "CONSTRAINTS.md, inputs, outputs and memory; FORMATS.md, common pieces (I/O)"},
     AneRule{"ANE010",
             "All input surfaces of a kernel have one allocation size, and all output surfaces one.",
-            F::loud, S::graph, "run the I/O legalization pass (pads the smaller surfaces)",
+            F::loud, S::runtime,
+            "allocate every surface of a direction at the largest one's size (legalize_io records it in "
+            "the kernel's I/O; the package runner allocates it; ane-sim refuses unequal sizes)",
             "CONSTRAINTS.md, inputs, outputs and memory (eval status 0x1d)"},
     AneRule{"ANE011",
             "The last (sequence) axis of every I/O surface holds at least 64 bytes (S >= 32 in fp16).",

@@ -132,21 +132,13 @@ class Checker {
     return bytes;
   }
 
+  // One allocation size per direction (ANE010) is the runtime's to keep: legalize_io records
+  // the largest surface of each direction in KernelIo, the runtime allocates every surface at
+  // that size, and ane-sim refuses unequal ones (status 0x1d). Tensors of different sizes are
+  // legal: each sits packed at the start of its surface (ANE028).
   void check_surfaces() {
-    std::vector<std::pair<const Node*, std::int64_t>> ins, outs;
-    for (ir::ValueId id : g_.nodes_of(Op::input))
-      if (auto b = check_surface(g_.node(id), "input")) ins.emplace_back(&g_.node(id), *b);
-    for (ir::ValueId id : g_.outputs())
-      if (auto b = check_surface(g_.node(id), "output")) outs.emplace_back(&g_.node(id), *b);
-    same_size(ins, "input");
-    same_size(outs, "output");
-  }
-
-  void same_size(const std::vector<std::pair<const Node*, std::int64_t>>& v, const char* role) {
-    for (const auto& [n, bytes] : v)
-      if (bytes != v.front().second)
-        add("ANE010", *n, std::string(role) + " surface of " + std::to_string(bytes) + " bytes, but " +
-                              ir::describe(*v.front().first) + " has " + std::to_string(v.front().second));
+    for (ir::ValueId id : g_.nodes_of(Op::input)) check_surface(g_.node(id), "input");
+    for (ir::ValueId id : g_.outputs()) check_surface(g_.node(id), "output");
   }
 
   void check_on_chip() {

@@ -133,7 +133,9 @@ TEST(AneValidator, SurfaceRules) {
   b.output(b.relu(x));
   b.output(b.relu(z));
   const std::set<std::string> ids = ids_of(b.finish());
-  EXPECT_EQ(ids, (std::set<std::string>{"ANE010"}));
+  // Tensors of different sizes are legal: the runtime allocates both surfaces at the larger
+  // size (ANE010 is a runtime rule; ane-sim's test triggers it).
+  EXPECT_EQ(ids, std::set<std::string>{});
 }
 
 TEST(AneValidator, OnChipBudgetIsAWarning) {

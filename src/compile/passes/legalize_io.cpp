@@ -210,16 +210,17 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
   io.padded_seq = padded_sequence(io.seq, min_channels, options);
   for (ValueId id : ins) io.inputs.push_back(io_tensor(graph.node(id), io.padded_seq));
   for (ValueId id : outs) io.outputs.push_back(io_tensor(graph.node(id), io.padded_seq));
-  for (auto* list : {&io.inputs, &io.outputs}) {
+  for (auto* list : {&io.inputs, &io.outputs})
     std::sort(list->begin(), list->end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    for (const KernelIoTensor& t : *list)
-      if (t.bytes != list->front().bytes)
-        throw Error("legalize_io: surfaces %" + t.name + " (" + std::to_string(t.bytes) + " bytes) and %" +
-                    list->front().name + " (" + std::to_string(list->front().bytes) +
-                    ") differ: one size per direction needs channel padding, which is not done yet");
-  }
-  io.input_bytes = io.inputs.front().bytes;
-  io.output_bytes = io.outputs.front().bytes;
+  // One allocation per direction (ANE010): the largest surface's. A smaller tensor sits packed
+  // at the start of its larger surface, which is how the device reads it (ANE028).
+  const auto largest = [](const std::vector<KernelIoTensor>& list) {
+    std::int64_t m = 0;
+    for (const KernelIoTensor& t : list) m = std::max(m, t.bytes);
+    return m;
+  };
+  io.input_bytes = largest(io.inputs);
+  io.output_bytes = largest(io.outputs);
   if (io.padded_seq != io.seq) graph = Padding(graph, io.padded_seq).run();
   return io;
 }

@@ -17,9 +17,10 @@
 // was not masked, a matmul contracting over one whose left operand is not such a softmax, or
 // a const that would need any other padding throws, naming the node.
 //
-// Input surfaces must all have one size and outputs one size (ANE010); with one sequence
-// length that means one channel count per direction. Channel padding is not done yet: I/O of
-// different channel counts throws. Sizes are those of the fp16 surfaces (to_fp16 comes after).
+// Input surfaces must all have one allocation size and outputs one (ANE010): every surface of a
+// direction is allocated at the largest one's size, and a tensor of fewer channels sits packed
+// at the start of its surface (the device reads packed C*S values from the start, ANE028).
+// Sizes are those of the fp16 surfaces (to_fp16 comes after).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,7 +34,7 @@ struct KernelIoTensor {
   std::string name;        // the graph's (IR) name; the MIL writer keeps it when it is an identifier
   Shape logical;           // [1, C, 1, S]
   Shape padded;            // [1, C, 1, S_pad]: what the surface holds
-  std::int64_t bytes = 0;  // the fp16 surface's allocation size
+  std::int64_t bytes = 0;  // the packed fp16 tensor's size (<= the direction's allocation)
 };
 
 struct KernelIo {
@@ -41,7 +42,7 @@ struct KernelIo {
   std::int64_t padded_seq = 0;  // S_pad
   // In binding order: alphabetical by name (ANE027), whatever the graph's order.
   std::vector<KernelIoTensor> inputs, outputs;
-  std::int64_t input_bytes = 0, output_bytes = 0;
+  std::int64_t input_bytes = 0, output_bytes = 0;  // the allocation of every surface of a direction
 };
 
 struct LegalizeIoOptions {
