@@ -18,21 +18,14 @@
 #include "exec/cpu/executor.h"
 #include "model/gpt2_block.h"
 #include "model/gpt2_block_fixture.h"
+#include "model/rel_error.h"
 
 namespace orion::device {
 namespace {
 
 using Block = model::testing::Gpt2BlockFixture;
 using model::testing::make_gpt2_block_fixture;
-
-double rel_l2(const std::vector<float>& want, const std::vector<float>& got) {
-  double err = 0, norm = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    err += (static_cast<double>(want[i]) - got[i]) * (static_cast<double>(want[i]) - got[i]);
-    norm += static_cast<double>(want[i]) * want[i];
-  }
-  return std::sqrt(err / norm);
-}
+using model::testing::rel_l2;
 
 struct SliceErrors {
   double y = 0;      // rel L2 of the block's output

@@ -1,0 +1,66 @@
+#pragma once
+// PackageRunner: runs the programs of a compiled ANE package (compile/ane_package.h) step by
+// step: host segments on the CPU executor (in f32, as a host computes), kernels on an ANE
+// device, over one table of values named as the manifest names them. Tensors cross to a kernel
+// packed into [1, C, 1, S_pad] fp16 surfaces in the kernel's binding order, and come back
+// unpacked to token-major f32.
+//
+// Kernels are compiled and loaded when a program first needs them (a package's decode kernels
+// cost nothing to a job that only runs prefill), and unloaded when the runner goes (ANE031).
+// Every compile counts against the device's budget; the runner compiles each kernel once.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "compile/ane_package.h"
+#include "core/tensor.h"
+#include "device/ane_sim.h"
+
+namespace orion::runtime {
+
+using Values = std::map<std::string, Tensor, std::less<>>;
+
+struct RunnerStats {
+  int compiles = 0, evaluations = 0, host_runs = 0;
+  double compile_ms = 0, device_ms = 0, host_ms = 0, pack_ms = 0;
+};
+
+class PackageRunner {
+ public:
+  // Reads the manifest and the host weights; compiles nothing yet. `device` must outlive the
+  // runner. `threads` is the host executor's.
+  PackageRunner(std::string package_dir, device::AneSim& device, int threads = 1);
+  ~PackageRunner();
+  PackageRunner(const PackageRunner&) = delete;
+  PackageRunner& operator=(const PackageRunner&) = delete;
+
+  const compile::PackageManifest& manifest() const { return manifest_; }
+  const std::string& dir() const { return dir_; }
+
+  // Runs `program` on `inputs` (by the model's names, with the declared shapes; float inputs
+  // of any float dtype) and returns its outputs by the model's names.
+  Values run(std::string_view program, const Values& inputs);
+
+  const RunnerStats& stats() const { return stats_; }
+
+ private:
+  struct Kernel;
+  struct Host;
+  Kernel& kernel(const compile::PackageStep& step);
+  Host& host(const compile::PackageStep& step);
+  void run_kernel(const compile::PackageStep& step, Values& table);
+  void run_host(const compile::PackageStep& step, Values& table);
+
+  std::string dir_;
+  device::AneSim& device_;
+  int threads_;
+  compile::PackageManifest manifest_;
+  Values host_weights_;
+  std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;
+  std::map<std::string, std::unique_ptr<Host>, std::less<>> hosts_;
+  RunnerStats stats_;
+};
+
+}  // namespace orion::runtime

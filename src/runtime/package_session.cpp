@@ -1,0 +1,100 @@
+#include "runtime/package_session.h"
+
+#include <cstring>
+#include <limits>
+
+#include "core/error.h"
+
+namespace orion::runtime {
+
+namespace {
+
+using nlohmann::json;
+
+std::string session_name(const compile::PackageProgram& p, const char* key) {
+  const json& s = p.session;
+  if (!s.is_object() || !s.contains(key) || !s[key].is_string())
+    throw Error("package program " + p.name + ": its session block has no \"" + key + "\" name");
+  return s[key].get<std::string>();
+}
+
+Tensor positions_from(std::int64_t first, std::int64_t n) {
+  Tensor t(DType::i32, {n});
+  for (std::int64_t i = 0; i < n; ++i) t.data<std::int32_t>()[i] = static_cast<std::int32_t>(first + i);
+  return t;
+}
+
+}  // namespace
+
+PackageSession::PackageSession(PackageRunner& runner) : runner_(runner) {
+  const compile::PackageProgram& pre = runner.manifest().program("prefill");
+  const compile::PackageProgram& dec = runner.manifest().program("decode");
+  prefill_seq_ = pre.seq;
+  if (!dec.session.is_object() || !dec.session.contains("capacity") || !dec.session["capacity"].is_number_integer())
+    throw Error("package program decode: its session block has no integer \"capacity\"");
+  capacity_ = dec.session["capacity"].get<std::int64_t>();
+  const json& pc = pre.session.value("cache", json::array());
+  const json& dc = dec.session.value("cache", json::array());
+  if (!pc.is_array() || !dc.is_array() || pc.size() != dc.size())
+    throw Error("package: the prefill and decode programs list different KV caches");
+  for (std::size_t i = 0; i < pc.size(); ++i) {
+    CacheEntry e{pc[i].value("new", ""), dc[i].value("new", ""), dc[i].value("past", ""), {}};
+    const compile::PackageValue* past = nullptr;
+    for (const compile::PackageValue& v : dec.inputs)
+      if (v.name == e.past) past = &v;
+    if (!past || past->shape.size() != 2 || past->shape[0] != capacity_)
+      throw Error("package program decode: cache input \"" + e.past + "\" is not an input of [capacity, width]");
+    e.slots = Tensor(DType::f32, past->shape);
+    std::memset(e.slots.raw(), 0, e.slots.nbytes());
+    cache_.push_back(std::move(e));
+  }
+}
+
+Tensor PackageSession::prefill(std::span<const std::int32_t> tokens) {
+  const std::int64_t n = static_cast<std::int64_t>(tokens.size());
+  if (n < 1 || n > prefill_seq_)
+    throw Error("prefill: a prompt of " + std::to_string(n) + " tokens does not fit the package's window of " +
+                std::to_string(prefill_seq_) + " (recompile with a larger --seq)");
+  const compile::PackageProgram& p = runner_.manifest().program("prefill");
+  Tensor tok(DType::i32, {prefill_seq_});
+  std::memset(tok.raw(), 0, tok.nbytes());
+  std::memcpy(tok.raw(), tokens.data(), tokens.size_bytes());
+  Values out = runner_.run("prefill", {{session_name(p, "tokens"), tok},
+                                       {session_name(p, "positions"), positions_from(0, prefill_seq_)}});
+  for (CacheEntry& e : cache_) {
+    std::memset(e.slots.raw(), 0, e.slots.nbytes());
+    const Tensor& fresh = out.at(e.prefill_new);
+    const std::int64_t keep = std::min(n, capacity_);
+    std::memcpy(e.slots.raw(), fresh.contiguous().raw(), static_cast<std::size_t>(keep * e.slots.dim(1)) * sizeof(float));
+  }
+  position_ = n;
+  return out.at(session_name(p, "logits")).slice(0, 0, n).contiguous();
+}
+
+Tensor PackageSession::decode(std::int32_t token) {
+  if (position_ > capacity_)
+    throw Error("decode: position " + std::to_string(position_) + " is past the package's cache of " +
+                std::to_string(capacity_) + " positions (recompile with a larger --context)");
+  const compile::PackageProgram& p = runner_.manifest().program("decode");
+  Tensor tok(DType::i32, {1});
+  tok.data<std::int32_t>()[0] = token;
+  Tensor mask(DType::f32, {1, capacity_ + 1});
+  float* m = mask.data<float>();
+  for (std::int64_t j = 0; j <= capacity_; ++j)
+    m[j] = (j < position_ || j == capacity_) ? 0.0f : -std::numeric_limits<float>::infinity();
+  Values in{{session_name(p, "tokens"), tok},
+            {session_name(p, "positions"), positions_from(position_, 1)},
+            {session_name(p, "mask"), mask}};
+  for (const CacheEntry& e : cache_) in[e.past] = e.slots;
+  Values out = runner_.run("decode", in);
+  if (position_ < capacity_)
+    for (CacheEntry& e : cache_) {
+      const Tensor fresh = out.at(e.decode_new).contiguous();
+      std::memcpy(e.slots.data<float>() + position_ * e.slots.dim(1), fresh.raw(),
+                  static_cast<std::size_t>(e.slots.dim(1)) * sizeof(float));
+    }
+  ++position_;
+  return out.at(session_name(p, "logits")).reshape({-1}).contiguous();
+}
+
+}  // namespace orion::runtime

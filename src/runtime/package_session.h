@@ -1,0 +1,47 @@
+#pragma once
+// PackageSession: a decoder language model run from a compiled package: one prefill over the
+// prompt, then one decode step per token, with the KV cache kept on the host between steps.
+// It knows no architecture: the names it binds come from each program's "session" block in
+// the manifest, which the model's package builder writes (model/gpt2_ane_package.h):
+//
+//   prefill: {"tokens", "positions", "logits", "cache": [{"new": "k.0", "past": "past_k.0"}...]}
+//            a window of `seq` tokens from position 0; a shorter prompt is padded at the end
+//            (causal attention keeps the padding out of the real positions)
+//   decode:  the same plus "mask" and "capacity": one token after `capacity` cache slots, of
+//            which the first `position` hold keys and values; the additive mask opens those
+//            and the token itself and closes the rest (-inf). The slots start zeroed, so that a
+//            closed slot holds finite values (inf * 0 would be NaN).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "runtime/package_runner.h"
+
+namespace orion::runtime {
+
+class PackageSession {
+ public:
+  // The runner must hold "prefill" and "decode" programs with session blocks.
+  explicit PackageSession(PackageRunner& runner);
+
+  // Runs the prompt (1 <= size <= prefill_window()) from position 0, replacing the cache;
+  // returns the logits of every prompt position, [size, vocab].
+  Tensor prefill(std::span<const std::int32_t> tokens);
+  // One token at position(); returns its logits [vocab] and appends its keys and values.
+  Tensor decode(std::int32_t token);
+
+  std::int64_t position() const { return position_; }
+  std::int64_t prefill_window() const { return prefill_seq_; }
+  std::int64_t capacity() const { return capacity_; }  // positions decode can attend to
+
+ private:
+  struct CacheEntry {
+    std::string prefill_new, decode_new, past;
+    Tensor slots;  // [capacity, width] f32
+  };
+  PackageRunner& runner_;
+  std::int64_t prefill_seq_ = 0, capacity_ = 0, position_ = 0;
+  std::vector<CacheEntry> cache_;
+};
+
+}  // namespace orion::runtime

@@ -1,0 +1,113 @@
+// GPT-2 124M's shapes (randomly initialised) compiled into an ANE package: deterministic
+// bytes, fp16 weights in the blobs bit-identical to the model's weights rounded once, every
+// kernel round-tripping through the MIL parser, and prefill + 32 decode steps on ane-sim
+// against the f32 CPU executor. One compile serves the suite (about 10 s here).
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "compile/weight_blob_reader.h"
+#include "core/half.h"
+#include "core/stopwatch.h"
+#include "core/testing_temp_dir.h"
+#include "model/gpt2_model.h"
+#include "package_test_util.h"
+
+namespace orion::runtime {
+namespace {
+
+using namespace testing;
+
+class Gpt2_124mPackage : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing_util::TempDir;
+    weights_ = new compile::ParamValues;
+    const exec::Bindings w = model::gpt2_init_weights(config(), 1);
+    weights_->insert(w.begin(), w.end());
+    Stopwatch sw;
+    compile_package(config(), *weights_, {}, shape(), path("a"));
+    std::cout << "[ info ] GPT-2 124M package compiled in " << sw.seconds() << " s\n";
+  }
+  static void TearDownTestSuite() {
+    delete weights_;
+    delete dir_;
+  }
+  static model::Gpt2Config config() { return model::Gpt2Config{}; }  // GPT-2 124M
+  // A window of 32 and 63 cache slots keep the suite's run short; the kernels are those of any
+  // window (only the sequence axis differs).
+  static model::Gpt2PackageShape shape() { return {.window = 32, .capacity = 63}; }
+  static std::string path(const char* name) { return dir_->path() + "/" + name; }
+
+  static testing_util::TempDir* dir_;
+  static compile::ParamValues* weights_;
+};
+
+testing_util::TempDir* Gpt2_124mPackage::dir_ = nullptr;
+compile::ParamValues* Gpt2_124mPackage::weights_ = nullptr;
+
+TEST_F(Gpt2_124mPackage, CompilingTwiceGivesTheSameBytes) {
+  compile_package(config(), *weights_, {}, shape(), path("b"));
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(path("a"))) {
+    if (!e.is_regular_file()) continue;
+    const fs::path other = path("b") / fs::relative(e.path(), path("a"));
+    ASSERT_TRUE(fs::exists(other)) << other;
+    EXPECT_TRUE(read_file(e.path()) == read_file(other)) << e.path() << " differs";
+    ++files;
+  }
+  EXPECT_GT(files, 40);
+}
+
+// The blob of a kernel, by the MIL name of the const it holds, against the model's weight
+// transposed into conv's [out, in, 1, 1] layout and rounded to fp16 here.
+void expect_blob_is_fp16_of(const std::string& kernel, const std::string& const_name, const Tensor& want_out_in) {
+  const ir::Graph g = compile::parse_mil(read_file(fs::path(kernel) / "model.mil"), "model.mil", kernel);
+  const auto id = g.find(const_name);
+  ASSERT_TRUE(id.has_value()) << const_name << " in " << kernel;
+  const Tensor got = g.node(*id).attr<Tensor>("value");
+  ASSERT_EQ(got.dtype(), DType::f16);
+  ASSERT_EQ(got.numel(), want_out_in.numel());
+  const Tensor want = want_out_in.contiguous().to(DType::f16);
+  const auto a = got.contiguous().span<std::uint16_t>(), b = want.span<std::uint16_t>();
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+  EXPECT_EQ(differ, 0u) << const_name;
+}
+
+TEST_F(Gpt2_124mPackage, BlobsHoldTheWeightsInFp16BitForBit) {
+  const int perm[] = {1, 0};
+  // Hugging Face's Conv1D weight is [in, out]; the kernel's conv weight [out, in, 1, 1].
+  expect_blob_is_fp16_of(path("a") + "/prefill_ane0", "h_0_attn_c_attn_weight_conv",
+                         weights_->at("h.0.attn.c_attn.weight").permute(perm));
+  expect_blob_is_fp16_of(path("a") + "/decode_ane12", "h_11_mlp_c_proj_weight_conv",
+                         weights_->at("h.11.mlp.c_proj.weight").permute(perm));
+  // The head's first piece: the tied embedding's first rows.
+  const compile::PackageManifest m = compile::read_manifest(path("a"));
+  std::string head;
+  std::int64_t rows = 0;
+  for (const compile::PackageStep& s : m.program("prefill").steps)
+    if (s.placement == compile::Placement::ane && s.io.outputs.size() == 1 && s.io.outputs[0].name == "logits_chunk0") {
+      head = s.name;
+      rows = s.io.outputs[0].logical[1];
+    }
+  ASSERT_FALSE(head.empty());
+  EXPECT_EQ(rows, 16753);  // 77 MB in three pieces under 32 MB
+  expect_blob_is_fp16_of(path("a") + "/" + head, "logits_chunk0_weight_conv", weights_->at("wte.weight").slice(0, 0, rows));
+}
+
+TEST_F(Gpt2_124mPackage, EveryKernelRoundTripsThroughTheMilParser) {
+  expect_kernels_round_trip(path("a"), compile::MilDialect::ios18);
+}
+
+TEST_F(Gpt2_124mPackage, PrefillAnd32DecodeStepsMatchTheCpu) {
+  Stopwatch sw;
+  const Errors e = run_package(config(), *weights_, {}, 24, 32, path("a"));
+  std::cout << "[ info ] GPT-2 124M, ios18: rel L2 prefill " << e.prefill << ", decode " << e.decode << " (" << sw.seconds()
+            << " s)\n";
+  EXPECT_LT(e.prefill, 1e-2);
+  EXPECT_LT(e.decode, 1e-2);
+}
+
+}  // namespace
+}  // namespace orion::runtime

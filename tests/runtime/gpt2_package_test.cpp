@@ -1,0 +1,78 @@
+// GPT-2 compiled into an ANE package (model/gpt2_ane_package.h, compile/ane_package_writer.h)
+// and run on ane-sim through runtime/package_session.h: prefill and 32 decode steps against
+// the f32 CPU executor on the uncompiled graph, teacher-forced (each decode step feeds the
+// next token of a fixed sequence, so every position's logits can be compared).
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "core/testing_temp_dir.h"
+#include "package_test_util.h"
+
+namespace orion::runtime {
+namespace {
+
+using namespace testing;
+
+model::Gpt2Config small_config() {
+  model::Gpt2Config c;
+  c.n_embd = 64;
+  c.n_head = 2;
+  c.n_layer = 2;
+  c.vocab_size = 320;
+  c.n_positions = 128;
+  return c;
+}
+
+// Measured on ane-sim, printed by the tests: see docs/ANE_COMPILER.md.
+TEST(Gpt2Package, PrefillAnd32DecodeStepsMatchTheCpu) {
+  testing_util::TempDir dir;
+  compile::PackageOptions po;
+  const model::Gpt2Config c = small_config();
+  const compile::ParamValues w = random_weights(c, 7);
+  compile_package(c, w, po, {.window = 48}, dir.path() + "/pkg");
+  const Errors e = run_package(c, w, po, 40, 32, dir.path() + "/pkg");
+  std::cout << "[ info ] small GPT-2, ios18: rel L2 prefill " << e.prefill << ", decode " << e.decode << "\n";
+  EXPECT_LT(e.prefill, 1e-2);
+  EXPECT_LT(e.decode, 1e-2);
+}
+
+TEST(Gpt2Package, M1DialectAndASmallBudgetGiveTheSameResults) {
+  // A 40 KB on-chip budget cuts the model into many kernels and chunks the head, which must
+  // change nothing but the fp16 rounding of the extra boundaries.
+  testing_util::TempDir dir;
+  compile::PackageOptions po;
+  po.dialect = compile::MilDialect::ios16;
+  po.target.m1_m2 = true;
+  po.target.on_chip_bytes = 40'000;
+  const model::Gpt2Config c = small_config();
+  const compile::ParamValues w = random_weights(c, 7);
+  compile_package(c, w, po, {.window = 32}, dir.path() + "/pkg");
+  const Errors e = run_package(c, w, po, 20, 4, dir.path() + "/pkg");
+  std::cout << "[ info ] small GPT-2, ios16, 40 KB budget: rel L2 prefill " << e.prefill << ", decode " << e.decode << "\n";
+  EXPECT_LT(e.prefill, 1e-2);
+  EXPECT_LT(e.decode, 1e-2);
+  const compile::PackageManifest m = compile::read_manifest(dir.path() + "/pkg");
+  int kernels = 0;
+  for (const compile::PackageStep& s : m.program("prefill").steps) kernels += s.placement == compile::Placement::ane;
+  EXPECT_GT(kernels, 4);
+  for (const compile::PackageProgram& p : m.programs)
+    for (const compile::PackageStep& s : p.steps)
+      if (s.placement == compile::Placement::ane) EXPECT_LE(s.weight_bytes, 40'000) << s.name;
+}
+
+TEST(Gpt2Package, EveryKernelRoundTripsThroughTheMilParserInBothDialects) {
+  const model::Gpt2Config c = small_config();
+  const compile::ParamValues w = random_weights(c, 7);
+  for (compile::MilDialect d : {compile::MilDialect::ios18, compile::MilDialect::ios16}) {
+    testing_util::TempDir dir;
+    compile::PackageOptions po;
+    po.dialect = d;
+    po.target.m1_m2 = d == compile::MilDialect::ios16;
+    compile_package(c, w, po, {.window = 32}, dir.path() + "/pkg");
+    expect_kernels_round_trip(dir.path() + "/pkg", d);
+  }
+}
+
+}  // namespace
+}  // namespace orion::runtime
