@@ -20,11 +20,17 @@ double token_nll(std::span<const float> logits, std::int32_t target) {
 PerplexityResult evaluate_perplexity(Gpt2Session& session, std::span<const std::int32_t> ids,
                                      std::int64_t window, std::int64_t stride,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  return evaluate_perplexity([&](std::span<const std::int32_t> t) { return session.window_logits(t); },
+                             session.model().config().n_positions, ids, window, stride, progress);
+}
+
+PerplexityResult evaluate_perplexity(const WindowLogitsFn& window_logits, std::int64_t max_window,
+                                     std::span<const std::int32_t> ids, std::int64_t window, std::int64_t stride,
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress) {
   const auto n = static_cast<std::int64_t>(ids.size());
   if (n < 2) throw Error("perplexity needs at least 2 tokens, the text has " + std::to_string(n));
-  if (window < 2 || window > session.model().config().n_positions)
-    throw Error("perplexity window " + std::to_string(window) + " must be in [2, " +
-                std::to_string(session.model().config().n_positions) + "]");
+  if (window < 2 || window > max_window)
+    throw Error("perplexity window " + std::to_string(window) + " must be in [2, " + std::to_string(max_window) + "]");
   if (stride < 1 || stride > window)
     throw Error("perplexity stride " + std::to_string(stride) + " must be in [1, window]");
   PerplexityResult r;
@@ -32,7 +38,7 @@ PerplexityResult evaluate_perplexity(Gpt2Session& session, std::span<const std::
   std::int64_t scored_until = 1;  // targets before this index are scored already
   for (std::int64_t begin = 0;; begin += stride) {
     const std::int64_t end = std::min(begin + window, n);
-    const Tensor logits = session.window_logits(ids.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)));
+    const Tensor logits = window_logits(ids.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)));
     const std::int64_t vocab = logits.dim(1);
     const float* l = logits.data<float>();
     for (std::int64_t t = std::max(scored_until, begin + 1); t < end; ++t) {

@@ -20,8 +20,17 @@ struct PerplexityResult {
 // -log softmax(logits)[target], computed in double.
 double token_nll(std::span<const float> logits, std::int32_t target);
 
-// `window` <= the model's context; `stride` in [1, window]. `progress(done, total)` is called
-// after each window when given.
+// The logits [n, vocab] of every position of a window of n tokens that starts at position 0:
+// how a device (the CPU session, a compiled ANE package) is asked.
+using WindowLogitsFn = std::function<Tensor(std::span<const std::int32_t> tokens)>;
+
+// `window` in [2, max_window]; `stride` in [1, window]. `progress(done, total)` is called after
+// each window when given.
+PerplexityResult evaluate_perplexity(const WindowLogitsFn& window_logits, std::int64_t max_window,
+                                     std::span<const std::int32_t> ids, std::int64_t window, std::int64_t stride,
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+
+// The same on a CPU session; max_window is the model's context.
 PerplexityResult evaluate_perplexity(Gpt2Session& session, std::span<const std::int32_t> ids,
                                      std::int64_t window, std::int64_t stride,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress = {});

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/cli_folder_test.h"
 #include "cli/run_cli.h"
 
 namespace orion::test {
@@ -10,20 +11,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Cli : public ::testing::Test {
+class Cli : public CliFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("orion_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  fs::path dir_;
 };
 
 TEST_F(Cli, HelpListsSubcommandsAndExitsZero) {
@@ -35,7 +24,7 @@ TEST_F(Cli, HelpListsSubcommandsAndExitsZero) {
 
 TEST_F(Cli, EverySubcommandHasHelp) {
   for (const char* sub : {"init", "convert", "generate", "tokenize", "perplexity", "bench", "bench decode", "bench tokenize",
-                          "ops", "check", "run", "demo"}) {
+                          "ops", "check", "run", "demo", "compile", "inspect", "rules"}) {
     const CliResult r = run_orion(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ": " << r.out;

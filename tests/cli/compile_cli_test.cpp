@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/cli_folder_test.h"
 #include "cli/run_cli.h"
 
 namespace orion::test {
@@ -13,21 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class CompileCli : public ::testing::Test {
+class CompileCli : public CliFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("orion_compile_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string read(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-  }
-  fs::path dir_;
 };
 
 // 64 channels need 384 columns for a 49,152-byte surface.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/cli_folder_test.h"
 #include "cli/run_cli.h"
 
 namespace orion::test {
@@ -13,20 +14,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ConvertCli : public ::testing::Test {
+class ConvertCli : public CliFolderTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("orion_conv_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    CliFolderTest::SetUp();
     const CliResult r = run_orion("init -o " + path("m") + " --layers 2 --dim 64 --heads 2 --context 64 --seed 3");
     ASSERT_EQ(r.status, 0) << r.out;
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& f) const { return (dir_ / f).string(); }
   // The generated text: what comes before the statistics line.
   static std::string text(const std::string& out) { return out.substr(0, out.find(". prompt")); }
-  fs::path dir_;
 };
 
 TEST_F(ConvertCli, ConvertThenGenerate) {

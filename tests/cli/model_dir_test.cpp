@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/cli_folder_test.h"
 #include "cli/run_cli.h"
 
 namespace orion::test {
@@ -13,16 +14,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ModelDirCli : public ::testing::Test {
+class ModelDirCli : public CliFolderTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("orion_md_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    CliFolderTest::SetUp();
     const CliResult r = run_orion("init -o " + model() + " --layers 2 --dim 32 --heads 2 --context 64 --seed 3");
     ASSERT_EQ(r.status, 0) << r.out;
   }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string model() const { return (dir_ / "m").string(); }
   std::string path(const char* f) const { return (dir_ / "m" / f).string(); }
   std::string read(const char* f) const {
@@ -40,7 +38,6 @@ class ModelDirCli : public ::testing::Test {
     EXPECT_NE(r.out.find(what), std::string::npos) << "error does not say '" << what << "': " << r.out;
     EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "not one line: " << r.out;
   }
-  fs::path dir_;
 };
 
 TEST_F(ModelDirCli, InitThenGenerateIsReproducible) {

@@ -1,16 +1,22 @@
-// orion compile: one GPT-2 block as an ANE kernel. lower_for_ane (compile/ane_lowering.h),
-// then the MIL text and its weight blob written into a folder (model.mil, weights/weight.bin):
-// what ane-sim and the device compile. The weights are one layer of a model folder (--model,
-// --layer) or GPT-2's initialisation (--seed). Prints the kernel's I/O in binding order, the
-// passes' notes and the validator's warnings. Whole models (kernels + host ops), packages and
-// manifests are later work; so is `--arch` beyond the one block.
+// orion compile: a model for the ANE.
+//
+//   orion compile -m DIR --target ane -o PKG   the whole model as a package (compile/ane_package.h):
+//                                              prefill and decode programs, kernels + host segments,
+//                                              manifest.json; `orion inspect PKG` shows it
+//   orion compile [--model DIR --layer L] -o K  one GPT-2 block as one kernel folder (model.mil,
+//                                              weights/weight.bin), from a model's layer or GPT-2's
+//                                              initialisation (--seed): what the demo runs
+//
+// Both print the passes' notes and the validator's warnings.
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "ane_package_cli.h"
 #include "commands.h"
+#include "core/stopwatch.h"
 #include "compile/ane_lowering.h"
 #include "compile/mil_writer.h"
 #include "core/error.h"
@@ -24,20 +30,21 @@ namespace {
 
 struct CompileOptions {
   std::string arch = "gpt2-block";
+  std::string target;  // "ane": a whole-model package
   std::string out;
   std::string model;
   int layer = 0;
-  std::int64_t dim = 768, heads = 12, seq = 64;
+  std::int64_t dim = 768, heads = 12;
   std::uint64_t seed = 0;
-  std::string dialect = "ios18";
-  bool m1_m2 = false;
+  AnePackageOptions pkg;  // --seq, --dialect, --m1-m2... (both modes)
+  bool force = false, verbose = false;
   std::vector<std::string> dump_after;
 };
 
 // The block's graph and its weights under the graph's names ("h.0.*").
 std::pair<ir::Graph, compile::ParamValues> block_and_weights(const CompileOptions& o) {
   if (o.model.empty()) {
-    const model::Gpt2BlockShape shape{.seq = o.seq, .dim = o.dim, .heads = o.heads};
+    const model::Gpt2BlockShape shape{.seq = o.pkg.seq, .dim = o.dim, .heads = o.heads};
     ir::Graph g = model::gpt2_block_graph(shape);
     Rng rng(o.seed);
     auto init = model::gpt2_init_params(g, 12, rng);  // residual scaling of GPT-2 124M's 12 layers
@@ -49,7 +56,7 @@ std::pair<ir::Graph, compile::ParamValues> block_and_weights(const CompileOption
     throw Error("compile: --layer " + std::to_string(o.layer) + ", but " + o.model + " has " +
                 std::to_string(c.n_layer) + " layers");
   const model::Gpt2BlockShape shape{
-      .seq = o.seq, .dim = c.n_embd, .heads = c.n_head, .epsilon = c.layer_norm_epsilon, .hidden_size = c.n_inner};
+      .seq = o.pkg.seq, .dim = c.n_embd, .heads = c.n_head, .epsilon = c.layer_norm_epsilon, .hidden_size = c.n_inner};
   ir::Graph g = model::gpt2_block_graph(shape);
   const std::string prefix = "h." + std::to_string(o.layer) + ".";
   compile::ParamValues params;
@@ -64,12 +71,30 @@ void print_io(const char* role, const std::vector<compile::KernelIoTensor>& list
                 shape_str(t.padded).c_str(), static_cast<long long>(t.bytes));
 }
 
+void run_package(const CompileOptions& o) {
+  if (o.model.empty()) throw Error("compile --target ane: name the model folder with -m DIR");
+  Stopwatch sw;
+  const model::Gpt2Model m = model::Gpt2Model::load(o.model);
+  const double load_s = sw.seconds();
+  std::fprintf(stderr, "compiling %s for the ANE (%s%s), prefill window %lld:\n", o.model.c_str(), o.pkg.dialect.c_str(),
+               o.pkg.m1_m2 ? ", M1/M2" : "", static_cast<long long>(o.pkg.seq));
+  sw.restart();
+  const compile::PackageReport r = compile_gpt2_package(m, o.pkg, o.out, o.force, true);
+  if (o.verbose)
+    for (const compile::Diagnostic& d : r.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
+  std::printf("wrote %s: %d kernels (%.1f MB of fp16 weights), %d host segments (%.1f MB of host weights) in %.2f s "
+              "(model loaded in %.2f s); see `orion inspect %s`\n",
+              o.out.c_str(), r.kernels, static_cast<double>(r.kernel_weight_bytes) / 1e6, r.host_segments,
+              static_cast<double>(r.host_weight_bytes) / 1e6, sw.seconds(), load_s, o.out.c_str());
+}
+
 void run(const CompileOptions& o) {
-  if (o.m1_m2 && o.dialect != "ios16")
+  if (o.target == "ane") return run_package(o);
+  if (o.pkg.m1_m2 && o.pkg.dialect != "ios16")
     throw Error("compile: M1/M2 targets need --dialect ios16 (ANE024)");
   auto [graph, params] = block_and_weights(o);
   compile::AneLoweringOptions lo;
-  lo.target.m1_m2 = o.m1_m2;
+  lo.target.m1_m2 = o.pkg.m1_m2;
   lo.kernel_name = o.arch;
   if (!o.dump_after.empty()) {
     std::vector<std::string> only = o.dump_after;
@@ -78,14 +103,14 @@ void run(const CompileOptions& o) {
   }
   const compile::AneLowered k = compile::lower_for_ane(graph, params, lo);
   compile::MilWriteOptions mo;
-  mo.dialect = o.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
+  mo.dialect = o.pkg.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
   const compile::MilProgram p = compile::write_mil(k.graph, mo);
   compile::write_model_folder(p, o.out, mo);
 
   for (const compile::Diagnostic& d : k.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
   for (const compile::AneViolation& w : k.warnings) std::printf("%s\n", w.message().c_str());
   std::printf("wrote %s/model.mil (%s, %zu bytes) and %zu weight blobs (%zu bytes)\n", o.out.c_str(),
-              o.dialect.c_str(), p.text.size(), p.weights.count(), p.weights.bytes().size());
+              o.pkg.dialect.c_str(), p.text.size(), p.weights.count(), p.weights.bytes().size());
   std::printf("sequence %lld padded to %lld; binding order:\n", static_cast<long long>(k.io.seq),
               static_cast<long long>(k.io.padded_seq));
   print_io("in ", k.io.inputs);
@@ -95,23 +120,22 @@ void run(const CompileOptions& o) {
 }  // namespace
 
 void add_compile_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("compile", "Compile one GPT-2 block into an ANE kernel folder (MIL + weights)");
+  auto* cmd = app.add_subcommand("compile", "Compile a model for the ANE: a whole-model package (--target ane) or one GPT-2 block");
   auto o = std::make_shared<CompileOptions>();
-  cmd->add_option("-o,--out", o->out, "Folder to write model.mil and weights/ into")->required();
-  cmd->add_option("--arch", o->arch, "What to compile (only gpt2-block so far)")
+  cmd->add_option("-o,--out", o->out, "Package folder (--target ane), else the kernel folder")->required();
+  cmd->add_option("--target", o->target, "ane: compile the whole model (-m) into a package")->check(CLI::IsMember({"ane"}));
+  cmd->add_option("-m,--model", o->model, "Model folder (with --target ane: the model; else the block's weights)");
+  cmd->add_flag("-f,--force", o->force, "Replace an existing package folder");
+  cmd->add_flag("-v,--verbose", o->verbose, "With --target ane: print every pass's notes per kernel");
+  cmd->add_option("--arch", o->arch, "Without --target: what to compile (gpt2-block)")
       ->check(CLI::IsMember({"gpt2-block"}))
       ->capture_default_str();
-  cmd->add_option("--model", o->model, "GPT-2 model folder to take the block's weights from (else GPT-2's init)");
   cmd->add_option("--layer", o->layer, "The model's layer to compile")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--dim", o->dim, "n_embd, without --model")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--heads", o->heads, "n_head, without --model")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--seq", o->seq, "Tokens in the window (padded to a legal surface)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the initialisation, without --model")->capture_default_str();
-  cmd->add_option("--dialect", o->dialect, "MIL dialect")->check(CLI::IsMember({"ios18", "ios16"}))->capture_default_str();
-  cmd->add_flag("--m1-m2", o->m1_m2, "Target M1/M2 chips (ios16, matmul inner dimensions multiples of 32)");
-  cmd->add_option("--dump-after", o->dump_after, "Print the IR after these passes ('all': every pass)");
+  add_ane_package_options(cmd, o->pkg);
+  cmd->add_option("--dump-after", o->dump_after, "Block mode: print the IR after these passes ('all': every pass)");
   cmd->callback([o] { run(*o); });
 }
 

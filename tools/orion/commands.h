@@ -17,5 +17,6 @@ void add_perplexity_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_rules_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
 
 }  // namespace orion::cli

@@ -1,0 +1,39 @@
+#include "ane_package_cli.h"
+
+#include <cstdio>
+
+#include "core/error.h"
+#include "model/gpt2_ane_package.h"
+
+namespace orion::cli {
+
+void add_ane_package_options(CLI::App* cmd, AnePackageOptions& o) {
+  cmd->add_option("--seq", o.seq, "Prefill window in tokens (shorter prompts are padded)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--context", o.context, "KV-cache slots of the decode program (0: the model's context - 1)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--dialect", o.dialect, "MIL dialect")->check(CLI::IsMember({"ios18", "ios16"}))->capture_default_str();
+  cmd->add_flag("--m1-m2", o.m1_m2, "Target M1/M2 chips (needs --dialect ios16)");
+  cmd->add_flag("--allow-concat", o.allow_concat, "Emit concat on the ANE (named-const form) instead of on the host");
+  cmd->add_option("--on-chip-mb", o.on_chip_mb, "On-chip weight budget per kernel, MB (ANE015)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
+compile::PackageReport compile_gpt2_package(const model::Gpt2Model& m, const AnePackageOptions& o,
+                                            const std::string& out, bool replace, bool progress) {
+  if (o.m1_m2 && o.dialect != "ios16") throw Error("compile: M1/M2 targets need --dialect ios16 (ANE024)");
+  compile::PackageOptions po;
+  po.target.m1_m2 = o.m1_m2;
+  po.target.allow_concat = o.allow_concat;
+  po.target.on_chip_bytes = static_cast<std::int64_t>(o.on_chip_mb * 1e6);
+  po.dialect = o.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
+  po.replace = replace;
+  if (progress) po.progress = [](std::string_view line) { std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data()); };
+  const auto programs = model::gpt2_ane_programs(m.config(), {.window = o.seq, .capacity = o.context});
+  return compile::write_ane_package(programs, m.weights(), po, out, model::gpt2_package_model_info(m.config(), m.dir()));
+}
+
+}  // namespace orion::cli

@@ -1,0 +1,92 @@
+// orion inspect PKG: a compiled ANE package, readably: what it was compiled from and for, and
+// per program the steps in run order, each kernel's surfaces in binding order (the order the
+// device binds them by, ANE027) and the weights it bakes, each host segment's values.
+#include <cstdio>
+
+#include "commands.h"
+#include "compile/ane_package.h"
+
+namespace orion::cli {
+
+namespace {
+
+std::string mb(std::int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MB", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
+
+void print_surfaces(const char* role, const std::vector<compile::KernelIoTensor>& list) {
+  int i = 0;
+  for (const compile::KernelIoTensor& t : list)
+    std::printf("      %s %d  %-22s %-18s padded %-18s %lld bytes\n", role, i++, t.name.c_str(), shape_str(t.logical).c_str(),
+                shape_str(t.padded).c_str(), static_cast<long long>(t.bytes));
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s.empty() ? "-" : s;
+}
+
+void print(const compile::PackageManifest& m, const std::string& dir) {
+  std::printf("package %s\n", dir.c_str());
+  std::printf("  model:   %s\n", m.model.dump().c_str());
+  std::printf("  target:  MIL %s%s, concat %s, %s on chip per kernel; %zu rules checked\n", m.dialect.c_str(),
+              m.target.m1_m2 ? ", M1/M2" : "", m.target.allow_concat ? "on the ANE" : "on the host",
+              mb(m.target.on_chip_bytes).c_str(), m.rules_checked.size());
+  std::int64_t host_bytes = 0;
+  for (const compile::HostWeight& w : m.host_weights) host_bytes += shape_numel(w.shape) * 4;
+  std::printf("  host weights (%s, fp32): ", mb(host_bytes).c_str());
+  for (std::size_t i = 0; i < m.host_weights.size(); ++i)
+    std::printf("%s%s %s", i ? ", " : "", m.host_weights[i].name.c_str(), shape_str(m.host_weights[i].shape).c_str());
+  std::printf("\n");
+  for (const compile::PackageProgram& p : m.programs) {
+    int kernels = 0;
+    std::int64_t bytes = 0;
+    for (const compile::PackageStep& s : p.steps)
+      if (s.placement == compile::Placement::ane) {
+        ++kernels;
+        bytes += s.weight_bytes;
+      }
+    std::printf("\nprogram %s: window of %lld tokens, %zu steps (%d kernels, %s of weights, %zu host segments)\n",
+                p.name.c_str(), static_cast<long long>(p.seq), p.steps.size(), kernels, mb(bytes).c_str(),
+                p.steps.size() - static_cast<std::size_t>(kernels));
+    std::printf("  inputs:  ");
+    for (const compile::PackageValue& v : p.inputs) std::printf("%s %s%s  ", v.name.c_str(), std::string(dtype_name(v.dtype)).c_str(), shape_str(v.shape).c_str());
+    std::printf("\n  outputs: %zu (", p.outputs.size());
+    for (std::size_t i = 0; i < p.outputs.size() && i < 3; ++i) std::printf("%s%s %s", i ? ", " : "", p.outputs[i].name.c_str(), shape_str(p.outputs[i].shape).c_str());
+    std::printf("%s)\n", p.outputs.size() > 3 ? ", ..." : "");
+    for (const compile::PackageStep& s : p.steps) {
+      if (s.placement == compile::Placement::ane) {
+        std::printf("  [stage %d] ane  %-16s %s of weights; sequence %lld padded to %lld; surfaces %lld bytes in, %lld out\n",
+                    s.stage, s.name.c_str(), mb(s.weight_bytes).c_str(), static_cast<long long>(s.io.seq),
+                    static_cast<long long>(s.io.padded_seq), static_cast<long long>(s.io.input_bytes),
+                    static_cast<long long>(s.io.output_bytes));
+        print_surfaces("in ", s.io.inputs);
+        print_surfaces("out", s.io.outputs);
+        for (const std::string& w : s.warnings) std::printf("      warning: %s\n", w.c_str());
+      } else {
+        std::printf("  [stage %d] host %-16s reads %s; writes %s; params %s\n", s.stage, s.name.c_str(),
+                    joined(s.inputs).c_str(), joined(s.outputs).c_str(), joined(s.params).c_str());
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app) {
+  auto dir = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("inspect", "Show a compiled ANE package (from `orion compile --target ane`)");
+  cmd->add_option("package", *dir, "Package folder")->required();
+  cmd->add_flag("--json", *json, "Print the manifest as read and checked, as JSON");
+  cmd->callback([dir, json] {
+    const compile::PackageManifest m = compile::read_manifest(*dir);
+    if (*json) std::printf("%s\n", compile::manifest_to_json(m).dump(2).c_str());
+    else print(m, *dir);
+  });
+}
+
+}  // namespace orion::cli
