@@ -1,7 +1,8 @@
-// orion demo: the main job on the default that ships with the repository. For now: build one
-// GPT-2 transformer block as an IR graph, run it on the CPU in f32 and in the ANE's f16
-// numerics, compile it for the ANE (passes, validator, MIL + weight blob) and run the compiled
-// program on ane-sim, and report outputs, timing and how far each result is from f32.
+// orion demo: the main job on the default that ships with the repository. Build one GPT-2
+// transformer block as an IR graph, run it on the CPU in f32 and in the ANE's f16 numerics,
+// compile it for the ANE (passes, validator, MIL + weight blob) and run the compiled program on
+// ane-sim; then compile a whole small GPT-2 into an ANE package and run prefill and decode
+// steps on ane-sim (demo_package.h). Report outputs, timing and how far each result is from f32.
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "demo_package.h"
 #include "compile/ane_lowering.h"
 #include "compile/mil_writer.h"
 #include "core/atomic_file.h"
@@ -143,6 +145,7 @@ void demo(const DemoOpts& o) {
   std::printf("f16 against f32: max abs diff %.3g, relative RMS error %.3g\n", max_abs, relative_rms(f32.y, f16.y));
   run_on_ane_sim(g, bindings, x, f32.y, o);
   if (!o.save.empty()) std::printf("graph written to %s\n", o.save.c_str());
+  demo_package({.seed = o.seed, .threads = o.threads});
 }
 
 }  // namespace
@@ -151,7 +154,8 @@ void add_demo_command(CLI::App& app) {
   auto o = std::make_shared<DemoOpts>();
   auto* cmd = app.add_subcommand(
       "demo", "Build a GPT-2 transformer block, run it on the CPU in f32 and f16 numerics, compile it for the ANE "
-              "and run that on ane-sim; report timing and errors");
+              "and run that on ane-sim; then compile a whole small GPT-2 for the ANE and run prefill and decode on "
+              "ane-sim; report timing and errors");
   cmd->add_option("--seq", o->shape.seq, "Tokens in the window")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--dim", o->shape.dim, "Model width")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--heads", o->shape.heads, "Attention heads")->check(CLI::PositiveNumber)->capture_default_str();
