@@ -96,8 +96,13 @@ TEST_F(Gpt2_124mPackage, BlobsHoldTheWeightsInFp16BitForBit) {
   expect_blob_is_fp16_of(path("a") + "/" + head, "logits_chunk0_weight_conv", weights_->at("wte.weight").slice(0, 0, rows));
 }
 
-TEST_F(Gpt2_124mPackage, EveryKernelRoundTripsThroughTheMilParser) {
+TEST_F(Gpt2_124mPackage, EveryKernelRoundTripsThroughTheMilParserInBothDialects) {
   expect_kernels_round_trip(path("a"), compile::MilDialect::ios18);
+  compile::PackageOptions m1;
+  m1.dialect = compile::MilDialect::ios16;
+  m1.target.m1_m2 = true;
+  compile_package(config(), *weights_, m1, shape(), path("m1"));
+  expect_kernels_round_trip(path("m1"), compile::MilDialect::ios16);
 }
 
 TEST_F(Gpt2_124mPackage, PrefillAnd32DecodeStepsMatchTheCpu) {
