@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev
   libutf8proc-dev
   libdnnl-dev
+  libxxhash-dev
 )
 if [[ ${ORION_BLAS_COMPARISON:-0} == 1 ]]; then packages+=(libopenblas-pthread-dev libblis-pthread-dev); fi
 # npm fetches test data (GPT-2's vocabulary); Debian's package only where there is none yet.

@@ -7,6 +7,8 @@
 
 #include "compile/mil_parser.h"
 #include "compile/mil_to_ir.h"
+#include "core/atomic_file.h"
+#include "core/content_hash.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/random.h"
@@ -187,7 +189,39 @@ void AneSim::bake(Program& p) {
                                                exec::CpuOptions{exec::Numerics::f16, options_.threads});
 }
 
+namespace {
+
+// The cache key of a program folder: its text and every file under weights/, by name.
+std::string program_key(const std::string& folder) {
+  ContentHasher h;
+  h.update_file((fs::path(folder) / "model.mil").string());
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(folder) / "weights", ec))
+    if (e.is_regular_file()) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    h.update(fs::relative(f, folder).string());
+    h.update_file(f);
+  }
+  return h.hex();
+}
+
+}  // namespace
+
 AneProgramId AneSim::compile(const std::string& folder) {
+  std::string cached_marker;
+  if (!options_.program_cache_dir.empty()) {
+    cached_marker = (fs::path(options_.program_cache_dir) / program_key(folder)).string();
+    if (fs::exists(cached_marker)) {
+      ++cache_hits_;
+      auto p = std::make_unique<Program>();
+      p->folder = folder;
+      bake(*p);
+      programs_.push_back(std::move(p));
+      return static_cast<AneProgramId>(programs_.size() - 1);
+    }
+  }
   ++compiles_;
   auto p = std::make_unique<Program>();
   p->folder = folder;
@@ -200,6 +234,11 @@ AneProgramId AneSim::compile(const std::string& folder) {
     p->garbage = true;  // the hardware "compiles" it and returns garbage
   }
   bake(*p);
+  if (!cached_marker.empty() && !p->garbage) {
+    std::error_code ec;
+    fs::create_directories(options_.program_cache_dir, ec);
+    write_file_atomic(cached_marker, folder + "\n");
+  }
   programs_.push_back(std::move(p));
   return static_cast<AneProgramId>(programs_.size() - 1);
 }

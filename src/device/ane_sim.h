@@ -11,7 +11,9 @@
 //  * evaluate binds inputs in alphabetical order of their names and outputs likewise (ANE027),
 //    requires one allocation size for all inputs and one for all outputs (ANE010), and reads
 //    each surface as packed values from its start (ANE028);
-//  * programs must be loaded to run and are counted until unloaded (ANE031).
+//  * programs must be loaded to run and are counted until unloaded (ANE031);
+//  * with a program cache folder, a program compiled before (same text, same weights) loads
+//    from the cache without a compile, as the framework's cache does.
 //
 // By default every violation is a loud orion::Error naming the rule. `faithful` mode instead
 // does what the hardware does: compiles that the ANE rejects fail without a diagnosis, and
@@ -40,6 +42,11 @@ struct AneSimOptions {
   bool reload_reads_weights = true;
   compile::AneTarget target;  // the chip family emulated (m1_m2) and the opt-ins
   int threads = 1;
+  // The framework's on-disk cache of compiled programs, keyed by the program text and its
+  // weights: a program found there loads without a compile (not counted against the budget)
+  // and survives the process. Empty: no cache. ane-sim keeps a marker per key; it still parses
+  // the program, which is its way of running it.
+  std::string program_cache_dir;
 };
 
 struct AneSimIo {
@@ -72,6 +79,7 @@ class AneSim {
   const std::vector<AneSimIo>& outputs(AneProgramId id) const;
 
   int compiles() const { return compiles_; }
+  int cache_hits() const { return cache_hits_; }
   int loaded() const;
   bool poisoned() const { return poisoned_; }
 
@@ -83,6 +91,7 @@ class AneSim {
   AneSimOptions options_;
   std::vector<std::unique_ptr<Program>> programs_;
   int compiles_ = 0;
+  int cache_hits_ = 0;
   bool poisoned_ = false;
 };
 

@@ -103,4 +103,21 @@ Tensor Gpt2Session::window_logits(std::span<const std::int32_t> tokens) {
   return executor(T, 0, false).run(in).at(0);
 }
 
+void Gpt2Session::load_cache(std::span<const Tensor> k, std::span<const Tensor> v) {
+  const Gpt2Config& c = model_.config();
+  if (k.size() != k_cache_.size() || v.size() != v_cache_.size())
+    throw Error("load_cache: " + std::to_string(k.size()) + " layers of keys for a model of " + std::to_string(k_cache_.size()));
+  const std::int64_t n = k.empty() ? 0 : k[0].dim(0);
+  for (std::size_t l = 0; l < k.size(); ++l)
+    for (const Tensor* t : {&k[l], &v[l]})
+      if (t->shape() != Shape{n, c.n_embd} || t->dtype() != DType::f32 || n > c.n_positions)
+        throw Error("load_cache: layer " + std::to_string(l) + " holds " + std::string(dtype_name(t->dtype())) + shape_str(t->shape()) +
+                    ", expected f32[" + std::to_string(n) + ", " + std::to_string(c.n_embd) + "]");
+  for (std::size_t l = 0; l < k.size(); ++l) {
+    std::memcpy(k_cache_[l].raw(), k[l].contiguous().raw(), k[l].nbytes());
+    std::memcpy(v_cache_[l].raw(), v[l].contiguous().raw(), v[l].nbytes());
+  }
+  position_ = n;
+}
+
 }  // namespace orion::model

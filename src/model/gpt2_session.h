@@ -30,6 +30,10 @@ class Gpt2Session final : public Decoder {
   // touching the cache (perplexity, tests).
   Tensor window_logits(std::span<const std::int32_t> tokens);
 
+  // Takes over a cache another engine filled (a prefill on the ANE): per layer the keys and
+  // values of positions [0, n), [n, n_embd] each; decoding continues at position n.
+  void load_cache(std::span<const Tensor> k, std::span<const Tensor> v);
+
   std::int64_t position() const override { return position_; }
   std::int64_t context() const override { return model_.config().n_positions; }
   void reset() override { position_ = 0; }

@@ -66,6 +66,7 @@ PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
   k->id = device_.compile((fs::path(dir_) / step.name).string());
   device_.load(k->id);
   stats_.compile_ms += sw.ms();
+  stats_.steps[step.name].compile_ms += sw.ms();
   ++stats_.compiles;
   // The device must bind what the manifest says, in its order (ANE027): a package compiled by
   // another writer, or edited by hand, is caught here, not by wrong numbers.
@@ -96,6 +97,7 @@ PackageRunner::Host& PackageRunner::host(const compile::PackageStep& step) {
 
 void PackageRunner::run_kernel(const compile::PackageStep& step, Values& table) {
   Kernel& k = kernel(step);
+  StepStats& ss = stats_.steps[step.name];
   Stopwatch sw;
   std::vector<const device::AneSurface*> ins;
   for (std::size_t i = 0; i < step.io.inputs.size(); ++i) {
@@ -110,9 +112,12 @@ void PackageRunner::run_kernel(const compile::PackageStep& step, Values& table) 
   std::vector<device::AneSurface*> outs;
   for (device::AneSurface& s : k.out) outs.push_back(&s);
   stats_.pack_ms += sw.ms();
+  ss.pack_ms += sw.ms();
   sw.restart();
   device_.evaluate(k.id, ins, outs);
   stats_.device_ms += sw.ms();
+  ss.run_ms += sw.ms();
+  ++ss.runs;
   ++stats_.evaluations;
   sw.restart();
   for (std::size_t i = 0; i < step.io.outputs.size(); ++i) {
@@ -120,6 +125,7 @@ void PackageRunner::run_kernel(const compile::PackageStep& step, Values& table) 
     table[t.name] = device::unpack_token_major(k.out[i], t.logical[1], step.io.seq, step.io.padded_seq);
   }
   stats_.pack_ms += sw.ms();
+  ss.pack_ms += sw.ms();
 }
 
 void PackageRunner::run_host(const compile::PackageStep& step, Values& table) {
@@ -137,6 +143,9 @@ void PackageRunner::run_host(const compile::PackageStep& step, Values& table) {
   std::vector<Tensor> out = h.exec->run(b);
   for (std::size_t i = 0; i < step.outputs.size(); ++i) table[step.outputs[i]] = std::move(out[i]);
   stats_.host_ms += sw.ms();
+  StepStats& ss = stats_.steps[step.name];
+  ss.run_ms += sw.ms();
+  ++ss.runs;
   ++stats_.host_runs;
 }
 

@@ -22,9 +22,17 @@ namespace orion::runtime {
 
 using Values = std::map<std::string, Tensor, std::less<>>;
 
+struct StepStats {
+  int runs = 0;
+  double compile_ms = 0;  // kernels: compile and load, once
+  double run_ms = 0;      // kernels: the device's evaluation; host steps: the CPU executor
+  double pack_ms = 0;     // kernels: packing inputs and unpacking outputs
+};
+
 struct RunnerStats {
   int compiles = 0, evaluations = 0, host_runs = 0;
   double compile_ms = 0, device_ms = 0, host_ms = 0, pack_ms = 0;
+  std::map<std::string, StepStats, std::less<>> steps;  // by step name
 };
 
 class PackageRunner {

@@ -71,6 +71,12 @@ Tensor PackageSession::prefill(std::span<const std::int32_t> tokens) {
   return out.at(session_name(p, "logits")).slice(0, 0, n).contiguous();
 }
 
+Tensor PackageSession::cache_rows(std::string_view name) const {
+  for (const CacheEntry& e : cache_)
+    if (e.prefill_new == name) return e.slots.slice(0, 0, std::min(position_, capacity_)).contiguous();
+  throw Error("package session: no KV-cache entry \"" + std::string(name) + "\"");
+}
+
 Tensor PackageSession::decode(std::int32_t token) {
   if (position_ > capacity_)
     throw Error("decode: position " + std::to_string(position_) + " is past the package's cache of " +

@@ -33,6 +33,9 @@ class PackageSession {
   std::int64_t position() const { return position_; }
   std::int64_t prefill_window() const { return prefill_seq_; }
   std::int64_t capacity() const { return capacity_; }  // positions decode can attend to
+  // The cached rows [position(), width] of the cache entry the model calls `name` ("k.3"):
+  // how a CPU decoder takes over after a prefill on the device.
+  Tensor cache_rows(std::string_view name) const;
 
  private:
   struct CacheEntry {

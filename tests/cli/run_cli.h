@@ -13,9 +13,10 @@ struct CliResult {
   std::string out;  // stdout and stderr together
 };
 
-inline CliResult run_orion(const std::string& args) {
+// `env` is a prefix of VAR=value assignments for the shell ("ORION_CACHE_DIR=/tmp/x ").
+inline CliResult run_orion_env(const std::string& env, const std::string& args) {
   const char* bin = std::getenv("ORION_BIN");
-  const std::string cmd = std::string(bin ? bin : ORION_BIN_PATH) + " " + args + " 2>&1";
+  const std::string cmd = env + std::string(bin ? bin : ORION_BIN_PATH) + " " + args + " 2>&1";
   CliResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -26,5 +27,7 @@ inline CliResult run_orion(const std::string& args) {
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
 }
+
+inline CliResult run_orion(const std::string& args) { return run_orion_env("", args); }
 
 }  // namespace orion::test

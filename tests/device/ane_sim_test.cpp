@@ -211,6 +211,34 @@ TEST(AneSim, CompileBudget) {
   EXPECT_LT(same, static_cast<int>(want.size()) / 100);
 }
 
+// The framework's on-disk program cache (ANE: "a cached program loads without a compile call
+// and survives a process restart"): a second process finds the program by its text and
+// weights and compiles nothing; new weights are a new program.
+TEST(AneSim, ProgramCacheSkipsCompilesAcrossProcesses) {
+  TempDir dir, cache;
+  write_folder(dir.path(), conv_program());
+  AneSimOptions o;
+  o.program_cache_dir = cache.path() + "/programs";
+  {
+    AneSim first(o);
+    first.compile(dir.path());
+    EXPECT_EQ(first.compiles(), 1);
+    EXPECT_EQ(first.cache_hits(), 0);
+  }
+  AneSim second(o);  // another process's view of the device
+  const AneProgramId id = second.compile(dir.path());
+  EXPECT_EQ(second.compiles(), 0);
+  EXPECT_EQ(second.cache_hits(), 1);
+  second.load(id);  // and it runs
+  second.unload(id);
+  write_folder(dir.path(), conv_program(), 5);  // other weights: not the cached program
+  second.compile(dir.path());
+  EXPECT_EQ(second.compiles(), 1);
+  AneSim no_cache;
+  no_cache.compile(dir.path());
+  EXPECT_EQ(no_cache.cache_hits(), 0);
+}
+
 TEST(AneSim, WeightsAreBakedAtCompile) {
   TempDir dir;
   write_folder(dir.path(), conv_program(), 0);

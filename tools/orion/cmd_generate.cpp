@@ -1,6 +1,9 @@
-// orion generate: text from a prompt, streamed token by token, with a KV cache.
+// orion generate: text from a prompt, streamed token by token, with a KV cache. On the CPU
+// (fast or graph engine) or on ane-sim (ane_sim_run.h: the model compiled into the package
+// cache on first use; everything on the device, or --ane-prefill).
 #include <cstdio>
 
+#include "ane_sim_run.h"
 #include "commands.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
@@ -18,6 +21,8 @@ namespace {
 struct GenerateOpts {
   std::string model_dir, prompt, device = "cpu", numerics = "f32", engine = "fast", weights;  // weights "": the folder's own
   int tokens = 64, threads = 0;
+  bool profile = false;
+  AneSimRunOptions ane;
   text::SamplerOptions sampling;
 };
 
@@ -46,7 +51,15 @@ void generate(const GenerateOpts& o) {
   // mapped); the session's KV cache and activations are not counted.
   double pack_ms = 0;
   std::size_t packed_bytes = 0;
-  if (graph) {
+  std::unique_ptr<AneSimRun> ane;
+  if (o.device == "ane-sim") {
+    AneSimRunOptions ao = o.ane;
+    ao.threads = o.threads;
+    Stopwatch pack_sw;
+    ane = std::make_unique<AneSimRun>(md, ao, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+    pack_ms = pack_sw.ms();
+    decoder = ane->decoder();
+  } else if (graph) {
     decoder = std::make_unique<model::Gpt2Session>(md.model, exec::CpuOptions{parse_numerics(o.numerics), o.threads});
   } else {
     Stopwatch pack_sw;
@@ -84,8 +97,8 @@ void generate(const GenerateOpts& o) {
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
     if (generated == o.tokens) break;
-    if (session.position() >= c.n_positions) {
-      stop = "stopped: the context of " + std::to_string(c.n_positions) + " tokens is full";
+    if (session.position() >= session.context()) {
+      stop = "stopped: the context of " + std::to_string(session.context()) + " tokens is full";
       break;
     }
     sw.restart();
@@ -102,8 +115,11 @@ void generate(const GenerateOpts& o) {
                static_cast<double>(prompt_tokens) / (prefill_ms * 1e-3),
                decode_steps > 0 ? (std::to_string(decode_steps / decode_s).substr(0, 6) + " tok/s").c_str() : "-",
                resident_mb(), peak_resident_mb(), o.device.c_str(),
-               graph ? ("graph engine, " + o.numerics + " numerics").c_str()
-                     : ("fast engine, " + weights + (packed_bytes ? " weights packed" : " weights mapped from the file")).c_str());
+               ane ? (o.ane.ane_prefill ? "prefill on the device, decode on the CPU" : "prefill and decode on the device")
+               : graph ? ("graph engine, " + o.numerics + " numerics").c_str()
+                       : ("fast engine, " + weights + (packed_bytes ? " weights packed" : " weights mapped from the file")).c_str());
+  if (ane) std::fprintf(stderr, "%s\n", ane->profile().c_str());
+  if (ane && o.profile) std::fprintf(stderr, "%s", ane->profile_table().c_str());
 }
 
 }  // namespace
@@ -120,7 +136,9 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--repeat-penalty", o->sampling.repetition_penalty, "Penalty for tokens already in the context (1: none)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--seed", o->sampling.seed, "Sampling seed")->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--device", o->device, "Device to run on")->check(CLI::IsMember({"cpu"}))->capture_default_str();
+  cmd->add_option("--device", o->device, "Device to run on")->check(CLI::IsMember({"cpu", "ane-sim"}))->capture_default_str();
+  add_ane_sim_run_options(cmd, o->ane);
+  cmd->add_flag("--profile", o->profile, "ane-sim: per-kernel compile, load and run times");
   cmd->add_option("--engine", o->engine, "fast: hand-scheduled decoder streaming each weight once per token; graph: the reference executor")
       ->check(CLI::IsMember({"fast", "graph"}))->capture_default_str();
   cmd->add_option("--weights", o->weights,

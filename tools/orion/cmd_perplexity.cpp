@@ -1,16 +1,14 @@
 // orion perplexity: mean next-token loss and perplexity of a text file; how devices and
 // numerics are compared with each other. `--device ane-sim` runs the model compiled into an ANE
-// package (the one --package names, or one compiled into a temporary folder for this run) on
-// the emulator; its window is the package's prefill window.
+// package (ane_sim_run.h) on the emulator: each window's first half through the prefill
+// program, the rest one token at a time by decode steps on the device, or on the CPU with
+// --ane-prefill.
 #include <cstdio>
 #include <fstream>
-#include <optional>
 #include <unistd.h>
 
-#include "ane_package_cli.h"
+#include "ane_sim_run.h"
 #include "commands.h"
-#include "core/temp_folder.h"
-#include "runtime/package_session.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
@@ -22,8 +20,8 @@ namespace orion::cli {
 
 void add_perplexity_command(CLI::App& app) {
   struct Opts {
-    std::string model_dir, file, device = "cpu", numerics = "f32", package;
-    AnePackageOptions pkg;
+    std::string model_dir, file, device = "cpu", numerics = "f32";
+    AneSimRunOptions ane;
     std::int64_t window = 0, stride = 0;
     int threads = 0;
     bool json = false;
@@ -36,8 +34,7 @@ void add_perplexity_command(CLI::App& app) {
   cmd->add_option("--stride", o->stride, "Tokens between window starts (0: half the window)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--device", o->device, "Device to run on")->check(CLI::IsMember({"cpu", "ane-sim"}))->capture_default_str();
-  cmd->add_option("--package", o->package, "ane-sim: a package from `orion compile --target ane` (else one is compiled for this run)");
-  add_ane_package_options(cmd, o->pkg);
+  add_ane_sim_run_options(cmd, o->ane);
   add_numerics_option(cmd, o->numerics);
   cmd->add_flag("--json", o->json, "Print one JSON object: tokens, loss, perplexity");
   cmd->callback([o] {
@@ -62,22 +59,14 @@ void add_perplexity_command(CLI::App& app) {
       model::Gpt2Session session(md.model, {parse_numerics(o->numerics), o->threads});
       r = model::evaluate_perplexity(session, ids, window, stride, progress);
     } else {
-      std::optional<TempFolder> temp;
-      std::string dir = o->package;
-      if (dir.empty()) {
-        temp.emplace("orion-package");
-        dir = temp->path() + "/pkg";
-        if (!o->json) std::fprintf(stderr, "compiling the model for ane-sim (pass --package to reuse a compiled one)\n");
-        compile_gpt2_package(md.model, o->pkg, dir, false, false);
-      }
-      device::AneSimOptions so;
-      so.threads = o->threads > 0 ? o->threads : 2;
-      device::AneSim sim(so);
-      runtime::PackageRunner runner(dir, sim, so.threads);
-      runtime::PackageSession session(runner);
-      set_window(session.prefill_window());
-      r = model::evaluate_perplexity([&](std::span<const std::int32_t> t) { return session.prefill(t); },
-                                     session.prefill_window(), ids, window, stride, progress);
+      AneSimRunOptions ao = o->ane;
+      ao.threads = o->threads;
+      AneSimRun run(md, ao, [&](const std::string& line) {
+        if (!o->json) std::fprintf(stderr, "%s\n", line.c_str());
+      });
+      set_window(std::min(run.max_window(), md.model.config().n_positions));
+      r = model::evaluate_perplexity(run.window_logits(), run.max_window(), ids, window, stride, progress);
+      if (!o->json) std::fprintf(stderr, "%s\n", run.profile().c_str());
     }
     if (tty) std::fputc('\n', stderr);
     if (o->json) {
