@@ -48,6 +48,12 @@ TEST_F(AnePackageCli, CompilesInspectsAndRefusesToOverwrite) {
   EXPECT_NE(in.out.find("program decode: window of 1 tokens"), std::string::npos) << in.out;
   EXPECT_NE(in.out.find("[stage 1] ane  prefill_ane0"), std::string::npos) << in.out;
   EXPECT_NE(in.out.find("in  0  gather_0"), std::string::npos) << in.out;  // binding order
+  const CliResult bench = run_orion("bench kernels " + pkg + " --runs 2 --json");
+  ASSERT_EQ(bench.status, 0) << bench.out;
+  const auto first = nlohmann::json::parse(bench.out.substr(0, bench.out.find('\n')));
+  EXPECT_EQ(first["program"], "prefill");
+  EXPECT_EQ(first["kernels"], 1);
+  EXPECT_EQ(first["compiles"], 1);
   const CliResult js = run_orion("inspect --json " + pkg);
   ASSERT_EQ(js.status, 0);
   EXPECT_EQ(nlohmann::json::parse(js.out)["programs"].size(), 2u);

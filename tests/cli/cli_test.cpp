@@ -24,7 +24,7 @@ TEST_F(Cli, HelpListsSubcommandsAndExitsZero) {
 
 TEST_F(Cli, EverySubcommandHasHelp) {
   for (const char* sub : {"init", "convert", "generate", "tokenize", "perplexity", "bench", "bench decode", "bench tokenize",
-                          "ops", "check", "run", "demo", "compile", "inspect", "rules"}) {
+                          "ops", "check", "run", "demo", "compile", "inspect", "rules", "bench kernels"}) {
     const CliResult r = run_orion(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ": " << r.out;
