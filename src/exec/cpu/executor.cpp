@@ -29,6 +29,10 @@ struct CpuExecutor::State {
   MemoryPlan plan;
   std::vector<std::shared_ptr<Buffer>> slots;
   std::vector<Tensor> values;  // per node, valid during run()
+  // Constants as bound (converted to the compute dtype, rounded in f16 numerics), made on the
+  // first run and kept: a model's weights are constants on ane-sim, and converting them on
+  // every run cost more than the products that read them.
+  std::vector<Tensor> bound_constants;
 
   State(ir::Graph g, CpuOptions o) : graph(std::move(g)), options(o), pool(o.threads) {}
 
@@ -66,6 +70,7 @@ CpuExecutor::CpuExecutor(ir::Graph graph, CpuOptions options)
   s.plan = plan_memory(s.graph, s.order, compute_bytes);
   for (std::size_t b : s.plan.slot_bytes) s.slots.push_back(Buffer::allocate(b));
   s.values.resize(static_cast<std::size_t>(s.graph.size()));
+  s.bound_constants.resize(static_cast<std::size_t>(s.graph.size()));
 }
 
 CpuExecutor::~CpuExecutor() = default;
@@ -90,9 +95,12 @@ std::vector<Tensor> CpuExecutor::run(const Bindings& bindings) {
         out = s.bind(n, it->second);
         continue;
       }
-      case ir::Op::constant:
-        out = s.bind(n, n.attr<Tensor>("value"));
+      case ir::Op::constant: {
+        Tensor& c = s.bound_constants[static_cast<std::size_t>(id)];
+        if (!c.defined()) c = s.bind(n, n.attr<Tensor>("value"));
+        out = c;
         continue;
+      }
       default:
         break;
     }

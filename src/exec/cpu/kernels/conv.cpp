@@ -1,11 +1,14 @@
 // conv: 2-D convolution on NCHW without bias; fp32 accumulation.
 //
 // A 1x1 convolution with unit strides, no padding and one group (the ANE's way of writing a
-// linear layer on [1, C, 1, S]) is a matrix product, weight [Cout, Cin] @ x[n] [Cin, H*W], and
-// goes through the matmul kernel. Everything else runs a direct loop, parallel over
-// (batch, output channel) planes, with the innermost loop along an output row.
+// linear layer on [1, C, 1, S]) is a matrix product, weight [Cout, Cin] @ x[n] [Cin, H*W]: the
+// library's sgemm (exec/cpu/gemm.h) when it is large enough to pay for the library's threads
+// (every linear layer of a model on ane-sim, whose kernels are such convs), else the matmul
+// kernel. Everything else runs a direct loop, parallel over (batch, output channel) planes,
+// with the innermost loop along an output row.
 #include <algorithm>
 
+#include "exec/cpu/gemm.h"
 #include "exec/cpu/kernels.h"
 #include "exec/cpu/kernels/common.h"
 #include "ir/verifier.h"
@@ -19,7 +22,20 @@ struct ConvGeometry {
   std::int64_t sh, sw, pt, pl, dh, dw;
 };
 
+// Multiply-adds from which sgemm wins over the portable kernel (a 768 x 768 layer on 32 tokens
+// is 19M).
+constexpr std::int64_t kGemmMacs = std::int64_t{1} << 20;
+
 void conv_as_matmul(const KernelArgs& a, const ConvGeometry& g) {
+  const std::int64_t hw = g.h * g.w;
+  if (g.cout * g.cin * hw >= kGemmMacs) {
+    const Tensor w = a.inputs[1].contiguous(), x = a.inputs[0].contiguous();
+    set_gemm_threads(a.pool.size());
+    for (std::int64_t b = 0; b < g.n; ++b)
+      sgemm(Transpose::no, Transpose::no, g.cout, hw, g.cin, 1.0f, w.data<float>(), g.cin,
+            x.data<float>() + b * g.cin * hw, hw, 0.0f, a.output.data<float>() + b * g.cout * hw, hw);
+    return;
+  }
   ir::Node mm;
   mm.op = ir::Op::matmul;
   mm.name = a.node.name;
