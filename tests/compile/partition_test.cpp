@@ -81,6 +81,13 @@ void expect_same_as_unpartitioned(const ir::Graph& g, const Partition& p, const 
   }
 }
 
+PartitionOptions options(std::int64_t seq, std::int64_t on_chip_bytes = AneTarget{}.on_chip_bytes) {
+  PartitionOptions o;
+  o.seq = seq;
+  o.target.on_chip_bytes = on_chip_bytes;
+  return o;
+}
+
 std::string placements(const Partition& p) {
   std::string s;
   for (const Segment& seg : p.segments) s += (s.empty() ? "" : " ") + seg.name;
@@ -91,7 +98,7 @@ TEST(Partition, PrefillIsTheEmbeddingOnTheHostThenOneKernel) {
   const model::Gpt2Config c = tiny();
   const ir::Graph g = model::gpt2_graph(c, {.seq = 16});
   const ParamValues w = weights_for(g);
-  const Partition p = partition_graph(g, {.seq = 16});
+  const Partition p = partition_graph(g, options(16));
   EXPECT_EQ(placements(p), "host0 ane0");
   EXPECT_EQ(p.segments[0].graph.nodes_of(ir::Op::gather).size(), 2u);
   EXPECT_EQ(p.segments[1].graph.outputs().size(), 5u);  // logits, k and v of two layers
@@ -105,7 +112,7 @@ TEST(Partition, DecodeRunsAttentionOverTheCacheOnTheHost) {
   const model::Gpt2Config c = tiny();
   const ir::Graph g = model::gpt2_graph(c, {.seq = 1, .past = 40});
   const ParamValues w = weights_for(g);
-  PartitionOptions o{.seq = 1};
+  PartitionOptions o = options(1);
   o.host_nodes = shape_varying_nodes(g, model::gpt2_graph(c, {.seq = 1, .past = 39}));
   const Partition p = partition_graph(g, o);
   // Embedding, then per layer the per-token work on the ANE and attention on the host; the
@@ -128,14 +135,16 @@ TEST(Partition, AWeightBudgetCutsKernelsWhereOnlyTokenMajorValuesCross) {
   const ParamValues w = weights_for(g);
   const std::int64_t budget = 5000;  // fp16 bytes: about a third of a block
   chunk_matmuls(g, budget);          // the head (100 x 32, 6400 bytes) in two pieces
-  const Partition p = partition_graph(g, {.target = {.on_chip_bytes = budget}, .seq = 16});
+  const Partition p = partition_graph(g, options(16, budget));
   int kernels = 0;
   for (const Segment& s : p.segments) {
     if (s.placement == Placement::host) continue;
     ++kernels;
     EXPECT_LE(s.weight_bytes, budget) << s.name;
     for (ir::ValueId id : s.graph.nodes_of(ir::Op::input)) EXPECT_EQ(s.graph.node(id).type.shape, (Shape{16, s.graph.node(id).type.shape[1]}));
-    EXPECT_NO_THROW(lower_for_ane(s.graph, w, {.target = {.on_chip_bytes = budget}})) << s.name;
+    AneLoweringOptions lo;
+    lo.target.on_chip_bytes = budget;
+    EXPECT_NO_THROW(lower_for_ane(s.graph, w, lo)) << s.name;
   }
   EXPECT_GE(kernels, 6);
   EXPECT_EQ(p.segments.back().placement, Placement::host);  // the join of the head's pieces
@@ -146,12 +155,12 @@ TEST(Partition, Errors) {
   const model::Gpt2Config c = tiny();
   const ir::Graph g = model::gpt2_graph(c, {.seq = 16});
   try {
-    partition_graph(g, {.target = {.on_chip_bytes = 5000}, .seq = 16});  // the head not chunked
+    partition_graph(g, options(16, 5000));  // the head not chunked
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("chunk_matmuls"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(partition_graph(g, {.seq = 0}), Error);
+  EXPECT_THROW(partition_graph(g, options(0)), Error);
   EXPECT_THROW(shape_varying_nodes(g, model::gpt2_graph(c, {.seq = 1, .past = 3})), Error);
   const auto varying = shape_varying_nodes(model::gpt2_graph(c, {.seq = 1, .past = 4}), model::gpt2_graph(c, {.seq = 1, .past = 5}));
   EXPECT_FALSE(varying.empty());

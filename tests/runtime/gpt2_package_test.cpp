@@ -58,8 +58,9 @@ TEST(Gpt2Package, M1DialectAndASmallBudgetGiveTheSameResults) {
   for (const compile::PackageStep& s : m.program("prefill").steps) kernels += s.placement == compile::Placement::ane;
   EXPECT_GT(kernels, 4);
   for (const compile::PackageProgram& p : m.programs)
-    for (const compile::PackageStep& s : p.steps)
+    for (const compile::PackageStep& s : p.steps) {
       if (s.placement == compile::Placement::ane) EXPECT_LE(s.weight_bytes, 40'000) << s.name;
+    }
 }
 
 TEST(Gpt2Package, EveryKernelRoundTripsThroughTheMilParserInBothDialects) {
