@@ -59,7 +59,9 @@ TEST(Gpt2Package, M1DialectAndASmallBudgetGiveTheSameResults) {
   EXPECT_GT(kernels, 4);
   for (const compile::PackageProgram& p : m.programs)
     for (const compile::PackageStep& s : p.steps) {
-      if (s.placement == compile::Placement::ane) EXPECT_LE(s.weight_bytes, 40'000) << s.name;
+      if (s.placement == compile::Placement::ane) {
+        EXPECT_LE(s.weight_bytes, 40'000) << s.name;
+      }
     }
 }
 
