@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "exec/cpu/vector_math.h"
 #include "model/fast_rows.h"
 
 namespace orion::model {
@@ -141,18 +142,12 @@ void Gpt2FastSession::step(std::int32_t token, bool want_logits) {
         const float* kh = kc + h * P * D;
         const float* vh = vc + h * P * D;
         float* s = scores_.data() + h * P;
-        float mx = -INFINITY;
-        for (std::size_t j = 0; j <= pos; ++j) {
-          s[j] = dot_row(q, kh + j * D, D) * scale;
-          mx = std::max(mx, s[j]);
-        }
-        double z = 0;
-        for (std::size_t j = 0; j <= pos; ++j) z += (s[j] = std::exp(s[j] - mx));
-        const auto inv = static_cast<float>(1.0 / z);
+        for (std::size_t j = 0; j <= pos; ++j) s[j] = dot_row(q, kh + j * D, D) * scale;
+        exec::cpu::softmax_row(s, static_cast<std::int64_t>(pos + 1));
         float* out = att_.data() + h * D;
         std::fill(out, out + D, 0.0f);
         for (std::size_t j = 0; j <= pos; ++j) {
-          const float p = s[j] * inv;
+          const float p = s[j];
           const float* v = vh + j * D;
           for (std::size_t d = 0; d < D; ++d) out[d] += p * v[d];
         }

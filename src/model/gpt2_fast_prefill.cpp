@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "exec/cpu/gemm.h"
+#include "exec/cpu/vector_math.h"
 #include "model/gpt2_fast.h"
 #include "model/fast_rows.h"
 
@@ -163,11 +164,7 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
           for (std::int64_t r = 0; r < nq; ++r) {
             float* s = S + r * nk;
             const std::int64_t seen = pos + i0 + r + 1;  // keys this query attends to
-            const float mx = *std::max_element(s, s + seen);
-            double z = 0;
-            for (std::int64_t j = 0; j < seen; ++j) z += (s[j] = std::exp(s[j] - mx));
-            const auto inv = static_cast<float>(1.0 / z);
-            for (std::int64_t j = 0; j < seen; ++j) s[j] *= inv;
+            exec::cpu::softmax_row(s, seen);
             std::fill(s + seen, s + nk, 0.0f);
           }
           exec::cpu::sgemm(Transpose::no, Transpose::no, nq, D, nk, 1.0f, S, nk, vc + h * P * D, D, 0.0f, A + i0 * C + h * D, C);
@@ -180,7 +177,7 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
     linear(L.fc, Hn, T, M, false, bweights_, pool_);
     const std::int64_t F = L.fc.rows();
     pool_.parallel_for(0, T, kRowGrain, [&](std::int64_t t0, std::int64_t t1) {
-      for (float* v = M + t0 * F; v != M + t1 * F; ++v) *v = exec::cpu::gelu_tanh(*v);
+      exec::cpu::gelu_tanh_rows(M + t0 * F, (t1 - t0) * F);
     });
     linear(L.mlp_proj, M, T, X, true, bweights_, pool_);
   }

@@ -342,7 +342,7 @@ TEST(Gemv, EmptyShapes) {
   }
 }
 
-// The fused GELU is gelu_tanh of the unfused result, bit for bit, on every ISA and thread
+// The fused GELU is gelu_tanh_rows of the unfused result, bit for bit, on every ISA and thread
 // count; and gelu_tanh itself matches the formula 0.5 x (1 + tanh(u)) evaluated in fp64.
 TEST(Gemv, FusedGeluEqualsGeluOfTheProduct) {
   for (double v : {-6.0, -2.5, -0.3, 0.0, 0.7, 3.0}) {
@@ -368,8 +368,9 @@ TEST(Gemv, FusedGeluEqualsGeluOfTheProduct) {
           };
           run(plain.data(), Activation::none);
           run(fused.data(), Activation::gelu);
+          gelu_tanh_rows(plain.data(), static_cast<std::int64_t>(plain.size()));
           for (std::size_t i = 0; i < plain.size(); ++i)
-            ASSERT_EQ(fused[i], gelu_tanh(plain[i])) << label(isa, rows, p.cols, true, pool->size()) << " kind " << kind << " row " << i;
+            ASSERT_EQ(fused[i], plain[i]) << label(isa, rows, p.cols, true, pool->size()) << " kind " << kind << " row " << i;
         }
   }
 }
