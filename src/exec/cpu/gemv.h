@@ -97,8 +97,8 @@ void gemv_q8(const Q8Weights& W, const float* x, const float* bias, float* y, Th
 namespace detail {
 
 // The per-ISA row kernels behind gemv_f32 and gemv_f16 (gemv_q8's are in gemv_q8.h): rows
-// [r0, r1) of the product, on the calling thread. Defined in gemv.cpp (scalar), gemv_avx2.cpp and gemv_avx512.cpp (x86-64
-// only); callers must have checked isa_supported().
+// [r0, r1) of the product, on the calling thread. Defined in gemv.cpp (scalar), gemv_avx2.cpp
+// and gemv_avx512.cpp (x86-64 only); callers must have checked isa_supported().
 struct RowKernels {
   void (*f32)(const float* W, const float* x, const float* bias, float* y, std::int64_t r0,
               std::int64_t r1, std::int64_t cols);
