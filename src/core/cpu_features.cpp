@@ -29,6 +29,7 @@ CpuFeatures detect() {
   f.avx512vl = f.avx512f && __builtin_cpu_supports("avx512vl");
   f.avx512vnni = f.avx512f && __builtin_cpu_supports("avx512vnni");
   f.avx512bf16 = f.avx512f && __builtin_cpu_supports("avx512bf16");
+  f.avxvnni = f.avx2 && __builtin_cpu_supports("avxvnni");
 #endif
   return f;
 }
@@ -45,7 +46,7 @@ std::string cpu_features_summary() {
   const std::pair<bool, const char*> named[] = {
       {f.avx2, "avx2"},         {f.fma, "fma"},           {f.f16c, "f16c"},
       {f.avx512f, "avx512f"},   {f.avx512bw, "avx512bw"}, {f.avx512vl, "avx512vl"},
-      {f.avx512vnni, "avx512vnni"}, {f.avx512bf16, "avx512bf16"},
+      {f.avx512vnni, "avx512vnni"}, {f.avx512bf16, "avx512bf16"}, {f.avxvnni, "avxvnni"},
   };
   std::string s;
   for (const auto& [present, name] : named) {

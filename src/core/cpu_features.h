@@ -14,6 +14,7 @@ struct CpuFeatures {
   bool avx512vl = false;
   bool avx512vnni = false;
   bool avx512bf16 = false;
+  bool avxvnni = false;  // VEX-encoded VNNI (vpdpbusd on 256-bit registers)
 };
 
 // All false on CPUs other than x86. Each flag also means the OS saves the registers it needs.

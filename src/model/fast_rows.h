@@ -33,14 +33,4 @@ inline void layer_norm_row(const float* x, const float* g, const float* b, float
   for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * g[i] + b[i];
 }
 
-// dot(a, b) over n floats with eight partial sums (attention's scores).
-inline float dot_row(const float* a, const float* b, std::size_t n) {
-  float acc[8] = {};
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (std::size_t k = 0; k < 8; ++k) acc[k] += a[i + k] * b[i + k];
-  for (; i < n; ++i) acc[0] += a[i] * b[i];
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
 }  // namespace orion::model

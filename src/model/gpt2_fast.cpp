@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "model/fast_attention.h"
 #include "model/fast_rows.h"
 
 namespace orion::model {
@@ -137,25 +138,8 @@ void Gpt2FastSession::step(std::int32_t token, bool want_logits) {
     // scores_, so threads share no cache lines but at the heads' edges.
     pool_.parallel_for(0, static_cast<std::int64_t>(H), 1, [&](std::int64_t h0, std::int64_t h1) {
       for (auto h = static_cast<std::size_t>(h0); h < static_cast<std::size_t>(h1); ++h) {
-        const float* q = qkv_.data() + h * D;
-        const float* kh = kc + h * P * D;
-        const float* vh = vc + h * P * D;
-        float* s = scores_.data() + h * P;
-        float mx = -INFINITY;
-        for (std::size_t j = 0; j <= pos; ++j) {
-          s[j] = dot_row(q, kh + j * D, D) * scale;
-          mx = std::max(mx, s[j]);
-        }
-        double z = 0;
-        for (std::size_t j = 0; j <= pos; ++j) z += (s[j] = std::exp(s[j] - mx));
-        const auto inv = static_cast<float>(1.0 / z);
-        float* out = att_.data() + h * D;
-        std::fill(out, out + D, 0.0f);
-        for (std::size_t j = 0; j <= pos; ++j) {
-          const float p = s[j] * inv;
-          const float* v = vh + j * D;
-          for (std::size_t d = 0; d < D; ++d) out[d] += p * v[d];
-        }
+        attend_one_query(qkv_.data() + h * D, kc + h * P * D, vc + h * P * D, static_cast<std::int64_t>(pos + 1),
+                         static_cast<std::int64_t>(D), scale, scores_.data() + h * P, att_.data() + h * D);
       }
     });
     L.proj.apply(att_.data(), tmp_.data(), pool_, isa_);

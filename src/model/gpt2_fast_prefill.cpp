@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "exec/cpu/gemm.h"
+#include "exec/cpu/vector_math.h"
 #include "model/gpt2_fast.h"
 #include "model/fast_rows.h"
 
@@ -28,16 +29,17 @@ using exec::cpu::Transpose;
 // 62.5% of the full square instead of 100%, against the 50% that is needed).
 constexpr std::int64_t kQueryBlock = 128;
 
-// Rows per task of the row-wise loops (layer norm, GELU, softmax, copies): enough work to
-// outweigh a hand-off to another thread.
-constexpr std::int64_t kRowGrain = 4;
+// Every parallel loop of the prefill runs on the BLAS's own threads, not on the session's pool:
+// OpenMP's threads spin for a while after each product, so handing the cores to the pool
+// between products made the two sets of threads compete for them.
+using exec::cpu::gemm_parallel_for;
 
 // W of `lin` as f32 [out, in] rows: the packed rows themselves, or (f16, q8) expanded into
 // `scratch`, in parallel, once per prefill.
-const float* f32_weights(const PackedLinear& lin, std::vector<float>& scratch, ThreadPool& pool) {
+const float* f32_weights(const PackedLinear& lin, std::vector<float>& scratch) {
   if (const float* w = lin.f32_data()) return w;
   const std::int64_t cols = lin.cols();
-  pool.parallel_for(0, lin.rows(), 16, [&](std::int64_t r0, std::int64_t r1) {
+  gemm_parallel_for(lin.rows(), [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r) lin.row(r, scratch.data() + r * cols);
   });
   return scratch.data();
@@ -47,11 +49,11 @@ const float* f32_weights(const PackedLinear& lin, std::vector<float>& scratch, T
 // The bias goes into Y first, so that the BLAS adds the product to it (beta = 1) instead of a
 // second pass over Y afterwards.
 void linear(const PackedLinear& lin, const float* X, std::int64_t T, float* Y, bool accumulate,
-            std::vector<float>& scratch, ThreadPool& pool) {
+            std::vector<float>& scratch) {
   const std::int64_t N = lin.rows(), K = lin.cols();
   const float* bias = lin.bias_data();
   if (bias) {
-    pool.parallel_for(0, T, kRowGrain, [&](std::int64_t t0, std::int64_t t1) {
+    gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
       for (std::int64_t t = t0; t < t1; ++t) {
         float* y = Y + t * N;
         if (accumulate)
@@ -62,7 +64,7 @@ void linear(const PackedLinear& lin, const float* X, std::int64_t T, float* Y, b
     });
   }
   const float beta = bias || accumulate ? 1.0f : 0.0f;
-  exec::cpu::sgemm(Transpose::no, Transpose::yes, T, N, K, 1.0f, X, K, f32_weights(lin, scratch, pool), K, beta, Y, N);
+  exec::cpu::sgemm(Transpose::no, Transpose::yes, T, N, K, 1.0f, X, K, f32_weights(lin, scratch), K, beta, Y, N);
 }
 
 }  // namespace
@@ -119,7 +121,7 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
   float* A = batt_.data();
   float* M = bmlp_.data();
 
-  pool_.parallel_for(0, T, kRowGrain, [&](std::int64_t t0, std::int64_t t1) {
+  gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
       float* x = X + t * C;
       m.head_.row(tokens[static_cast<std::size_t>(t)], x);
@@ -128,7 +130,7 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
     }
   });
   const auto norm_rows = [&](const std::vector<float>& g, const std::vector<float>& b) {
-    pool_.parallel_for(0, T, kRowGrain, [&](std::int64_t t0, std::int64_t t1) {
+    gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
       for (std::int64_t t = t0; t < t1; ++t)
         layer_norm_row(X + t * C, g.data(), b.data(), eps, Hn + t * C, static_cast<std::size_t>(C));
     });
@@ -137,7 +139,7 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
   for (std::size_t l = 0; l < m.layers_.size(); ++l) {
     const Gpt2FastLayer& L = m.layers_[l];
     norm_rows(L.ln1_g, L.ln1_b);
-    linear(L.attn, Hn, T, QKV, false, bweights_, pool_);
+    linear(L.attn, Hn, T, QKV, false, bweights_);
     // The cache is [head, position, head_dim] (gpt2_fast.h), as step() writes it.
     const std::int64_t P = c.n_positions;
     float* kc = k_cache_[l].get();
@@ -147,13 +149,12 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
         std::memcpy(kc + (h * P + pos + t) * D, QKV + t * 3 * C + C + h * D, static_cast<std::size_t>(D) * sizeof(float));
         std::memcpy(vc + (h * P + pos + t) * D, QKV + t * 3 * C + 2 * C + h * D, static_cast<std::size_t>(D) * sizeof(float));
       }
-    // Causal attention, one task per head over the pool's threads, each with its own block of
+    // Causal attention, one task per head over the threads, each with its own block of
     // scores and its products on one thread: a head's products (for GPT-2, [128, 64] x
     // [64, <= 1024]) are too small to split further with profit. Per block of queries: scores
     // S = Q K^T over the keys up to the block's last query (the cache before the prompt
     // included), a masked softmax per row, then S V.
-    pool_.parallel_for(0, H, 1, [&](std::int64_t h0, std::int64_t h1) {
-      exec::cpu::set_gemm_threads(1);  // this thread's products
+    gemm_parallel_for(H, [&](std::int64_t h0, std::int64_t h1) {
       for (std::int64_t h = h0; h < h1; ++h) {
         float* S = bscores_.data() + h * std::min(kQueryBlock, c.n_positions) * c.n_positions;
         for (std::int64_t i0 = 0; i0 < T; i0 += kQueryBlock) {
@@ -163,26 +164,21 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
           for (std::int64_t r = 0; r < nq; ++r) {
             float* s = S + r * nk;
             const std::int64_t seen = pos + i0 + r + 1;  // keys this query attends to
-            const float mx = *std::max_element(s, s + seen);
-            double z = 0;
-            for (std::int64_t j = 0; j < seen; ++j) z += (s[j] = std::exp(s[j] - mx));
-            const auto inv = static_cast<float>(1.0 / z);
-            for (std::int64_t j = 0; j < seen; ++j) s[j] *= inv;
+            exec::cpu::softmax_row(s, seen);
             std::fill(s + seen, s + nk, 0.0f);
           }
           exec::cpu::sgemm(Transpose::no, Transpose::no, nq, D, nk, 1.0f, S, nk, vc + h * P * D, D, 0.0f, A + i0 * C + h * D, C);
         }
       }
     });
-    exec::cpu::set_gemm_threads(pool_.size());  // the calling thread ran a share of the heads
-    linear(L.proj, A, T, X, true, bweights_, pool_);
+    linear(L.proj, A, T, X, true, bweights_);
     norm_rows(L.ln2_g, L.ln2_b);
-    linear(L.fc, Hn, T, M, false, bweights_, pool_);
+    linear(L.fc, Hn, T, M, false, bweights_);
     const std::int64_t F = L.fc.rows();
-    pool_.parallel_for(0, T, kRowGrain, [&](std::int64_t t0, std::int64_t t1) {
-      for (float* v = M + t0 * F; v != M + t1 * F; ++v) *v = exec::cpu::gelu_tanh(*v);
+    gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+      exec::cpu::gelu_tanh_rows(M + t0 * F, (t1 - t0) * F);
     });
-    linear(L.mlp_proj, M, T, X, true, bweights_, pool_);
+    linear(L.mlp_proj, M, T, X, true, bweights_);
   }
   position_ += T;
   // Only the last token's logits are wanted: the head runs once, as a GEMV, as in step().

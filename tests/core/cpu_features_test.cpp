@@ -27,7 +27,7 @@ TEST(CpuFeatures, SummaryListsExactlyTheFlagsThatAreSet) {
   const std::pair<bool, const char*> flags[] = {
       {f.avx2, "avx2"},         {f.fma, "fma"},           {f.f16c, "f16c"},
       {f.avx512f, "avx512f"},   {f.avx512bw, "avx512bw"}, {f.avx512vl, "avx512vl"},
-      {f.avx512vnni, "avx512vnni"}, {f.avx512bf16, "avx512bf16"}};
+      {f.avx512vnni, "avx512vnni"}, {f.avx512bf16, "avx512bf16"}, {f.avxvnni, "avxvnni"}};
   bool any = false;
   for (const auto& [present, name] : flags) {
     EXPECT_EQ(listed.count(name) == 1, present) << name;
@@ -60,6 +60,7 @@ TEST(CpuFeatures, AgreesWithTheKernelsCpuinfo) {
   EXPECT_EQ(f.avx512vl, kernel.count("avx512vl") == 1);
   EXPECT_EQ(f.avx512vnni, kernel.count("avx512_vnni") == 1);
   EXPECT_EQ(f.avx512bf16, kernel.count("avx512_bf16") == 1);
+  EXPECT_EQ(f.avxvnni, kernel.count("avx_vnni") == 1);
 #else
   GTEST_SKIP() << "needs Linux on x86";
 #endif

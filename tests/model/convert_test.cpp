@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -221,15 +222,19 @@ TEST_F(Convert, ConvertedFoldersKeepTheLogitsCloseToF32) {
 
 TEST_F(Convert, GraphEngineOnAConvertedFolderMatchesTheFastDecoder) {
   // The graph engine binds weights() made lazily from the stored form; the fast decoder reads
-  // the stored form directly: the same function, so only the order of additions differs.
-  convert(out("q8"), WeightDType::q8, 64);
-  const Gpt2Model m = Gpt2Model::load(out("q8"));
-  Gpt2Session graph(m);
-  Gpt2FastSession fast(std::make_shared<const Gpt2FastModel>(m), 1);
-  const auto tokens = test_tokens(12, m.config().vocab_size);
-  const LogitError e = logit_error(graph, fast, tokens);
-  EXPECT_LT(e.rel_l2, 1e-5);
-  EXPECT_EQ(e.top1, 1.0);
+  // the stored form directly. For f16 that is the same function, so only the order of
+  // additions differs. q8's fast decoder also quantises each product's activation to int8
+  // (exec/cpu/gemv.h), which the graph engine does not: measured 1.1e-2 here, bounded at 2e-2.
+  for (auto [dtype, dir, tol] : {std::tuple{WeightDType::f16, "f16", 1e-5}, std::tuple{WeightDType::q8, "q8", 2e-2}}) {
+    convert(out(dir), dtype, 64);
+    const Gpt2Model m = Gpt2Model::load(out(dir));
+    Gpt2Session graph(m);
+    Gpt2FastSession fast(std::make_shared<const Gpt2FastModel>(m), 1);
+    const auto tokens = test_tokens(12, m.config().vocab_size);
+    const LogitError e = logit_error(graph, fast, tokens);
+    EXPECT_LT(e.rel_l2, tol) << dir;
+    EXPECT_GE(e.top1, dtype == WeightDType::f16 ? 1.0 : 0.9) << dir;
+  }
 }
 
 TEST_F(Convert, ConvertingAConvertedFolder) {

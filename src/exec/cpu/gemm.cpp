@@ -3,6 +3,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
+#include <exception>
 #include <limits>
 
 #include "core/error.h"
@@ -51,6 +52,26 @@ void set_gemm_threads(int threads) {
 }
 
 int gemm_threads() { return omp_get_max_threads(); }
+
+void gemm_parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  if (n <= 0) return;
+  std::exception_ptr error;
+#pragma omp parallel
+  {
+    const std::int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const std::int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+    if (lo < hi) {
+      try {
+        omp_set_num_threads(1);  // this thread's own products (nested regions only)
+        fn(lo, hi);
+      } catch (...) {
+#pragma omp critical(orion_gemm_parallel_for)
+        if (!error) error = std::current_exception();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
 
 std::string gemm_library() {
   const dnnl_version_t* v = dnnl_version();

@@ -4,6 +4,7 @@
 // the only door to it: no other file includes the library's header, so that changing the
 // library changes this file alone.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace orion::exec::cpu {
@@ -23,6 +24,13 @@ void sgemm(Transpose ta, Transpose tb, std::int64_t M, std::int64_t N, std::int6
 // its own thread count before its products, and a pool task that calls sgemm sets 1 first.
 void set_gemm_threads(int threads);
 int gemm_threads();
+
+// Runs fn(lo, hi) over [0, n), split into one contiguous range per thread, on the library's own
+// threads (gemm_threads() of them), and returns when all are done; the first exception thrown
+// is rethrown here. For the row-wise work between products: on the library's threads there is
+// no hand-over of the cores to another pool (OpenMP's threads spin for a while after each
+// product and would compete with it). sgemm called inside fn runs on its calling thread alone.
+void gemm_parallel_for(std::int64_t n, const std::function<void(std::int64_t lo, std::int64_t hi)>& fn);
 
 // Library, version and the kernels it picked, for benchmark reports.
 std::string gemm_library();

@@ -73,29 +73,6 @@ void f16_group(const std::uint16_t* W, std::int64_t ld, const float* x, std::int
   for (int r = 0; r < R; ++r) out[r] = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);
 }
 
-// q and scales point at the group's first row; row k is `stride` rows below it; every row has
-// `nb` blocks of `block` (32 or 64) weights. Each block's partial dot product (four chains),
-// times the block's scale, goes into one of two accumulators (even and odd blocks).
-template <int R>
-void q8_group(const std::int8_t* q, const float* scales, std::int64_t cols, std::int64_t stride,
-              std::int64_t nb, int block, const float* x, float* out) {
-  float acc[R][2] = {};
-  float w[R][64];
-  for (std::int64_t b = 0; b < nb; ++b) {
-    const std::int64_t c0 = b * block;
-    for (int r = 0; r < R; ++r)
-      for (int i = 0; i < block; ++i) w[r][i] = static_cast<float>(q[r * stride * cols + c0 + i]);
-    float p[R][4] = {};
-    for (int i = 0; i < block; i += 4)
-      for (int r = 0; r < R; ++r)
-        for (int k = 0; k < 4; ++k) p[r][k] += w[r][i + k] * x[c0 + i + k];
-    const int odd = static_cast<int>(b & 1);
-    for (int r = 0; r < R; ++r)
-      acc[r][odd] += scales[r * stride * nb + b] * ((p[r][0] + p[r][1]) + (p[r][2] + p[r][3]));
-  }
-  for (int r = 0; r < R; ++r) out[r] = acc[r][0] + acc[r][1];
-}
-
 void f32_rows(const float* W, const float* x, const float* bias, float* y, std::int64_t r0,
               std::int64_t r1, std::int64_t cols) {
   for_row_groups(
@@ -116,22 +93,9 @@ void f16_rows(const std::uint16_t* W, const float* x, const float* bias, float* 
       });
 }
 
-void q8_rows(const Q8Weights& W, const float* x, const float* bias, float* y, std::int64_t r0,
-             std::int64_t r1) {
-  const std::int64_t nb = W.cols / W.block;
-  for_row_groups(
-      r0, r1, bias, y,
-      [&](std::int64_t r, float* s) {
-        q8_group<1>(W.q + r * W.cols, W.scales + r * nb, W.cols, 1, nb, W.block, x, s);
-      },
-      [&](std::int64_t r, std::int64_t stride, float* s) {
-        q8_group<4>(W.q + r * W.cols, W.scales + r * nb, W.cols, stride, nb, W.block, x, s);
-      });
-}
-
 }  // namespace
 
-const RowKernels kScalarKernels = {f32_rows, f16_rows, q8_rows};
+const RowKernels kScalarKernels = {f32_rows, f16_rows};
 
 }  // namespace detail
 
@@ -157,20 +121,19 @@ bool supported(Isa isa) {
   return false;
 }
 
-const detail::RowKernels& kernels_for(Isa isa, const char* what) {
+}  // namespace
+
+namespace detail {
+
+namespace {
+// Rows per chunk boundary: 16 floats are one 64-byte cache line of y.
+constexpr std::int64_t kRowsPerLine = 16;
+}  // namespace
+
+void check_isa(Isa isa, const char* what) {
   if (!isa_supported(isa))
     throw Error(std::string(what) + ": this CPU cannot run the " + std::string(isa_name(isa)) +
                 " path");
-  switch (isa) {
-#if defined(__x86_64__)
-    case Isa::avx512:
-      return detail::kAvx512Kernels;
-    case Isa::avx2:
-      return detail::kAvx2Kernels;
-#endif
-    default:
-      return detail::kScalarKernels;
-  }
 }
 
 void check_sizes(const char* what, std::int64_t rows, std::int64_t cols) {
@@ -179,15 +142,9 @@ void check_sizes(const char* what, std::int64_t rows, std::int64_t cols) {
                 std::to_string(cols) + "]");
 }
 
-// Rows per chunk boundary: 16 floats are one 64-byte cache line of y.
-constexpr std::int64_t kRowsPerLine = 16;
-
-// Runs fn(r0, r1) over [0, rows): inline for small problems, else one parallel_for whose
-// chunks start where y + r0 is 64-byte aligned, so each thread writes whole cache lines of y.
 // The pool makes a few chunks per thread and hands them out as threads come free.
-template <class Fn>
 void for_rows(std::int64_t rows, std::int64_t cols, const float* y, ThreadPool& pool,
-              const Fn& fn) {
+              const std::function<void(std::int64_t, std::int64_t)>& fn) {
   if (rows == 0) return;
   if (pool.size() == 1 || rows * cols < kInlineElements) {
     fn(std::int64_t{0}, rows);
@@ -208,6 +165,24 @@ void for_rows(std::int64_t rows, std::int64_t cols, const float* y, ThreadPool& 
 void fill_bias(const float* bias, float* y, std::int64_t rows, Activation act) {
   for (std::int64_t r = 0; r < rows; ++r) y[r] = bias ? bias[r] : 0.0f;
   apply_activation(act, y, rows);
+}
+
+}  // namespace detail
+
+namespace {
+
+const detail::RowKernels& kernels_for(Isa isa, const char* what) {
+  detail::check_isa(isa, what);
+  switch (isa) {
+#if defined(__x86_64__)
+    case Isa::avx512:
+      return detail::kAvx512Kernels;
+    case Isa::avx2:
+      return detail::kAvx2Kernels;
+#endif
+    default:
+      return detail::kScalarKernels;
+  }
 }
 
 }  // namespace
@@ -235,10 +210,10 @@ std::string_view isa_name(Isa isa) {
 
 void gemv_f32(const float* W, const float* x, const float* bias, float* y, std::int64_t rows,
               std::int64_t cols, ThreadPool& pool, Isa isa, Activation act) {
-  check_sizes("gemv_f32", rows, cols);
+  detail::check_sizes("gemv_f32", rows, cols);
   const detail::RowKernels& k = kernels_for(isa, "gemv_f32");
-  if (cols == 0) return fill_bias(bias, y, rows, act);
-  for_rows(rows, cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
+  if (cols == 0) return detail::fill_bias(bias, y, rows, act);
+  detail::for_rows(rows, cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
     k.f32(W, x, bias, y, r0, r1, cols);
     apply_activation(act, y + r0, r1 - r0);
   });
@@ -247,27 +222,11 @@ void gemv_f32(const float* W, const float* x, const float* bias, float* y, std::
 void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* y,
               std::int64_t rows, std::int64_t cols, ThreadPool& pool, Isa isa,
               Activation act) {
-  check_sizes("gemv_f16", rows, cols);
+  detail::check_sizes("gemv_f16", rows, cols);
   const detail::RowKernels& k = kernels_for(isa, "gemv_f16");
-  if (cols == 0) return fill_bias(bias, y, rows, act);
-  for_rows(rows, cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
+  if (cols == 0) return detail::fill_bias(bias, y, rows, act);
+  detail::for_rows(rows, cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
     k.f16(W, x, bias, y, r0, r1, cols);
-    apply_activation(act, y + r0, r1 - r0);
-  });
-}
-
-void gemv_q8(const Q8Weights& W, const float* x, const float* bias, float* y, ThreadPool& pool,
-             Isa isa, Activation act) {
-  check_sizes("gemv_q8", W.rows, W.cols);
-  if (W.block != 32 && W.block != 64)
-    throw Error("gemv_q8: block " + std::to_string(W.block) + " (must be 32 or 64)");
-  if (W.cols % W.block != 0)
-    throw Error("gemv_q8: cols " + std::to_string(W.cols) + " is not a multiple of the block " +
-                std::to_string(W.block));
-  const detail::RowKernels& k = kernels_for(isa, "gemv_q8");
-  if (W.cols == 0) return fill_bias(bias, y, W.rows, act);
-  for_rows(W.rows, W.cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
-    k.q8(W, x, bias, y, r0, r1);
     apply_activation(act, y + r0, r1 - r0);
   });
 }

@@ -20,20 +20,29 @@
 // gives the same y bit for bit on any pool. Different ISAs differ in the order of the
 // additions (within 1e-5 normwise of an fp64 product in the tests).
 //
-// q8 numerics (gemv_q8): the int8 weights are converted exactly to f32 in registers and
-// multiplied with the f32 x; x is never quantised. For each block of a row the kernel forms the
-// f32 partial dot product sum_i q_i x_i and adds scale_b * partial to the row's accumulators,
-// so the result is the product with the dequantised weights (scale_b * q_i) up to f32 rounding
-// of the sums. This was chosen over quantising x to int8 for VNNI (vpdpbusd, with a second
-// source of error) because it already runs at the memory bandwidth: one AVX-512 core converts
-// and multiplies about 45 GB/s of q8 weights from L2, more than one core's share of DRAM
-// bandwidth (about 35 GB/s here), and two threads stream a 1 GiB q8 matrix at about 80% of
-// measure_read_bandwidth_gbps. With only 32 weights per scale, VNNI would save little anyway:
-// its int32 block sums still need converting and scaling per block.
+// q8 numerics (gemv_q8): int8 x int8 dot products with exact int32 sums. x is quantised once
+// per call, per block of the weights' block size (q8_activation.h: scale xs_b, int8 xq), and
+// every path computes the same function, bit for bit:
+//
+//  * a "lane" is 4 consecutive columns g = c / 4; its dot product L_g = sum of q * xq over
+//    its 4 columns is an exact int32 (what one lane of vpdpbusd sums);
+//  * each row keeps 16 f32 accumulators, lane g going to A[g % 16] (the 16 lanes of one
+//    512-bit register): A[g % 16] = fma(float(L_g) * xs_b, ws_b, A[g % 16]), where b is the
+//    block of lane g, ws_b the row's weight scale and xs_b the activation's, in order of g;
+//  * the row's sum is the tree (A[i] + A[i + 8]), then i + 4, i + 2, i + 1, plus the bias.
+//
+// So the ISAs (scalar, AVX2, AVX-VNNI, AVX-512BW, AVX-512 VNNI) differ only in speed, and the
+// tests hold them to the scalar path bit for bit. Against the product with unquantised x the
+// result carries the activation's quantisation error (at most xs_b / 2 per element; in the
+// logits of GPT-2 124M it is reported by `orion bench decode --dtype q8`). Quantising x was
+// chosen over converting int8 weights to f32 because that conversion capped the kernel below
+// the memory bandwidth (about 45 GB/s on two cores here, docs/PERFORMANCE.md). Weights must
+// lie in [-127, 127], as quantize_q8 writes them: -128 gives ISA-dependent results.
 //
 // None of y's elements may overlap W, x, bias or (for q8) the scales.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 
 #include "core/thread_pool.h"
@@ -78,24 +87,23 @@ struct Q8Weights {
   int block;
 };
 
-// y[r] = sum_b scales[r, b] * dot(q[r, block b], x[block b]) (+ bias[r]); f32 throughout (see
-// the q8 numerics above). Throws orion::Error for a bad block, cols % block != 0, negative
-// sizes or an `isa` this CPU cannot run.
+// y[r] ~= sum_b scales[r, b] * dot(q[r, block b], x[block b]) (+ bias[r]), with x quantised
+// (see the q8 numerics above; x must be finite). Throws orion::Error for a bad block,
+// cols % block != 0, negative sizes or an `isa` this CPU cannot run. Allocates only the first
+// time (per calling thread) a row is longer than any before.
 void gemv_q8(const Q8Weights& W, const float* x, const float* bias, float* y, ThreadPool& pool,
              Isa isa = best_isa(), Activation act = Activation::none);
 
 namespace detail {
 
-// The per-ISA row kernels behind the functions above: rows [r0, r1) of the product, on the
-// calling thread. Defined in gemv.cpp (scalar), gemv_avx2.cpp and gemv_avx512.cpp (x86-64
-// only); callers must have checked isa_supported().
+// The per-ISA row kernels behind gemv_f32 and gemv_f16 (gemv_q8's are in gemv_q8.h): rows
+// [r0, r1) of the product, on the calling thread. Defined in gemv.cpp (scalar), gemv_avx2.cpp
+// and gemv_avx512.cpp (x86-64 only); callers must have checked isa_supported().
 struct RowKernels {
   void (*f32)(const float* W, const float* x, const float* bias, float* y, std::int64_t r0,
               std::int64_t r1, std::int64_t cols);
   void (*f16)(const std::uint16_t* W, const float* x, const float* bias, float* y,
               std::int64_t r0, std::int64_t r1, std::int64_t cols);
-  void (*q8)(const Q8Weights& W, const float* x, const float* bias, float* y, std::int64_t r0,
-             std::int64_t r1);
 };
 
 extern const RowKernels kScalarKernels;
@@ -103,6 +111,19 @@ extern const RowKernels kScalarKernels;
 extern const RowKernels kAvx2Kernels;
 extern const RowKernels kAvx512Kernels;
 #endif
+
+// Throws orion::Error when `isa` cannot run here; `what` names the caller.
+void check_isa(Isa isa, const char* what);
+void check_sizes(const char* what, std::int64_t rows, std::int64_t cols);
+
+// Runs fn(r0, r1) over [0, rows): inline for small problems (rows * cols < kInlineElements),
+// else one parallel_for whose chunks start where y + r0 is 64-byte aligned, so each thread
+// writes whole cache lines of y.
+void for_rows(std::int64_t rows, std::int64_t cols, const float* y, ThreadPool& pool,
+              const std::function<void(std::int64_t r0, std::int64_t r1)>& fn);
+
+// y = act(bias), or act(0) without one: the product with no columns.
+void fill_bias(const float* bias, float* y, std::int64_t rows, Activation act);
 
 // The row order every kernel uses, so that memory sees long sequential streams: rows [r0, r1)
 // go in groups of four rows a quarter of the range apart (rows r0 + i + k*q, k = 0..3, with

@@ -1,11 +1,10 @@
-// gemv kernels for AVX2 + FMA + F16C (8 floats per register, 16 registers). Chosen at run
-// time; nothing here runs unless isa_supported(Isa::avx2).
+// f32 and f16 gemv kernels for AVX2 + FMA + F16C (8 floats per register, 16 registers); q8 is
+// in gemv_q8_avx2*.cpp. Chosen at run time; nothing here runs unless isa_supported(Isa::avx2).
 //
-// Four rows at a time (in the order of detail::for_row_groups) share each load of x; in f32
-// and f16 every row keeps two accumulators (eight independent FMA chains cover the FMA
-// latency), in q8 two chains per block and one accumulator. Column heads (to align the loads)
-// and tails use masked loads, or a copy of the few halves, so no byte outside W, x or y is
-// touched.
+// Four rows at a time (in the order of detail::for_row_groups) share each load of x; every
+// row keeps two accumulators (eight independent FMA chains cover the FMA latency). Column
+// heads (to align the loads) and tails use masked loads, or a copy of the few halves, so no
+// byte outside W, x or y is touched.
 #include "exec/cpu/gemv.h"
 
 #if defined(__x86_64__)
@@ -41,11 +40,6 @@ ORION_AVX2 inline __m256 load_half_tail(const std::uint16_t* p, std::int64_t n) 
   std::uint16_t buf[8] = {};
   std::memcpy(buf, p, static_cast<std::size_t>(n) * sizeof(std::uint16_t));
   return load_half8(buf);
-}
-
-ORION_AVX2 inline __m256 load_q8x8(const std::int8_t* p) {
-  return _mm256_cvtepi32_ps(
-      _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
 template <int R>
@@ -116,36 +110,6 @@ ORION_AVX2 inline void f16_group(const std::uint16_t* W, std::int64_t ld, const 
   for (int r = 0; r < R; ++r) out[r] = hsum(_mm256_add_ps(acc[r][0], acc[r][1]));
 }
 
-// The partial dot product of one block of B weights (32 or 64) at q with x, in two chains of
-// explicit FMAs (nothing left for the compiler to contract, so every row gets the same
-// operations wherever it is computed).
-template <int B>
-ORION_AVX2 inline __m256 q8_block(const std::int8_t* q, const float* x) {
-  __m256 p0 = _mm256_mul_ps(load_q8x8(q), _mm256_loadu_ps(x));
-  __m256 p1 = _mm256_mul_ps(load_q8x8(q + 8), _mm256_loadu_ps(x + 8));
-  for (int v = 16; v < B; v += 16) {
-    p0 = _mm256_fmadd_ps(load_q8x8(q + v), _mm256_loadu_ps(x + v), p0);
-    p1 = _mm256_fmadd_ps(load_q8x8(q + v + 8), _mm256_loadu_ps(x + v + 8), p1);
-  }
-  return _mm256_add_ps(p0, p1);
-}
-
-// Per row, each block's partial dot product times the block's scale goes into the row's
-// accumulator (one per row: with 16 registers, a second would spill). Row k of the group is
-// `stride` rows below row 0.
-template <int R, int B>
-ORION_AVX2 inline void q8_group(const std::int8_t* q, const float* scales, std::int64_t cols,
-                                std::int64_t stride, const float* x, float* out) {
-  const std::int64_t nb = cols / B;
-  __m256 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
-  for (std::int64_t b = 0; b < nb; ++b)
-    for (int r = 0; r < R; ++r)
-      acc[r] = _mm256_fmadd_ps(q8_block<B>(q + r * stride * cols + b * B, x + b * B),
-                               _mm256_broadcast_ss(scales + r * stride * nb + b), acc[r]);
-  for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]);
-}
-
 // Loads of 8 floats (32 bytes) and of 8 halves (16 bytes) stay inside one cache line when
 // aligned to their width.
 ORION_AVX2 void f32_rows(const float* W, const float* x, const float* bias, float* y,
@@ -174,31 +138,9 @@ ORION_AVX2 void f16_rows(const std::uint16_t* W, const float* x, const float* bi
       });
 }
 
-template <int B>
-ORION_AVX2 void q8_rows_block(const Q8Weights& W, const float* x, const float* bias, float* y,
-                              std::int64_t r0, std::int64_t r1) {
-  const std::int64_t nb = W.cols / B;
-  for_row_groups(
-      r0, r1, bias, y,
-      [&](std::int64_t r, float* s) ORION_AVX2 {
-        q8_group<1, B>(W.q + r * W.cols, W.scales + r * nb, W.cols, 1, x, s);
-      },
-      [&](std::int64_t r, std::int64_t stride, float* s) ORION_AVX2 {
-        q8_group<4, B>(W.q + r * W.cols, W.scales + r * nb, W.cols, stride, x, s);
-      });
-}
-
-void q8_rows(const Q8Weights& W, const float* x, const float* bias, float* y, std::int64_t r0,
-             std::int64_t r1) {
-  if (W.block == 32)
-    q8_rows_block<32>(W, x, bias, y, r0, r1);
-  else
-    q8_rows_block<64>(W, x, bias, y, r0, r1);
-}
-
 }  // namespace
 
-const RowKernels kAvx2Kernels = {f32_rows, f16_rows, q8_rows};
+const RowKernels kAvx2Kernels = {f32_rows, f16_rows};
 
 }  // namespace orion::exec::cpu::detail
 

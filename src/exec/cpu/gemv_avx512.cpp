@@ -1,6 +1,6 @@
-// gemv kernels for AVX-512 F/BW/VL + FMA + F16C (16 floats per register, 32 registers).
-// Chosen at run time; nothing here runs unless isa_supported(Isa::avx512). No VNNI: the q8
-// kernel converts int8 to f32 (see gemv.h), so CPUs with AVX-512 but without VNNI run it too.
+// f32 and f16 gemv kernels for AVX-512 F/BW/VL + FMA + F16C (16 floats per register, 32
+// registers); q8 is in gemv_q8_avx512*.cpp. Chosen at run time; nothing here runs unless
+// isa_supported(Isa::avx512).
 //
 // Four rows at a time (in the order of detail::for_row_groups) share each load of x; every row
 // keeps four accumulators in the main loop (sixteen independent FMA chains). Column heads (to
@@ -24,11 +24,6 @@ ORION_AVX512 inline __m512 load_half16(const std::uint16_t* p) {
 
 ORION_AVX512 inline __m512 load_half16_masked(const std::uint16_t* p, __mmask16 m) {
   return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
-}
-
-ORION_AVX512 inline __m512 load_q8x16(const std::int8_t* p) {
-  return _mm512_cvtepi32_ps(
-      _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
 
 ORION_AVX512 inline __mmask16 tail_mask(std::int64_t n) {  // n in [1, 15]
@@ -87,45 +82,6 @@ ORION_AVX512 inline void dot_group(const Weight* W, std::int64_t ld, const float
         _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]), _mm512_add_ps(acc[r][2], acc[r][3])));
 }
 
-// The partial dot product of one block of B weights (32 or 64) at q with x. Written as
-// explicit FMAs with nothing left for the compiler to contract, so every row gets the same
-// operations wherever it is computed.
-template <int B>
-ORION_AVX512 inline __m512 q8_block(const std::int8_t* q, const float* x) {
-  __m512 p = _mm512_mul_ps(load_q8x16(q), _mm512_loadu_ps(x));
-  p = _mm512_fmadd_ps(load_q8x16(q + 16), _mm512_loadu_ps(x + 16), p);
-  if constexpr (B == 64) {
-    __m512 p2 = _mm512_mul_ps(load_q8x16(q + 32), _mm512_loadu_ps(x + 32));
-    p2 = _mm512_fmadd_ps(load_q8x16(q + 48), _mm512_loadu_ps(x + 48), p2);
-    p = _mm512_add_ps(p, p2);
-  }
-  return p;
-}
-
-// Per row, each block's partial dot product times the block's scale goes into one of two
-// accumulators (even and odd blocks). Row k of the group is `stride` rows below row 0.
-template <int R, int B>
-ORION_AVX512 inline void q8_group(const std::int8_t* q, const float* scales, std::int64_t cols,
-                                  std::int64_t stride, const float* x, float* out) {
-  const std::int64_t nb = cols / B;
-  __m512 acc0[R], acc1[R];
-  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
-  std::int64_t b = 0;
-  for (; b + 2 <= nb; b += 2)
-    for (int r = 0; r < R; ++r) {
-      const std::int8_t* row = q + r * stride * cols + b * B;
-      const float* s = scales + r * stride * nb + b;
-      acc0[r] = _mm512_fmadd_ps(q8_block<B>(row, x + b * B), _mm512_set1_ps(s[0]), acc0[r]);
-      acc1[r] = _mm512_fmadd_ps(q8_block<B>(row + B, x + b * B + B), _mm512_set1_ps(s[1]),
-                                acc1[r]);
-    }
-  if (b < nb)
-    for (int r = 0; r < R; ++r)
-      acc0[r] = _mm512_fmadd_ps(q8_block<B>(q + r * stride * cols + b * B, x + b * B),
-                                _mm512_set1_ps(scales[r * stride * nb + b]), acc0[r]);
-  for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r]));
-}
-
 template <class Weight, class Load>
 ORION_AVX512 inline void dot_rows(const Weight* W, const float* x, const float* bias, float* y,
                                   std::int64_t r0, std::int64_t r1, std::int64_t cols,
@@ -152,31 +108,9 @@ ORION_AVX512 void f16_rows(const std::uint16_t* W, const float* x, const float* 
   dot_rows<std::uint16_t, LoadF16>(W, x, bias, y, r0, r1, cols, 32);
 }
 
-template <int B>
-ORION_AVX512 void q8_rows_block(const Q8Weights& W, const float* x, const float* bias, float* y,
-                                std::int64_t r0, std::int64_t r1) {
-  const std::int64_t nb = W.cols / B;
-  for_row_groups(
-      r0, r1, bias, y,
-      [&](std::int64_t r, float* s) ORION_AVX512 {
-        q8_group<1, B>(W.q + r * W.cols, W.scales + r * nb, W.cols, 1, x, s);
-      },
-      [&](std::int64_t r, std::int64_t stride, float* s) ORION_AVX512 {
-        q8_group<4, B>(W.q + r * W.cols, W.scales + r * nb, W.cols, stride, x, s);
-      });
-}
-
-void q8_rows(const Q8Weights& W, const float* x, const float* bias, float* y, std::int64_t r0,
-             std::int64_t r1) {
-  if (W.block == 32)
-    q8_rows_block<32>(W, x, bias, y, r0, r1);
-  else
-    q8_rows_block<64>(W, x, bias, y, r0, r1);
-}
-
 }  // namespace
 
-const RowKernels kAvx512Kernels = {f32_rows, f16_rows, q8_rows};
+const RowKernels kAvx512Kernels = {f32_rows, f16_rows};
 
 }  // namespace orion::exec::cpu::detail
 

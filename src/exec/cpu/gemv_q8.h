@@ -1,0 +1,58 @@
+#pragma once
+// The q8 GEMV's kernel variants (internal to exec/cpu and its tests). gemv_q8 (gemv.h) picks
+// the best one this CPU runs for the requested Isa: avx512 -> AVX-512 VNNI, else AVX-512BW;
+// avx2 -> AVX-VNNI, else AVX2. All compute the numerics stated in gemv.h bit for bit; they
+// differ only in how they form the exact int32 lane sums:
+//
+//  * VNNI (512-bit): vpdpbusd multiplies unsigned by signed bytes, so the weights go in as
+//    q ^ 0x80 = q + 128 (unsigned) and each lane's accumulator starts at -128 * sum(xq), which
+//    the activation carries precomputed (QuantizedActivation::lane_offset): exact.
+//  * AVX-512BW, AVX2 and AVX-VNNI (256-bit): |xq| as the unsigned operand and q with xq's sign
+//    as the signed one; pairs of products stay within int16 (2 * 127 * 127 < 32768), so
+//    vpmaddubsw does not saturate and the sums are exact too.
+#include <span>
+#include <string_view>
+
+#include "exec/cpu/gemv.h"
+#include "exec/cpu/q8_activation.h"
+
+namespace orion::exec::cpu::detail {
+
+// Rows [r0, r1) of the product with the quantised activation, on the calling thread.
+using Q8Rows = void (*)(const Q8Weights& W, const QuantizedActivation& x, const float* bias,
+                        float* y, std::int64_t r0, std::int64_t r1);
+
+struct Q8Kernel {
+  std::string_view name;  // "scalar", "avx2", "avx-vnni", "avx512bw", "avx512-vnni"
+  Isa isa;                // the Isa whose request may pick it
+  bool (*supported)();    // whether this CPU (and build) can run it
+  Q8Rows rows;
+};
+
+// Every variant this build has, best first within each Isa.
+std::span<const Q8Kernel> q8_kernels();
+
+// The whole product with one variant: what gemv_q8 does after choosing it (tests run each).
+void gemv_q8_with(const Q8Kernel& k, const Q8Weights& W, const float* x, const float* bias,
+                  float* y, ThreadPool& pool, Activation act);
+
+// The row's final sum of the 16 lane accumulators, in the order gemv.h states.
+inline float reduce_q8_lanes(const float* a) {
+  float v8[8], v4[4];
+  for (int i = 0; i < 8; ++i) v8[i] = a[i] + a[i + 8];
+  for (int i = 0; i < 4; ++i) v4[i] = v8[i] + v8[i + 4];
+  return (v4[0] + v4[2]) + (v4[1] + v4[3]);
+}
+
+#if defined(__x86_64__)
+void q8_rows_avx512_vnni(const Q8Weights&, const QuantizedActivation&, const float*, float*,
+                         std::int64_t, std::int64_t);
+void q8_rows_avx512bw(const Q8Weights&, const QuantizedActivation&, const float*, float*,
+                      std::int64_t, std::int64_t);
+void q8_rows_avx_vnni(const Q8Weights&, const QuantizedActivation&, const float*, float*,
+                      std::int64_t, std::int64_t);
+void q8_rows_avx2(const Q8Weights&, const QuantizedActivation&, const float*, float*,
+                  std::int64_t, std::int64_t);
+#endif
+
+}  // namespace orion::exec::cpu::detail

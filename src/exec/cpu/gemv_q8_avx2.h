@@ -1,0 +1,62 @@
+#pragma once
+// The body of the 256-bit q8 row kernels, shared by gemv_q8_avx2.cpp and
+// gemv_q8_avx_vnni.cpp, which differ only in how they form the int32 lane sums. The including
+// file defines ORION_Q8_TARGET (its target attribute) and, before including this, a struct
+// LaneDot with
+//   __m256i operator()(__m256i abs_x, __m256i w_signed) const;  // 8 exact int32 lane sums
+// of |xq| (unsigned bytes) times q with xq's sign (signed bytes).
+//
+// A register holds 32 columns, 8 lanes: half of the 16 accumulators of gemv.h's numerics.
+// Chunk k of 32 columns feeds accumulators 0-7 when k is even and 8-15 when k is odd, so each
+// row keeps two registers of accumulators and the result is bit for bit the 512-bit one.
+// Columns are a multiple of the block (32 or 64), so there are no partial registers.
+#include "exec/cpu/gemv_q8.h"
+#include "exec/cpu/intrinsics.h"
+
+namespace orion::exec::cpu::detail {
+namespace {
+
+ORION_Q8_TARGET inline float reduce_lanes(__m256 lo, __m256 hi) {
+  // (i + 8), then (i + 4), (i + 2), (i + 1): the order gemv.h states.
+  const __m256 v8 = _mm256_add_ps(lo, hi);
+  const __m128 v4 = _mm_add_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
+  const __m128 v2 = _mm_add_ps(v4, _mm_movehl_ps(v4, v4));
+  return _mm_cvtss_f32(_mm_add_ss(v2, _mm_movehdup_ps(v2)));
+}
+
+// Columns [32k, 32k + 32) of R rows into the accumulators acc[r] (one of each row's two).
+template <int R, int B>
+ORION_Q8_TARGET inline void q8_half(const std::int8_t* q, const float* ws, std::int64_t cols,
+                                    std::int64_t nb, std::int64_t stride,
+                                    const QuantizedActivation& x, std::int64_t k, __m256* acc) {
+  const LaneDot dot;
+  const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q.data() + 32 * k));
+  const __m256i xa = _mm256_abs_epi8(xq);
+  const __m256 ls = _mm256_loadu_ps(x.lane_scale.data() + 8 * k);
+  for (int r = 0; r < R; ++r) {
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + r * stride * cols + 32 * k));
+    const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot(xa, _mm256_sign_epi8(w, xq))), ls);
+    acc[r] = _mm256_fmadd_ps(t, _mm256_broadcast_ss(ws + r * stride * nb + 32 * k / B), acc[r]);
+  }
+}
+
+template <int R, int B>
+ORION_Q8_TARGET inline void q8_group(const std::int8_t* q, const float* ws, std::int64_t cols,
+                                     std::int64_t stride, const QuantizedActivation& x,
+                                     float* out) {
+  const std::int64_t nb = cols / B, halves = cols / 32;
+  __m256 lo[R], hi[R];
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+  std::int64_t k = 0;
+  for (; k + 2 <= halves; k += 2) {
+    q8_half<R, B>(q, ws, cols, nb, stride, x, k, lo);
+    q8_half<R, B>(q, ws, cols, nb, stride, x, k + 1, hi);
+  }
+  if (k < halves) q8_half<R, B>(q, ws, cols, nb, stride, x, k, lo);
+  for (int r = 0; r < R; ++r) out[r] = reduce_lanes(lo[r], hi[r]);
+}
+
+}  // namespace
+}  // namespace orion::exec::cpu::detail
+
+#include "exec/cpu/gemv_q8_rows.h"

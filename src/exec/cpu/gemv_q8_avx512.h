@@ -1,0 +1,75 @@
+#pragma once
+// The body of the 512-bit q8 row kernels, shared by gemv_q8_avx512_vnni.cpp and
+// gemv_q8_avx512bw.cpp, which differ only in how they form the int32 lane sums. The including
+// file defines ORION_Q8_TARGET (its target attribute) and, before including this, a struct
+// LaneDot with
+//   struct X;                                      // per 64 columns of x, shared by 4 rows
+//   X load(const QuantizedActivation&, std::int64_t chunk) const;
+//   __m512i operator()(const X&, __m512i w) const;  // the 16 exact int32 lane sums
+//
+// Each 64 columns of a row are one register of weights: 16 lanes of 4 columns, whose sums go
+// to the row's 16 f32 accumulators (gemv.h, q8 numerics), lane l of the register into
+// accumulator l. Four rows (detail::for_row_groups) share each chunk of x. A row of a block
+// 32 model may end half way through a chunk: the last chunk then loads 32 weights (masked) and
+// updates only lanes 0-7.
+#include "exec/cpu/gemv_q8.h"
+#include "exec/cpu/intrinsics.h"
+
+namespace orion::exec::cpu::detail {
+namespace {
+
+// The row's 16 lane scales for chunk j: block B = 64 is one block per chunk; B = 32 puts
+// block 2j in lanes 0-7 and block 2j + 1 in lanes 8-15.
+template <int B>
+ORION_Q8_TARGET inline __m512 chunk_scales(const float* ws, std::int64_t j) {
+  if constexpr (B == 64) {
+    return _mm512_set1_ps(ws[j]);
+  } else {
+    const __m512i pick = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m128 two = _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(ws + 2 * j)));
+    return _mm512_permutexvar_ps(pick, _mm512_castps128_ps512(two));
+  }
+}
+
+ORION_Q8_TARGET inline float reduce_lanes(__m512 a) {
+  // (i + 8), then (i + 4), (i + 2), (i + 1): the order gemv.h states.
+  __m256 v8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+  __m128 v4 = _mm_add_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
+  __m128 v2 = _mm_add_ps(v4, _mm_movehl_ps(v4, v4));
+  return _mm_cvtss_f32(_mm_add_ss(v2, _mm_movehdup_ps(v2)));
+}
+
+template <int R, int B>
+ORION_Q8_TARGET inline void q8_group(const std::int8_t* q, const float* ws, std::int64_t cols,
+                                     std::int64_t stride, const QuantizedActivation& x,
+                                     float* out) {
+  const LaneDot dot;
+  const std::int64_t nb = cols / B, full = cols / kQ8Chunk;
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (std::int64_t j = 0; j < full; ++j) {
+    const typename LaneDot::X xj = dot.load(x, j);
+    const __m512 ls = _mm512_loadu_ps(x.lane_scale.data() + 16 * j);
+    for (int r = 0; r < R; ++r) {
+      const __m512i w = _mm512_loadu_si512(q + r * stride * cols + kQ8Chunk * j);
+      const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(dot(xj, w)), ls);
+      acc[r] = _mm512_fmadd_ps(t, chunk_scales<B>(ws + r * stride * nb, j), acc[r]);
+    }
+  }
+  if (full * kQ8Chunk < cols) {  // B == 32: half a chunk left
+    const std::int64_t j = full;
+    const typename LaneDot::X xj = dot.load(x, j);
+    const __m512 ls = _mm512_loadu_ps(x.lane_scale.data() + 16 * j);
+    for (int r = 0; r < R; ++r) {
+      const __m512i w = _mm512_maskz_loadu_epi8(0xffffffffull, q + r * stride * cols + kQ8Chunk * j);
+      const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(dot(xj, w)), ls);
+      acc[r] = _mm512_mask3_fmadd_ps(t, _mm512_set1_ps(ws[r * stride * nb + 2 * j]), acc[r], 0x00ff);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = reduce_lanes(acc[r]);
+}
+
+}  // namespace
+}  // namespace orion::exec::cpu::detail
+
+#include "exec/cpu/gemv_q8_rows.h"

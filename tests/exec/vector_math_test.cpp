@@ -1,0 +1,71 @@
+// exp_rows, softmax_row and gelu_tanh_rows against fp64 evaluations of their formulas, over
+// the ranges decoding and prefill feed them, lengths that reach the loops' tails, and NaN.
+#include "exec/cpu/vector_math.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/random.h"
+
+namespace orion::exec::cpu {
+namespace {
+
+TEST(VectorMath, ExpWithin2e7RelativeOverFloatsRange) {
+  std::vector<float> x;
+  for (double v = -87.0; v <= 88.0; v += 0.00731) x.push_back(static_cast<float>(v));
+  x.push_back(0.0f);
+  std::vector<float> y = x;
+  exp_rows(y.data(), static_cast<std::int64_t>(y.size()));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(static_cast<double>(x[i]));
+    ASSERT_LE(std::fabs(y[i] - want), 2e-7 * want) << "exp(" << x[i] << ")";
+  }
+  // Beyond the range: clamped, never inf or a wrapped exponent; NaN stays NaN.
+  float edge[3] = {-1000.0f, 1000.0f, std::nanf("")};
+  exp_rows(edge, 3);
+  EXPECT_GE(edge[0], 0.0f);
+  EXPECT_LT(edge[0], 1e-37f);
+  EXPECT_GT(edge[1], 1e38f);
+  EXPECT_TRUE(std::isfinite(edge[1]));
+  EXPECT_TRUE(std::isnan(edge[2]));
+}
+
+TEST(VectorMath, SoftmaxMatchesFp64OnEveryLength) {
+  Rng rng(5);
+  for (std::int64_t n : {1, 2, 15, 16, 17, 33, 257, 1024}) {
+    std::vector<float> s(static_cast<std::size_t>(n));
+    for (float& v : s) v = rng.normal() * 4.0f;
+    std::vector<double> want(s.begin(), s.end());
+    double mx = want[0], z = 0;
+    for (double v : want) mx = std::max(mx, v);
+    for (double& v : want) z += (v = std::exp(v - mx));
+    softmax_row(s.data(), n);
+    double total = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      ASSERT_NEAR(s[k], want[k] / z, 1e-6 * want[k] / z + 1e-9) << "n " << n << " entry " << i;
+      total += s[k];
+    }
+    EXPECT_NEAR(total, 1.0, 1e-5) << n;
+  }
+}
+
+TEST(VectorMath, GeluMatchesTheTanhFormulaInFp64) {
+  std::vector<float> x;
+  for (double v = -12.0; v <= 12.0; v += 0.0037) x.push_back(static_cast<float>(v));
+  std::vector<float> y = x;
+  gelu_tanh_rows(y.data(), static_cast<std::int64_t>(y.size()));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    const double u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
+    const double want = 0.5 * v * (1.0 + std::tanh(u));
+    // For negative x, gelu ~ x e^(2u): the float rounding of u (a few ulps) becomes a relative
+    // error of about |2u| ulps in the result, whatever the exp.
+    ASSERT_NEAR(y[i], want, 4e-7 * (1 + 2 * std::fabs(u)) * std::fabs(want) + 1e-12) << "gelu(" << v << ")";
+  }
+}
+
+}  // namespace
+}  // namespace orion::exec::cpu
