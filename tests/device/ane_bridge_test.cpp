@@ -1,5 +1,7 @@
-// The portable half of the `ane` device (device/ane_bridge_program.h, ane_bridge_rules.h) and
-// the device interface as the runtime uses it (through AneDevice&, on ane-sim).
+// The portable half of the `ane` device (device/ane_bridge_program.h, ane_bridge_rules.h), the
+// device interface as the runtime uses it (through AneDevice&, on ane-sim), and what
+// open_ane_device says where there is no Neural Engine. The Apple half is checked by the
+// compile-only test ane_bridge_apple_compiles (scripts/check_ane_bridge.sh).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +9,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/testing_temp_dir.h"
+#include "device/ane_bridge_apple.h"
 #include "device/ane_bridge_program.h"
 #include "device/ane_bridge_rules.h"
 #include "device/ane_sim.h"
@@ -191,6 +194,14 @@ TEST(AneDevice, AneSimThroughTheInterface) {
   device.unload(id);
   EXPECT_EQ(device.loaded(), 0);
 }
+
+#ifndef __APPLE__
+TEST(AneDevice, OpeningTheAneOffMacOsSaysSo) {
+  const std::string m = error_of([] { open_ane_device(); });
+  EXPECT_NE(m.find("device ane"), std::string::npos) << m;
+  EXPECT_NE(m.find("macOS"), std::string::npos) << m;
+}
+#endif
 
 }  // namespace
 }  // namespace orion::device
