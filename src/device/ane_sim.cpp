@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/random.h"
+#include "core/stopwatch.h"
 #include "exec/cpu/executor.h"
 
 namespace orion::device {
@@ -210,6 +211,7 @@ std::string program_key(const std::string& folder) {
 }  // namespace
 
 AneProgramId AneSim::compile(const std::string& folder) {
+  const Stopwatch clock;
   std::string cached_marker;
   if (!options_.program_cache_dir.empty()) {
     cached_marker = (fs::path(options_.program_cache_dir) / program_key(folder)).string();
@@ -219,6 +221,7 @@ AneProgramId AneSim::compile(const std::string& folder) {
       p->folder = folder;
       bake(*p);
       programs_.push_back(std::move(p));
+      timings_.compile_ms = clock.ms();
       return static_cast<AneProgramId>(programs_.size() - 1);
     }
   }
@@ -240,10 +243,12 @@ AneProgramId AneSim::compile(const std::string& folder) {
     write_file_atomic(cached_marker, folder + "\n");
   }
   programs_.push_back(std::move(p));
+  timings_.compile_ms = clock.ms();
   return static_cast<AneProgramId>(programs_.size() - 1);
 }
 
 void AneSim::load(AneProgramId id) {
+  const Stopwatch clock;
   Program& p = program(id);
   if (p.loaded) throw Error("ane-sim: program " + std::to_string(id) + " (" + p.folder + ") is already loaded");
   if (options_.reload_reads_weights && p.exec && stamp_files(p.files) != p.stamps) {
@@ -252,6 +257,7 @@ void AneSim::load(AneProgramId id) {
     p.garbage = p.garbage || garbage;
   }
   p.loaded = true;
+  timings_.load_ms = clock.ms();
 }
 
 void AneSim::unload(AneProgramId id) {
@@ -262,6 +268,7 @@ void AneSim::unload(AneProgramId id) {
 
 void AneSim::evaluate(AneProgramId id, const std::vector<const AneSurface*>& inputs,
                       const std::vector<AneSurface*>& outputs) {
+  const Stopwatch clock;
   Program& p = program(id);
   if (poisoned_)
     throw Error("ane-sim: evaluation failed: a program with tile poisoned the device for the rest of the process "
@@ -285,6 +292,7 @@ void AneSim::evaluate(AneProgramId id, const std::vector<const AneSurface*>& inp
     Rng rng(0x9e3779b97f4a7c15ull ^ (static_cast<std::uint64_t>(id) << 32) ^ p.evaluations);
     for (AneSurface* s : outputs)
       for (std::byte& b : s->bytes()) b = static_cast<std::byte>(rng.next_u64());
+    timings_.evaluate_ms = clock.ms();
     return;
   }
   exec::Bindings bindings;
@@ -292,6 +300,7 @@ void AneSim::evaluate(AneProgramId id, const std::vector<const AneSurface*>& inp
   const std::vector<Tensor> results = p.exec->run(bindings);
   for (std::size_t i = 0; i < outputs.size(); ++i)
     write_surface(results[p.output_index[i]], p.outputs[i], *outputs[i]);
+  timings_.evaluate_ms = clock.ms();
 }
 
 }  // namespace orion::device

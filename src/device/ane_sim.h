@@ -29,8 +29,7 @@
 #include <vector>
 
 #include "compile/ane_validator.h"
-#include "device/ane_surface.h"
-#include "ir/type.h"
+#include "device/ane_device.h"
 
 namespace orion::device {
 
@@ -49,38 +48,32 @@ struct AneSimOptions {
   std::string program_cache_dir;
 };
 
-struct AneSimIo {
-  std::string name;
-  ir::TensorType type;
-};
+using AneSimIo = AneIo;
 
-using AneProgramId = int;
-
-class AneSim {
+class AneSim : public AneDevice {
  public:
   explicit AneSim(AneSimOptions options = {});
-  ~AneSim();
-  AneSim(const AneSim&) = delete;
-  AneSim& operator=(const AneSim&) = delete;
+  ~AneSim() override;
 
   // Compiles folder/model.mil with the weights it names. Throws orion::Error for a program the
   // device rejects (with the rule in default mode, without a diagnosis in faithful mode).
-  AneProgramId compile(const std::string& folder);
-  void load(AneProgramId id);
-  void unload(AneProgramId id);
+  AneProgramId compile(const std::string& folder) override;
+  void load(AneProgramId id) override;
+  void unload(AneProgramId id) override;
 
   // Runs a loaded program. inputs[i] binds the i-th input in alphabetical order of the
   // names (inputs() lists them in that order); outputs likewise.
   void evaluate(AneProgramId id, const std::vector<const AneSurface*>& inputs,
-                const std::vector<AneSurface*>& outputs);
+                const std::vector<AneSurface*>& outputs) override;
 
   // The program's inputs and outputs in binding (alphabetical) order.
-  const std::vector<AneSimIo>& inputs(AneProgramId id) const;
-  const std::vector<AneSimIo>& outputs(AneProgramId id) const;
+  const std::vector<AneSimIo>& inputs(AneProgramId id) const override;
+  const std::vector<AneSimIo>& outputs(AneProgramId id) const override;
 
-  int compiles() const { return compiles_; }
+  int compiles() const override { return compiles_; }
   int cache_hits() const { return cache_hits_; }
-  int loaded() const;
+  int loaded() const override;
+  AneTimings timings() const override { return timings_; }
   bool poisoned() const { return poisoned_; }
 
  private:
@@ -93,6 +86,7 @@ class AneSim {
   int compiles_ = 0;
   int cache_hits_ = 0;
   bool poisoned_ = false;
+  AneTimings timings_;
 };
 
 }  // namespace orion::device

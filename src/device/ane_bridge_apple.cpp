@@ -1,0 +1,342 @@
+// The `ane` device: FORMATS.md's direct path ("The direct path on macOS") in plain C++. Everything
+// that needs no Apple API (reading the folder, binding order, budget, surface checks) is in
+// ane_bridge_program.h and ane_bridge_rules.h, tested everywhere; this file only talks to the
+// framework. Never run by us on a Mac yet: docs/ANE_DEVICE.md says what was verified where.
+#include "device/ane_bridge_apple.h"
+
+#include <IOSurface/IOSurfaceRef.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/stopwatch.h"
+#include "device/ane_bridge_apple_runtime.h"
+#include "device/ane_bridge_program.h"
+#include "device/ane_bridge_rules.h"
+
+namespace orion::device {
+
+namespace {
+
+namespace fs = std::filesystem;
+using apple::message;
+using apple::ns;
+using apple::Ref;
+using apple::selector;
+
+constexpr const char* kFramework = "/System/Library/PrivateFrameworks/AppleNeuralEngine.framework/AppleNeuralEngine";
+
+// The exact type of each method sent (qos is an unsigned int, errors come back as NSError**).
+using SendDescriptor = id (*)(id, SEL, id, id, id);            // +modelWithMILText:weights:optionsPlist:
+using SendObject = id (*)(id, SEL, id);                        // +inMemoryModelWithDescriptor:
+using SendQosOptions = BOOL (*)(id, SEL, unsigned int, id, id*);  // -compileWithQoS:, -loadWithQoS:
+using SendEvaluate = BOOL (*)(id, SEL, unsigned int, id, id, id*);  // -evaluateWithQoS:options:request:error:
+using SendUnload = BOOL (*)(id, SEL, unsigned int, id*);       // -unloadWithQoS:error:
+using SendSurface = id (*)(id, SEL, IOSurfaceRef);             // +objectWithIOSurface:
+using SendRequest = id (*)(id, SEL, id, id, id, id, id, id, id);  // +requestWithInputs:...procedureIndex:
+
+struct Classes {
+  Class descriptor = nullptr;  // _ANEInMemoryModelDescriptor
+  Class model = nullptr;       // _ANEInMemoryModel
+  Class request = nullptr;     // _ANERequest
+  Class surface = nullptr;     // _ANEIOSurfaceObject
+};
+
+Error call_failed(const std::string& call, const std::string& folder, const std::string& reason) {
+  return Error("device ane: " + call + " failed for " + folder + ": " + reason);
+}
+
+// A missing method would raise an Objective-C exception that C++ cannot catch; checking every
+// one up front turns a framework that changed into an error naming what changed.
+void require_method(Class cls, const char* class_name, const char* name, bool class_method) {
+  const SEL sel = selector(name);
+  if (!(class_method ? class_getClassMethod(cls, sel) : class_getInstanceMethod(cls, sel)))
+    throw Error(std::string("device ane: ") + (class_method ? "+[" : "-[") + class_name + " " + name +
+                "] does not exist in this macOS's AppleNeuralEngine framework");
+}
+
+Classes open_framework() {
+  // Never closed: the framework's classes stay registered with the runtime for the process.
+  if (!dlopen(kFramework, RTLD_NOW)) {
+    const char* why = dlerror();
+    throw Error(std::string("device ane: dlopen(") + kFramework + ") failed: " + (why ? why : "no reason given"));
+  }
+  const auto find = [](const char* name) {
+    Class c = objc_getClass(name);
+    if (!c) throw Error(std::string("device ane: objc_getClass(\"") + name + "\") found no class in the framework");
+    return c;
+  };
+  Classes c;
+  c.descriptor = find("_ANEInMemoryModelDescriptor");
+  c.model = find("_ANEInMemoryModel");
+  c.request = find("_ANERequest");
+  c.surface = find("_ANEIOSurfaceObject");
+  require_method(c.descriptor, "_ANEInMemoryModelDescriptor", "modelWithMILText:weights:optionsPlist:", true);
+  require_method(c.model, "_ANEInMemoryModel", "inMemoryModelWithDescriptor:", true);
+  for (const char* m : {"hexStringIdentifier", "compileWithQoS:options:error:", "loadWithQoS:options:error:",
+                        "evaluateWithQoS:options:request:error:", "unloadWithQoS:error:"})
+    require_method(c.model, "_ANEInMemoryModel", m, false);
+  require_method(c.surface, "_ANEIOSurfaceObject", "objectWithIOSurface:", true);
+  require_method(c.request, "_ANERequest",
+                 "requestWithInputs:inputIndices:outputs:outputIndices:weightsBuffer:perfStats:procedureIndex:", true);
+  return c;
+}
+
+// A surface the device reads as plain bytes: width = bytes, height 1, one byte per element,
+// pixel format 0 (FORMATS.md step 5).
+Ref<IOSurfaceRef> make_iosurface(std::size_t bytes) {
+  const auto props = apple::cf_dictionary();
+  const auto n = static_cast<long long>(bytes);
+  const auto put = [&](CFStringRef key, long long value) {
+    CFDictionarySetValue(props.get(), key, apple::cf_number(value).get());
+  };
+  put(kIOSurfaceWidth, n);
+  put(kIOSurfaceHeight, 1);
+  put(kIOSurfaceBytesPerElement, 1);
+  put(kIOSurfaceBytesPerRow, n);
+  put(kIOSurfaceAllocSize, n);
+  put(kIOSurfacePixelFormat, 0);
+  Ref<IOSurfaceRef> s(IOSurfaceCreate(props.get()));
+  if (!s) throw Error("device ane: IOSurfaceCreate failed for a surface of " + std::to_string(bytes) + " bytes");
+  if (IOSurfaceGetAllocSize(s.get()) < bytes)
+    throw Error("device ane: IOSurfaceCreate gave " + std::to_string(IOSurfaceGetAllocSize(s.get())) +
+                " bytes for a surface of " + std::to_string(bytes));
+  return s;
+}
+
+void lock(IOSurfaceRef s, IOSurfaceLockOptions options, const char* call) {
+  if (const kern_return_t r = IOSurfaceLock(s, options, nullptr); r != 0)
+    throw Error(std::string("device ane: IOSurfaceLock failed with ") + std::to_string(r) + " " + call);
+}
+
+// The CPU may touch an IOSurface only while it holds the lock, and the device must not get one
+// that is locked: each copy locks, copies and unlocks.
+void copy_in(IOSurfaceRef s, std::span<const std::byte> from) {
+  lock(s, 0, "before writing an input");
+  std::memcpy(IOSurfaceGetBaseAddress(s), from.data(), from.size());
+  IOSurfaceUnlock(s, 0, nullptr);
+}
+
+void copy_out(IOSurfaceRef s, std::span<std::byte> to) {
+  lock(s, kIOSurfaceLockReadOnly, "before reading an output");
+  std::memcpy(to.data(), IOSurfaceGetBaseAddress(s), to.size());
+  IOSurfaceUnlock(s, kIOSurfaceLockReadOnly, nullptr);
+}
+
+// One program's IOSurfaces (one allocation size per direction) and the request naming them,
+// made at the first evaluation and again only when the caller's surface sizes change.
+struct Surfaces {
+  std::size_t input_bytes = 0, output_bytes = 0;
+  std::vector<Ref<IOSurfaceRef>> inputs, outputs;
+  Ref<id> request;
+};
+
+struct Program {
+  std::string folder;
+  std::vector<AneIo> inputs, outputs;  // binding order
+  std::string work_dir;                // NSTemporaryDirectory()/hexStringIdentifier
+  Ref<id> model;                       // _ANEInMemoryModel
+  bool loaded = false;
+  Surfaces surfaces;
+};
+
+class AppleAneDevice final : public AneDevice {
+ public:
+  explicit AppleAneDevice(AneBridgeOptions options) : options_(options), budget_(options.compile_budget) {
+    const apple::AutoreleasePool pool;
+    classes_ = open_framework();
+  }
+
+  // Unloads what is still loaded (a loaded program holds device resources until the process
+  // ends: ANE031) and removes the work folders. Errors cannot be reported from here.
+  ~AppleAneDevice() override {
+    const apple::AutoreleasePool pool;
+    for (auto& p : programs_) {
+      if (p->loaded) {
+        id error = nullptr;
+        message<SendUnload>()(p->model.get(), selector("unloadWithQoS:error:"), options_.qos, &error);
+      }
+      std::error_code ec;
+      fs::remove_all(p->work_dir, ec);
+    }
+    programs_.clear();
+  }
+
+  AneProgramId compile(const std::string& folder) override {
+    const Stopwatch clock;
+    const AneProgramSource src = read_program_folder(folder);
+    budget_.charge(folder);
+    const apple::AutoreleasePool pool;
+    auto p = std::make_unique<Program>();
+    p->folder = folder;
+    p->inputs = src.inputs;
+    p->outputs = src.outputs;
+
+    // ANE025: the text as NSData. ANE026: a dictionary even when there are no weights.
+    const auto mil = apple::cf_data(std::as_bytes(std::span(src.mil_text)));
+    const auto weights = apple::cf_dictionary();
+    for (const AneWeightFile& w : src.weights) {
+      const auto entry = apple::cf_dictionary();
+      apple::set(entry, "offset", apple::cf_number(0).get());
+      apple::set(entry, "data", apple::cf_data(w.bytes).get());
+      apple::set(weights, w.key, entry.get());
+    }
+    const id descriptor = message<SendDescriptor>()(
+        ns(classes_.descriptor), selector("modelWithMILText:weights:optionsPlist:"), ns(mil.get()),
+        ns(weights.get()), nullptr);
+    if (!descriptor)
+      throw call_failed("+[_ANEInMemoryModelDescriptor modelWithMILText:weights:optionsPlist:]", folder,
+                        "it returned nil");
+    const id model =
+        message<SendObject>()(ns(classes_.model), selector("inMemoryModelWithDescriptor:"), descriptor);
+    if (!model) throw call_failed("+[_ANEInMemoryModel inMemoryModelWithDescriptor:]", folder, "it returned nil");
+    const std::string hex = apple::utf8(message<apple::SendId>()(model, selector("hexStringIdentifier")));
+    if (hex.empty()) throw call_failed("-[_ANEInMemoryModel hexStringIdentifier]", folder, "it returned no name");
+    p->model = apple::retain(model);
+
+    // The compiler runs in another process and reads the files, not the dictionary.
+    p->work_dir = (fs::path(apple::utf8(NSTemporaryDirectory())) / hex).string();
+    write_program_files(src, p->work_dir);
+    id error = nullptr;
+    const auto no_options = apple::cf_dictionary();
+    if (!message<SendQosOptions>()(model, selector("compileWithQoS:options:error:"), options_.qos,
+                                   ns(no_options.get()), &error)) {
+      const std::string reason = apple::describe_error(error);
+      remove_work_dir(*p);
+      throw call_failed("-[_ANEInMemoryModel compileWithQoS:options:error:]", folder, reason);
+    }
+    programs_.push_back(std::move(p));
+    timings_.compile_ms = clock.ms();
+    return static_cast<AneProgramId>(programs_.size() - 1);
+  }
+
+  void load(AneProgramId handle) override {
+    const Stopwatch clock;
+    Program& p = program(handle);
+    if (p.loaded)
+      throw Error("device ane: program " + std::to_string(handle) + " (" + p.folder + ") is already loaded");
+    const apple::AutoreleasePool pool;
+    id error = nullptr;
+    const auto no_options = apple::cf_dictionary();
+    if (!message<SendQosOptions>()(p.model.get(), selector("loadWithQoS:options:error:"), options_.qos,
+                                   ns(no_options.get()), &error))
+      throw call_failed("-[_ANEInMemoryModel loadWithQoS:options:error:]", p.folder, apple::describe_error(error));
+    p.loaded = true;
+    timings_.load_ms = clock.ms();
+  }
+
+  void unload(AneProgramId handle) override {
+    Program& p = program(handle);
+    if (!p.loaded) throw Error("device ane: program " + std::to_string(handle) + " (" + p.folder + ") is not loaded");
+    const apple::AutoreleasePool pool;
+    id error = nullptr;
+    if (!message<SendUnload>()(p.model.get(), selector("unloadWithQoS:error:"), options_.qos, &error))
+      throw call_failed("-[_ANEInMemoryModel unloadWithQoS:error:]", p.folder, apple::describe_error(error));
+    p.loaded = false;
+  }
+
+  void evaluate(AneProgramId handle, const std::vector<const AneSurface*>& inputs,
+                const std::vector<AneSurface*>& outputs) override {
+    const Stopwatch clock;
+    Program& p = program(handle);
+    if (!p.loaded) throw Error("device ane: program " + std::to_string(handle) + " (" + p.folder + ") is not loaded");
+    check_surfaces(p.folder, p.inputs, p.outputs, inputs, outputs);
+    const apple::AutoreleasePool pool;
+    prepare(p, inputs.empty() ? 0 : inputs.front()->size(), outputs.empty() ? 0 : outputs.front()->size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) copy_in(p.surfaces.inputs[i].get(), inputs[i]->bytes());
+    id error = nullptr;
+    const auto no_options = apple::cf_dictionary();
+    if (!message<SendEvaluate>()(p.model.get(), selector("evaluateWithQoS:options:request:error:"), options_.qos,
+                                 ns(no_options.get()), p.surfaces.request.get(), &error))
+      throw call_failed("-[_ANEInMemoryModel evaluateWithQoS:options:request:error:]", p.folder,
+                        apple::describe_error(error));
+    for (std::size_t i = 0; i < outputs.size(); ++i) copy_out(p.surfaces.outputs[i].get(), outputs[i]->bytes());
+    timings_.evaluate_ms = clock.ms();
+  }
+
+  const std::vector<AneIo>& inputs(AneProgramId handle) const override { return program(handle).inputs; }
+  const std::vector<AneIo>& outputs(AneProgramId handle) const override { return program(handle).outputs; }
+  int compiles() const override { return budget_.used(); }
+  int loaded() const override {
+    return static_cast<int>(std::count_if(programs_.begin(), programs_.end(), [](const auto& p) { return p->loaded; }));
+  }
+  AneTimings timings() const override { return timings_; }
+
+ private:
+  // (Handles are not called `id`: that is the Objective-C object type here.)
+  Program& program(AneProgramId handle) const {
+    if (handle < 0 || static_cast<std::size_t>(handle) >= programs_.size())
+      throw Error("device ane: no program " + std::to_string(handle));
+    return *programs_[static_cast<std::size_t>(handle)];
+  }
+
+  // Programs compiled from the same text and weights share a hexStringIdentifier, hence a work
+  // folder: it goes only with the last of them.
+  void remove_work_dir(const Program& p) {
+    const bool shared = std::any_of(programs_.begin(), programs_.end(),
+                                    [&](const auto& q) { return q.get() != &p && q->work_dir == p.work_dir; });
+    std::error_code ec;
+    if (!shared) fs::remove_all(p.work_dir, ec);
+  }
+
+  // The surfaces of FORMATS.md steps 5-6 for these sizes, wrapped and named in one request.
+  void prepare(Program& p, std::size_t input_bytes, std::size_t output_bytes) {
+    Surfaces& s = p.surfaces;
+    if (s.request && s.input_bytes == input_bytes && s.output_bytes == output_bytes) return;
+    Surfaces fresh;
+    fresh.input_bytes = input_bytes;
+    fresh.output_bytes = output_bytes;
+    std::vector<Ref<CFNumberRef>> indices;  // kept alive until the arrays hold them
+    const auto wrap = [&](std::size_t count, std::size_t bytes, std::vector<Ref<IOSurfaceRef>>& surfaces,
+                          std::vector<CFTypeRef>& objects, std::vector<CFTypeRef>& numbers) {
+      for (std::size_t i = 0; i < count; ++i) {
+        surfaces.push_back(make_iosurface(bytes));
+        const id object =
+            message<SendSurface>()(ns(classes_.surface), selector("objectWithIOSurface:"), surfaces.back().get());
+        if (!object) throw call_failed("+[_ANEIOSurfaceObject objectWithIOSurface:]", p.folder, "it returned nil");
+        objects.push_back(object);
+        indices.push_back(apple::cf_number(static_cast<long long>(i)));
+        numbers.push_back(indices.back().get());
+      }
+    };
+    std::vector<CFTypeRef> in_objects, in_indices, out_objects, out_indices;
+    wrap(p.inputs.size(), input_bytes, fresh.inputs, in_objects, in_indices);
+    wrap(p.outputs.size(), output_bytes, fresh.outputs, out_objects, out_indices);
+    const auto procedure = apple::cf_number(0);
+    const id request = message<SendRequest>()(
+        ns(classes_.request),
+        selector("requestWithInputs:inputIndices:outputs:outputIndices:weightsBuffer:perfStats:procedureIndex:"),
+        ns(apple::cf_array(in_objects).get()), ns(apple::cf_array(in_indices).get()),
+        ns(apple::cf_array(out_objects).get()), ns(apple::cf_array(out_indices).get()), nullptr, nullptr,
+        ns(procedure.get()));
+    if (!request)
+      throw call_failed("+[_ANERequest requestWithInputs:inputIndices:outputs:outputIndices:weightsBuffer:perfStats:"
+                        "procedureIndex:]",
+                        p.folder, "it returned nil");
+    fresh.request = apple::retain(request);
+    s = std::move(fresh);
+  }
+
+  AneBridgeOptions options_;
+  AneCompileBudget budget_;
+  Classes classes_;
+  std::vector<std::unique_ptr<Program>> programs_;
+  AneTimings timings_;
+};
+
+}  // namespace
+
+std::unique_ptr<AneDevice> open_ane_device(AneBridgeOptions options) {
+#if !defined(__arm64__) && !defined(__aarch64__)
+  throw Error("device ane: the Apple Neural Engine needs Apple silicon; this build is not for arm64");
+#endif
+  return std::make_unique<AppleAneDevice>(options);
+}
+
+}  // namespace orion::device
