@@ -42,8 +42,8 @@ const Tensor& lookup(const Values& table, const std::string& name, const std::st
 
 }  // namespace
 
-PackageRunner::PackageRunner(std::string dir, device::AneSim& device, int threads)
-    : dir_(std::move(dir)), device_(device), threads_(threads), manifest_(compile::read_manifest(dir_)) {
+PackageRunner::PackageRunner(std::string dir, device::AneDevice& device, int threads, CompileBudget* budget)
+    : dir_(std::move(dir)), device_(device), threads_(threads), budget_(budget), manifest_(compile::read_manifest(dir_)) {
   const std::string hw = (fs::path(dir_) / compile::kHostWeightsFile).string();
   const auto reader = std::make_shared<compile::WeightBlobReader>(compile::WeightBlobReader::open(hw));
   for (const compile::HostWeight& w : manifest_.host_weights) host_weights_[w.name] = reader->tensor(w.offset, DType::f32, w.shape);
@@ -53,6 +53,7 @@ PackageRunner::~PackageRunner() {
   for (auto& [name, k] : kernels_) {
     try {
       device_.unload(k->id);
+      if (budget_) budget_->note_unload();
     } catch (const Error&) {  // a device that failed is past caring; never throw from here
     }
   }
@@ -62,15 +63,26 @@ PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
   auto it = kernels_.find(step.name);
   if (it != kernels_.end()) return *it->second;
   auto k = std::make_unique<Kernel>();
+  if (budget_) {
+    budget_->sync(device_.compiles());
+    if (!budget_->allows_compile())
+      throw Error("package step " + step.name + ": compiling it would take the process past its ANE compile budget (" +
+                  std::to_string(budget_->compiles()) + " of " + std::to_string(budget_->limit()) +
+                  " used, ANE030): restart the process from a checkpoint (runtime/supervisor.h)");
+  }
   Stopwatch sw;
   k->id = device_.compile((fs::path(dir_) / step.name).string());
   device_.load(k->id);
+  if (budget_) {
+    budget_->sync(device_.compiles());
+    budget_->note_load(step.name);
+  }
   stats_.compile_ms += sw.ms();
   stats_.steps[step.name].compile_ms += sw.ms();
   ++stats_.compiles;
   // The device must bind what the manifest says, in its order (ANE027): a package compiled by
   // another writer, or edited by hand, is caught here, not by wrong numbers.
-  const auto check = [&](const std::vector<device::AneSimIo>& got, const std::vector<compile::KernelIoTensor>& want,
+  const auto check = [&](const std::vector<device::AneIo>& got, const std::vector<compile::KernelIoTensor>& want,
                          const char* what) {
     bool same = got.size() == want.size();
     for (std::size_t i = 0; same && i < got.size(); ++i) same = got[i].name == want[i].name && got[i].type.shape == want[i].padded;

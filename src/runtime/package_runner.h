@@ -7,7 +7,9 @@
 //
 // Kernels are compiled and loaded when a program first needs them (a package's decode kernels
 // cost nothing to a job that only runs prefill), and unloaded when the runner goes (ANE031).
-// Every compile counts against the device's budget; the runner compiles each kernel once.
+// Every compile counts against the device's budget; the runner compiles each kernel once, and
+// with a CompileBudget it refuses, before compiling, a kernel that would go over it (the
+// hardware would fail silently, ANE030): the error names the step and the counts.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -16,7 +18,8 @@
 
 #include "compile/ane_package.h"
 #include "core/tensor.h"
-#include "device/ane_sim.h"
+#include "device/ane_device.h"
+#include "runtime/compile_budget.h"
 
 namespace orion::runtime {
 
@@ -39,7 +42,7 @@ class PackageRunner {
  public:
   // Reads the manifest and the host weights; compiles nothing yet. `device` must outlive the
   // runner. `threads` is the host executor's.
-  PackageRunner(std::string package_dir, device::AneSim& device, int threads = 1);
+  PackageRunner(std::string package_dir, device::AneDevice& device, int threads = 1, CompileBudget* budget = nullptr);
   ~PackageRunner();
   PackageRunner(const PackageRunner&) = delete;
   PackageRunner& operator=(const PackageRunner&) = delete;
@@ -62,8 +65,9 @@ class PackageRunner {
   void run_host(const compile::PackageStep& step, Values& table);
 
   std::string dir_;
-  device::AneSim& device_;
+  device::AneDevice& device_;
   int threads_;
+  CompileBudget* budget_;
   compile::PackageManifest manifest_;
   Values host_weights_;
   std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;

@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "core/error.h"
 #include "core/testing_temp_dir.h"
 #include "package_test_util.h"
 
@@ -76,6 +77,33 @@ TEST(Gpt2Package, EveryKernelRoundTripsThroughTheMilParserInBothDialects) {
     compile_package(c, w, po, {.window = 32}, dir.path() + "/pkg");
     expect_kernels_round_trip(dir.path() + "/pkg", d);
   }
+}
+
+// A package that needs more compiles than the process has left is refused before the compile
+// that would go over (on the hardware, that compile would "succeed" and compute garbage).
+TEST(Gpt2Package, TheRunnerRefusesACompilePastTheBudget) {
+  const model::Gpt2Config c = small_config();
+  const compile::ParamValues w = random_weights(c, 7);
+  testing_util::TempDir dir;
+  compile_package(c, w, {}, {.window = 32}, dir.path() + "/pkg");
+  device::AneSimOptions so;
+  so.faithful = true;
+  so.compile_budget = 3;
+  device::AneSim sim(so);
+  CompileBudget budget(3, 0);
+  PackageRunner runner(dir.path() + "/pkg", sim, 1, &budget);
+  PackageSession session(runner);
+  const std::vector<std::int32_t> tokens = random_tokens(8, c.vocab_size, 1);
+  session.prefill(tokens);  // one kernel
+  try {
+    session.decode(5);  // three more
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("decode_ane2: compiling it would take the process past its ANE compile budget (3 of 3"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(sim.compiles(), 3);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "model/gpt2_ane_package.h"
 #include "model/gpt2_block.h"
 #include "model/rel_error.h"
+#include "device/ane_sim.h"
 #include "runtime/package_session.h"
 
 namespace orion::runtime::testing {

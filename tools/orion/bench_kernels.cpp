@@ -8,6 +8,7 @@
 
 #include "bench_commands.h"
 #include "core/stopwatch.h"
+#include "device/ane_sim.h"
 #include "runtime/package_runner.h"
 
 namespace orion::cli {

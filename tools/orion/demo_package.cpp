@@ -11,6 +11,7 @@
 #include "model/gpt2.h"
 #include "model/gpt2_ane_package.h"
 #include "model/gpt2_model.h"
+#include "device/ane_sim.h"
 #include "runtime/package_session.h"
 
 namespace orion::cli {
