@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/gpt2_test_config.h"
 #include "compile/ane_package_writer.h"
 #include "core/error.h"
 #include "core/random.h"
@@ -22,12 +23,8 @@ class Manifest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testing_util::TempDir;
-    model::Gpt2Config c;
-    c.n_layer = 1;
-    c.n_embd = 32;
-    c.n_head = 2;
-    c.vocab_size = 50;
-    c.n_positions = 40;
+    const model::Gpt2Config c =
+        model::testing::small_gpt2_config({.layers = 1, .dim = 32, .vocab = 50, .positions = 40});
     const exec::Bindings w = model::gpt2_init_weights(c, 1);
     write_ane_package(model::gpt2_ane_programs(c, {.window = 8}), w, {}, dir_->path() + "/pkg",
                       model::gpt2_package_model_info(c, "test"));

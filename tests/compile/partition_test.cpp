@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "model/gpt2_test_config.h"
 #include "compile/ane_lowering.h"
 #include "compile/partition.h"
 #include "compile/passes/chunk_matmuls.h"
@@ -19,15 +20,7 @@
 namespace orion::compile {
 namespace {
 
-model::Gpt2Config tiny() {
-  model::Gpt2Config c;
-  c.n_embd = 32;
-  c.n_head = 2;
-  c.n_layer = 2;
-  c.vocab_size = 100;
-  c.n_positions = 64;
-  return c;
-}
+model::Gpt2Config tiny() { return model::testing::small_gpt2_config({.dim = 32, .vocab = 100, .positions = 64}); }
 
 ParamValues weights_for(const ir::Graph& g) {
   Rng rng(5);

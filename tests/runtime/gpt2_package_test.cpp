@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "model/gpt2_test_config.h"
 #include "core/error.h"
 #include "core/testing_temp_dir.h"
 #include "package_test_util.h"
@@ -15,15 +16,7 @@ namespace {
 
 using namespace testing;
 
-model::Gpt2Config small_config() {
-  model::Gpt2Config c;
-  c.n_embd = 64;
-  c.n_head = 2;
-  c.n_layer = 2;
-  c.vocab_size = 320;
-  c.n_positions = 128;
-  return c;
-}
+model::Gpt2Config small_config() { return model::testing::small_gpt2_config(); }
 
 // Measured on ane-sim (printed by the tests): rel L2 7.5e-4 prefill, 7.7e-4 decode (ios18);
 // 7.6e-4 and 7.4e-4 with ios16 and a 40 KB budget. fp16 keeps 11 bits (4.9e-4 per value).
