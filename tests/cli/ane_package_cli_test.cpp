@@ -19,17 +19,19 @@ namespace fs = std::filesystem;
 
 class AnePackageCli : public CliFolderTest {
  protected:
+  // Every run keeps its caches (packages, the device's programs) inside the test's folder.
+  CliResult orion(const std::string& args) const { return run_orion_env("ORION_CACHE_DIR=" + path("cache") + " ", args); }
   void SetUp() override {
     CliFolderTest::SetUp();
     model_ = (dir_ / "model").string();
-    ASSERT_EQ(run_orion("init -o " + model_ + " --layers 2 --dim 64 --heads 2 --context 128 --seed 3").status, 0);
+    ASSERT_EQ(orion("init -o " + model_ + " --layers 2 --dim 64 --heads 2 --context 128 --seed 3").status, 0);
   }
   std::string model_;
 };
 
 TEST_F(AnePackageCli, CompilesInspectsAndRefusesToOverwrite) {
   const std::string pkg = (dir_ / "pkg").string();
-  const CliResult r = run_orion("compile -m " + model_ + " --target ane --seq 64 -o " + pkg);
+  const CliResult r = orion("compile -m " + model_ + " --target ane --seq 64 -o " + pkg);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("wrote " + pkg + ": 4 kernels"), std::string::npos) << r.out;  // 1 prefill + 3 decode
   EXPECT_TRUE(fs::exists(fs::path(pkg) / "manifest.json"));
@@ -37,41 +39,41 @@ TEST_F(AnePackageCli, CompilesInspectsAndRefusesToOverwrite) {
   EXPECT_TRUE(fs::exists(fs::path(pkg) / "prefill_ane0" / "weights" / "weight.bin"));
   EXPECT_TRUE(fs::exists(fs::path(pkg) / "decode_host1" / "graph.ir"));
 
-  const CliResult again = run_orion("compile -m " + model_ + " --target ane --seq 64 -o " + pkg);
+  const CliResult again = orion("compile -m " + model_ + " --target ane --seq 64 -o " + pkg);
   EXPECT_NE(again.status, 0);
   EXPECT_NE(again.out.find("exists"), std::string::npos) << again.out;
-  EXPECT_EQ(run_orion("compile -m " + model_ + " --target ane --seq 64 --force -o " + pkg).status, 0);
+  EXPECT_EQ(orion("compile -m " + model_ + " --target ane --seq 64 --force -o " + pkg).status, 0);
 
-  const CliResult in = run_orion("inspect " + pkg);
+  const CliResult in = orion("inspect " + pkg);
   ASSERT_EQ(in.status, 0) << in.out;
   EXPECT_NE(in.out.find("program prefill: window of 64 tokens"), std::string::npos) << in.out;
   EXPECT_NE(in.out.find("program decode: window of 1 tokens"), std::string::npos) << in.out;
   EXPECT_NE(in.out.find("[stage 1] ane  prefill_ane0"), std::string::npos) << in.out;
   EXPECT_NE(in.out.find("in  0  gather_0"), std::string::npos) << in.out;  // binding order
-  const CliResult bench = run_orion("bench kernels " + pkg + " --runs 2 --json");
+  const CliResult bench = orion("bench kernels " + pkg + " --runs 2 --json");
   ASSERT_EQ(bench.status, 0) << bench.out;
   const auto first = nlohmann::json::parse(bench.out.substr(0, bench.out.find('\n')));
   EXPECT_EQ(first["program"], "prefill");
   EXPECT_EQ(first["kernels"], 1);
   EXPECT_EQ(first["compiles"], 1);
-  const CliResult js = run_orion("inspect --json " + pkg);
+  const CliResult js = orion("inspect --json " + pkg);
   ASSERT_EQ(js.status, 0);
   EXPECT_EQ(nlohmann::json::parse(js.out)["programs"].size(), 2u);
 }
 
 TEST_F(AnePackageCli, ABrokenManifestIsAnErrorNamingTheField) {
   const std::string pkg = (dir_ / "pkg").string();
-  ASSERT_EQ(run_orion("compile -m " + model_ + " --target ane --seq 32 -o " + pkg).status, 0);
+  ASSERT_EQ(orion("compile -m " + model_ + " --target ane --seq 32 -o " + pkg).status, 0);
   const fs::path mf = fs::path(pkg) / "manifest.json";
   nlohmann::json j = nlohmann::json::parse(read(mf));
   j["programs"][0]["steps"][1]["io"]["inputs"][0]["bytes"] = 7;
   std::ofstream(mf) << j.dump();
-  const CliResult r = run_orion("inspect " + pkg);
+  const CliResult r = orion("inspect " + pkg);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("manifest.json: at /programs/0/steps/1/io/inputs/0/bytes"), std::string::npos) << r.out;
   std::ofstream(mf) << "{\"format\": ";
-  EXPECT_NE(run_orion("inspect " + pkg).out.find("not valid JSON"), std::string::npos);
-  EXPECT_NE(run_orion("compile --target ane -o " + (dir_ / "x").string()).out.find("-m DIR"), std::string::npos);
+  EXPECT_NE(orion("inspect " + pkg).out.find("not valid JSON"), std::string::npos);
+  EXPECT_NE(orion("compile --target ane -o " + (dir_ / "x").string()).out.find("-m DIR"), std::string::npos);
 }
 
 double loss_of(const CliResult& r) {
@@ -89,12 +91,12 @@ TEST_F(AnePackageCli, PerplexityOnAneSimIsWithinOnePercentOfTheCpuInEveryMode) {
   for (int i = 0; i < 12; ++i) text += "The quick brown fox jumps over the lazy dog, line " + std::to_string(i) + ".\n";
   const std::string t = write("text.txt", text);
   const std::string pkg = path("pkg");
-  ASSERT_EQ(run_orion("compile -m " + model_ + " --target ane --seq 64 -o " + pkg).status, 0);
+  ASSERT_EQ(orion("compile -m " + model_ + " --target ane --seq 64 -o " + pkg).status, 0);
   const std::string base = "perplexity -m " + model_ + " -f " + t + " --window 96 --json ";
-  const CliResult cpu = run_orion(base);
-  const CliResult sim = run_orion(base + "--device ane-sim --package " + pkg);
-  const CliResult hybrid = run_orion(base + "--device ane-sim --ane-prefill --package " + pkg);
-  const CliResult fresh = run_orion(base + "--device ane-sim --seq 64 --no-cache");
+  const CliResult cpu = orion(base);
+  const CliResult sim = orion(base + "--device ane-sim --package " + pkg);
+  const CliResult hybrid = orion(base + "--device ane-sim --ane-prefill --package " + pkg);
+  const CliResult fresh = orion(base + "--device ane-sim --seq 64 --no-cache");
   for (const CliResult* r : {&cpu, &sim, &hybrid, &fresh}) ASSERT_EQ(r->status, 0) << r->out;
   const double lc = loss_of(cpu), ls = loss_of(sim), lh = loss_of(hybrid);
   std::cout << "[ info ] loss cpu " << lc << ", ane-sim " << ls << ", ane-sim prefill + cpu decode " << lh << "\n";
@@ -103,7 +105,7 @@ TEST_F(AnePackageCli, PerplexityOnAneSimIsWithinOnePercentOfTheCpuInEveryMode) {
   EXPECT_NE(ls, lh);  // the two modes did run different code
   EXPECT_EQ(loss_of(fresh), ls);  // the package compiled on the fly is the same
   // A window beyond the decode program's cache (127 slots + the token) is refused.
-  EXPECT_NE(run_orion("perplexity -m " + model_ + " -f " + t + " --device ane-sim --package " + pkg + " --window 129").status, 0);
+  EXPECT_NE(orion("perplexity -m " + model_ + " -f " + t + " --device ane-sim --package " + pkg + " --window 129").status, 0);
 }
 
 // generate --device ane-sim compiles into the package cache on first use; the second run finds
@@ -120,7 +122,7 @@ TEST_F(AnePackageCli, GenerateOnAneSimCompilesOnceIntoTheCache) {
   EXPECT_NE(second.out.find("package cache hit"), std::string::npos) << second.out;
   EXPECT_NE(second.out.find("ane-sim: 0 compiles, 4 program-cache hits"), std::string::npos) << second.out;
   EXPECT_NE(second.out.find("decode_ane0"), std::string::npos) << second.out;  // the profile's table
-  const CliResult cpu = run_orion("generate -m " + model_ + " -p hello -n 8 --temp 0 --engine graph");
+  const CliResult cpu = orion("generate -m " + model_ + " -p hello -n 8 --temp 0 --engine graph");
   const CliResult hybrid = run_orion_env(env, cmd + " --ane-prefill");
   ASSERT_EQ(hybrid.status, 0) << hybrid.out;
   EXPECT_NE(hybrid.out.find("prefill on the device, decode on the CPU"), std::string::npos) << hybrid.out;
@@ -128,6 +130,12 @@ TEST_F(AnePackageCli, GenerateOnAneSimCompilesOnceIntoTheCache) {
   // token comes from the same prefill logits within fp16 rounding.
   ASSERT_EQ(cpu.status, 0) << cpu.out;
   EXPECT_NE(first.out.find(cpu.out.substr(0, 6)), std::string::npos) << cpu.out << "\n" << first.out;
+#if !defined(__APPLE__)
+  // The Neural Engine itself: the same package, but no device here, said in one line.
+  const CliResult ane = run_orion_env(env, "generate -m " + model_ + " -p hello -n 2 --device ane --seq 32");
+  EXPECT_EQ(ane.status, 1) << ane.out;
+  EXPECT_NE(ane.out.find("ane-sim"), std::string::npos) << ane.out;  // the error points to the emulator
+#endif
 }
 
 }  // namespace

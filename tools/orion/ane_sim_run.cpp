@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/content_hash.h"
+#include "device/ane_bridge_apple.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "runtime/package_cache.h"
@@ -103,38 +104,45 @@ class PrefillOnDeviceDecoder final : public ModeDecoder {
 }  // namespace
 
 void add_ane_sim_run_options(CLI::App* cmd, AneSimRunOptions& o) {
-  cmd->add_option("--package", o.package, "ane-sim: run this package from `orion compile --target ane` (else the package cache's)");
-  cmd->add_flag("--ane-prefill", o.ane_prefill, "ane-sim: the prompt on the device, decoding on the CPU");
-  cmd->add_flag("--no-cache", o.no_cache, "ane-sim: compile into a temporary folder, not the package cache");
+  cmd->add_option("--package", o.package, "ane-sim, ane: run this package from `orion compile --target ane` (else the package cache's)");
+  cmd->add_flag("--ane-prefill", o.ane_prefill, "ane-sim, ane: the prompt on the device, decoding on the CPU");
+  cmd->add_flag("--no-cache", o.no_cache, "ane-sim, ane: compile into a temporary folder, not the package cache");
   add_ane_package_options(cmd, o.pkg);
 }
 
 AneSimRun::AneSimRun(const ModelDir& md, const AneSimRunOptions& o, const std::function<void(const std::string&)>& say)
     : md_(md), o_(o) {
+  // The Neural Engine first: where there is none, say so before compiling anything.
+  if (o.device == "ane") device_ = device::open_ane_device();
+  const std::string who = o.device + ": ";
   if (!o.package.empty()) {
     dir_ = o.package;
-    say("ane-sim: package " + dir_);
+    say(who + "package " + dir_);
   } else if (o.no_cache) {
     temp_.emplace("orion-package");
     dir_ = temp_->path() + "/pkg";
     Stopwatch sw;
     compile_gpt2_package(md.model, o.pkg, dir_, false, false);
-    say("ane-sim: compiled the model into a temporary package in " + std::to_string(sw.seconds()).substr(0, 5) + " s");
+    say(who + "compiled the model into a temporary package in " + std::to_string(sw.seconds()).substr(0, 5) + " s");
   } else {
     runtime::PackageCache cache(runtime::PackageCache::default_root());
     const std::string key = package_key(md.model, o.pkg);
     const auto e = cache.get(key, [&](const std::string& dir) { compile_gpt2_package(md.model, o.pkg, dir, true, false); });
     dir_ = e.dir;
-    say(e.hit ? "ane-sim: package cache hit, " + dir_
-              : "ane-sim: package cache miss: compiled into " + dir_ + " in " + std::to_string(e.compile_s).substr(0, 5) + " s");
+    say(e.hit ? who + "package cache hit, " + dir_
+              : who + "package cache miss: compiled into " + dir_ + " in " + std::to_string(e.compile_s).substr(0, 5) + " s");
   }
-  device::AneSimOptions so;
-  so.threads = o.threads > 0 ? o.threads : 2;
-  so.program_cache_dir = (std::filesystem::path(runtime::PackageCache::default_root()).parent_path() / "programs").string();
-  const compile::PackageManifest m = compile::read_manifest(dir_);
-  so.target = m.target;
-  sim_ = std::make_unique<device::AneSim>(so);
-  runner_ = std::make_unique<runtime::PackageRunner>(dir_, *sim_, so.threads);
+  const int threads = o.threads > 0 ? o.threads : 2;
+  if (!device_) {
+    device::AneSimOptions so;
+    so.threads = threads;
+    so.program_cache_dir = (std::filesystem::path(runtime::PackageCache::default_root()).parent_path() / "programs").string();
+    so.target = compile::read_manifest(dir_).target;
+    auto sim = std::make_unique<device::AneSim>(so);
+    sim_ = sim.get();
+    device_ = std::move(sim);
+  }
+  runner_ = std::make_unique<runtime::PackageRunner>(dir_, *device_, threads, &budget_);
   session_ = std::make_unique<runtime::PackageSession>(*runner_);
 }
 
@@ -177,10 +185,10 @@ std::string AneSimRun::profile() const {
   const runtime::RunnerStats& st = runner_->stats();
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "ane-sim: %d compiles, %d program-cache hits (%.0f ms compiling and loading); %d kernel runs %.0f ms, "
+                "%s: %d compiles, %d program-cache hits (%.0f ms compiling and loading); %d kernel runs %.0f ms, "
                 "%d host steps %.0f ms, packing %.0f ms",
-                sim_->compiles(), sim_->cache_hits(), st.compile_ms, st.evaluations, st.device_ms, st.host_runs, st.host_ms,
-                st.pack_ms);
+                o_.device.c_str(), device_->compiles(), sim_ ? sim_->cache_hits() : 0, st.compile_ms, st.evaluations,
+                st.device_ms, st.host_runs, st.host_ms, st.pack_ms);
   return buf;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// How the CLI runs a model on ane-sim: its compiled package (the one --package names, or the
+// How the CLI runs a model on ane-sim or the ane device: its compiled package (the one --package names, or the
 // package cache's, compiled into it on first use), the emulator, the package runner and a
 // session; and the model::Decoder that generation and perplexity drive in Orion's two device
 // modes:
@@ -23,6 +23,7 @@
 namespace orion::cli {
 
 struct AneSimRunOptions {
+  std::string device = "ane-sim";  // or "ane": the Neural Engine through the bridge (macOS)
   std::string package;  // use this package; empty: the package cache
   AnePackageOptions pkg;
   bool ane_prefill = false;
@@ -45,7 +46,7 @@ class AneSimRun {
   model::WindowLogitsFn window_logits();
   std::int64_t max_window() const;
 
-  device::AneSim& device() { return *sim_; }
+  device::AneDevice& device() { return *device_; }
   runtime::PackageRunner& runner() { return *runner_; }
   // "ane-sim: N compiles, M program-cache hits, ... kernel runs ..." for --profile and summaries.
   std::string profile() const;
@@ -57,9 +58,11 @@ class AneSimRun {
   AneSimRunOptions o_;
   std::optional<TempFolder> temp_;
   std::string dir_;
-  std::unique_ptr<device::AneSim> sim_;
+  std::unique_ptr<device::AneDevice> device_;
+  device::AneSim* sim_ = nullptr;  // device_ when it is the emulator
   std::unique_ptr<runtime::PackageRunner> runner_;
   std::unique_ptr<runtime::PackageSession> session_;
+  runtime::CompileBudget budget_;  // the process's compiles, refused before the device's budget
 };
 
 }  // namespace orion::cli

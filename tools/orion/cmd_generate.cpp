@@ -52,8 +52,9 @@ void generate(const GenerateOpts& o) {
   double pack_ms = 0;
   std::size_t packed_bytes = 0;
   std::unique_ptr<AneSimRun> ane;
-  if (o.device == "ane-sim") {
+  if (o.device != "cpu") {
     AneSimRunOptions ao = o.ane;
+    ao.device = o.device;
     ao.threads = o.threads;
     Stopwatch pack_sw;
     ane = std::make_unique<AneSimRun>(md, ao, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
@@ -136,7 +137,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--repeat-penalty", o->sampling.repetition_penalty, "Penalty for tokens already in the context (1: none)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--seed", o->sampling.seed, "Sampling seed")->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--device", o->device, "Device to run on")->check(CLI::IsMember({"cpu", "ane-sim"}))->capture_default_str();
+  cmd->add_option("--device", o->device, "Device to run on: cpu, ane-sim (the emulator), ane (the Neural Engine: macOS on Apple silicon)")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
   add_ane_sim_run_options(cmd, o->ane);
   cmd->add_flag("--profile", o->profile, "ane-sim: per-kernel compile, load and run times");
   cmd->add_option("--engine", o->engine, "fast: hand-scheduled decoder streaming each weight once per token; graph: the reference executor")

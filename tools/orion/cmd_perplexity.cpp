@@ -33,7 +33,7 @@ void add_perplexity_command(CLI::App& app) {
   cmd->add_option("--window", o->window, "Tokens per window (0: the model's context)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--stride", o->stride, "Tokens between window starts (0: half the window)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--device", o->device, "Device to run on")->check(CLI::IsMember({"cpu", "ane-sim"}))->capture_default_str();
+  cmd->add_option("--device", o->device, "Device to run on: cpu, ane-sim (the emulator), ane (the Neural Engine: macOS on Apple silicon)")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
   add_ane_sim_run_options(cmd, o->ane);
   add_numerics_option(cmd, o->numerics);
   cmd->add_flag("--json", o->json, "Print one JSON object: tokens, loss, perplexity");
@@ -60,6 +60,7 @@ void add_perplexity_command(CLI::App& app) {
       r = model::evaluate_perplexity(session, ids, window, stride, progress);
     } else {
       AneSimRunOptions ao = o->ane;
+      ao.device = o->device;
       ao.threads = o->threads;
       AneSimRun run(md, ao, [&](const std::string& line) {
         if (!o->json) std::fprintf(stderr, "%s\n", line.c_str());
