@@ -41,13 +41,23 @@ Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64
   if (n * 2 > s.size())
     throw Error("ane packing: [1, " + std::to_string(channels) + ", 1, " + std::to_string(padded_seq) +
                 "] in fp16 is more than the surface's " + std::to_string(s.size()) + " bytes");
-  std::vector<std::uint16_t> h(n);
-  std::memcpy(h.data(), s.bytes().data(), n * 2);
+  // Only the real columns of each channel row, converted by the vectorised routine, then the
+  // transpose to token-major in tiles that stay in cache.
+  std::vector<std::uint16_t> h(static_cast<std::size_t>(seq));
+  std::vector<float> cm(static_cast<std::size_t>(channels * seq));
+  const auto* rows = reinterpret_cast<const std::uint16_t*>(s.bytes().data());
+  for (std::int64_t c = 0; c < channels; ++c) {
+    std::memcpy(h.data(), rows + c * padded_seq, static_cast<std::size_t>(seq) * 2);
+    halves_to_floats(h, std::span(cm).subspan(static_cast<std::size_t>(c * seq), static_cast<std::size_t>(seq)));
+  }
   Tensor out(DType::f32, {seq, channels});
   float* o = out.data<float>();
-  for (std::int64_t t = 0; t < seq; ++t)
-    for (std::int64_t c = 0; c < channels; ++c)
-      o[t * channels + c] = half_to_float(h[static_cast<std::size_t>(c * padded_seq + t)]);
+  constexpr std::int64_t kTile = 32;
+  for (std::int64_t c0 = 0; c0 < channels; c0 += kTile)
+    for (std::int64_t t0 = 0; t0 < seq; t0 += kTile)
+      for (std::int64_t c = c0; c < std::min(channels, c0 + kTile); ++c)
+        for (std::int64_t t = t0; t < std::min(seq, t0 + kTile); ++t)
+          o[t * channels + c] = cm[static_cast<std::size_t>(c * seq + t)];
   return out;
 }
 

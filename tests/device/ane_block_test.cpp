@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <iostream>
 
+#include "core/half.h"
+#include "core/random.h"
 #include "compile/ane_lowering.h"
 #include "compile/mil_writer.h"
 #include "core/error.h"
@@ -124,6 +127,30 @@ TEST(AnePacking, TokenMajorRoundTripWithPadding) {
   AneSurface small(8);
   EXPECT_THROW(pack_token_major(x, 5, small), Error);
   EXPECT_THROW(pack_token_major(x, 2, s), Error);
+}
+
+// Every padding case round-trips exactly for values fp16 holds: no padding, padded columns,
+// shapes that end inside the transposes' 32 x 32 tiles, and a surface allocated larger than
+// the tensor (one allocation per direction, ANE010).
+TEST(AnePacking, RoundTripsEveryPaddingCase) {
+  Rng rng(3);
+  struct Shape3 {
+    std::int64_t seq, channels, padded, extra_bytes;
+  };
+  for (const Shape3& c : {Shape3{32, 64, 32, 0}, Shape3{1, 768, 32, 0}, Shape3{45, 70, 64, 0}, Shape3{33, 31, 96, 0},
+                          Shape3{7, 3, 7, 256}, Shape3{100, 129, 128, 4096}}) {
+    Tensor x(DType::f32, {c.seq, c.channels});
+    rng.fill_uniform(x.span<float>(), -100, 100);
+    round_to_half(x.span<float>());
+    AneSurface s(static_cast<std::size_t>(c.channels * c.padded * 2 + c.extra_bytes));
+    std::memset(s.bytes().data(), 0xff, s.size());  // stale bytes, which packing must overwrite
+    pack_token_major(x, c.padded, s);
+    EXPECT_EQ(unpack_token_major(s, c.channels, c.seq, c.padded).to_floats(), x.to_floats())
+        << c.seq << " x " << c.channels << " padded to " << c.padded;
+    const std::vector<float> raw = unpack_fp16(s, {1, c.channels, 1, c.padded}).to_floats();
+    for (std::int64_t ch = 0; ch < c.channels; ++ch)
+      for (std::int64_t t = c.seq; t < c.padded; ++t) ASSERT_EQ(raw[static_cast<std::size_t>(ch * c.padded + t)], 0.0f);
+  }
 }
 
 }  // namespace
