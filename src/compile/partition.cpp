@@ -169,8 +169,9 @@ class Partitioner {
           if (!seen.contains(w)) add += device_bytes(g_.node(w).type);
         if (add > o_.target.on_chip_bytes)
           throw Error("partition: " + ir::describe(g_.node(nodes[end])) + " reads " + std::to_string(add) +
-                      " bytes of weights, more than the " + std::to_string(o_.target.on_chip_bytes) +
-                      " on chip (ANE015): split it first (chunk_matmuls)");
+                      " bytes of weights, more than the " + std::to_string(o_.target.on_chip_bytes) + " on chip (ANE015): " +
+                      (g_.node(nodes[end]).op == Op::matmul ? "split it first (chunk_matmuls)"
+                                                            : "no rewrite splits it; allow more on-chip memory per kernel"));
         if (bytes + add > o_.target.on_chip_bytes) break;
         bytes += add;
         for (ValueId w : weights_read(nodes[end])) seen.insert(w);
