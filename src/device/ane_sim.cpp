@@ -213,22 +213,15 @@ std::string program_key(const std::string& folder) {
 AneProgramId AneSim::compile(const std::string& folder) {
   const Stopwatch clock;
   std::string cached_marker;
-  if (!options_.program_cache_dir.empty()) {
+  if (!options_.program_cache_dir.empty())
     cached_marker = (fs::path(options_.program_cache_dir) / program_key(folder)).string();
-    if (fs::exists(cached_marker)) {
-      ++cache_hits_;
-      auto p = std::make_unique<Program>();
-      p->folder = folder;
-      bake(*p);
-      programs_.push_back(std::move(p));
-      timings_.compile_ms = clock.ms();
-      return static_cast<AneProgramId>(programs_.size() - 1);
-    }
-  }
-  ++compiles_;
+  // A program from the cache loads without a compile: it neither counts nor can go over.
+  const bool cached = !cached_marker.empty() && fs::exists(cached_marker);
   auto p = std::make_unique<Program>();
   p->folder = folder;
-  if (compiles_ > options_.compile_budget) {
+  if (cached) {
+    ++cache_hits_;
+  } else if (++compiles_ > options_.compile_budget) {
     if (!options_.faithful)
       throw Error("ane-sim: ANE030: compile " + std::to_string(compiles_) + " of this process is over the budget of " +
                   std::to_string(options_.compile_budget) +
@@ -237,7 +230,7 @@ AneProgramId AneSim::compile(const std::string& folder) {
     p->garbage = true;  // the hardware "compiles" it and returns garbage
   }
   bake(*p);
-  if (!cached_marker.empty() && !p->garbage) {
+  if (!cached && !cached_marker.empty() && !p->garbage) {
     std::error_code ec;
     fs::create_directories(options_.program_cache_dir, ec);
     write_file_atomic(cached_marker, folder + "\n");

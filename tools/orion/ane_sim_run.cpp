@@ -30,6 +30,9 @@ std::string package_key(const model::Gpt2Model& m, const AnePackageOptions& o) {
   return h.hex();
 }
 
+// The last position's logits of a prefill's rows [n, vocab].
+Tensor last_row(const Tensor& rows) { return rows.slice(0, rows.dim(0) - 1, rows.dim(0)).contiguous(); }
+
 // A decoder of one of the two device modes. Both start with the prefill program; after it,
 // adopt_device_prefill() hands the session's state to whatever decodes.
 class ModeDecoder : public model::Decoder {
@@ -48,7 +51,7 @@ class DeviceDecoder final : public ModeDecoder {
     if (fresh_) {
       done = std::min<std::size_t>(tokens.size(), static_cast<std::size_t>(s_.prefill_window()));
       const Tensor rows = s_.prefill(tokens.first(done));
-      last = rows.slice(0, rows.dim(0) - 1, rows.dim(0)).contiguous();
+      last = last_row(rows);
       adopt_device_prefill();
     }
     for (; done < tokens.size(); ++done) last = s_.decode(tokens[done]);
@@ -76,7 +79,7 @@ class PrefillOnDeviceDecoder final : public ModeDecoder {
     const Tensor rows = s_.prefill(tokens.first(n));
     adopt_device_prefill();
     if (n < tokens.size()) return cpu_.prefill(tokens.subspan(n));
-    return rows.slice(0, rows.dim(0) - 1, rows.dim(0)).contiguous().to_floats();
+    return last_row(rows).to_floats();
   }
   std::int64_t position() const override { return fresh_ ? 0 : cpu_.position(); }
   std::int64_t context() const override { return cpu_.context(); }

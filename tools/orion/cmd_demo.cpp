@@ -3,12 +3,10 @@
 // compile it for the ANE (passes, validator, MIL + weight blob) and run the compiled program on
 // ane-sim; then compile a whole small GPT-2 into an ANE package and run prefill and decode
 // steps on ane-sim (demo_package.h). Report outputs, timing and how far each result is from f32.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 
 #include "commands.h"
@@ -18,6 +16,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "core/temp_folder.h"
 #include "device/ane_packing.h"
 #include "device/ane_sim.h"
 #include "exec/cpu/executor.h"
@@ -56,17 +55,6 @@ RunResult run_block(const ir::Graph& g, const exec::Bindings& bindings, exec::Nu
   return r;
 }
 
-double relative_rms(const Tensor& want, const Tensor& got) {
-  const std::vector<float> a = want.to_floats(), b = got.to_floats();
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double d = static_cast<double>(a[i]) - b[i];
-    num += d * d;
-    den += static_cast<double>(a[i]) * a[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-30));
-}
-
 // The block compiled for the ANE and run on ane-sim, the way the device would get it: lowered
 // and validated, written as model.mil + weights/weight.bin into a temporary folder, compiled
 // from that folder (through the MIL parser), evaluated on packed fp16 surfaces.
@@ -79,12 +67,12 @@ void run_on_ane_sim(const ir::Graph& g, const exec::Bindings& bindings, const Te
   const compile::AneLowered k = compile::lower_for_ane(g, params);
   const compile::MilProgram program = compile::write_mil(k.graph);
   const double compile_ms = sw.ms();
-  const auto dir = std::filesystem::temp_directory_path() / ("orion-demo-" + std::to_string(::getpid()));
-  compile::write_model_folder(program, dir.string());
+  const TempFolder dir("orion-demo");  // removed with its files whatever happens below
+  compile::write_model_folder(program, dir.path());
   device::AneSimOptions so;
   so.threads = o.threads == 0 ? 2 : o.threads;
   device::AneSim sim(so);
-  const device::AneProgramId id = sim.compile(dir.string());
+  const device::AneProgramId id = sim.compile(dir.path());
   sim.load(id);
   device::AneSurface in(static_cast<std::size_t>(k.io.input_bytes)), out(static_cast<std::size_t>(k.io.output_bytes));
   std::vector<double> ms;
@@ -96,8 +84,6 @@ void run_on_ane_sim(const ir::Graph& g, const exec::Bindings& bindings, const Te
   }
   sim.unload(id);
   const Tensor y = device::unpack_token_major(out, o.shape.dim, o.shape.seq, k.io.padded_seq);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   std::printf("ane compile: %d ops in ANE form, sequence padded %lld -> %lld, %zu lines of MIL, %zu-byte weight blob, "
               "%zu rule warnings, %.0f ms\n",
               k.graph.size(), static_cast<long long>(o.shape.seq), static_cast<long long>(k.io.padded_seq),

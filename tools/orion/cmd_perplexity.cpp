@@ -65,7 +65,7 @@ void add_perplexity_command(CLI::App& app) {
       AneSimRun run(md, ao, [&](const std::string& line) {
         if (!o->json) std::fprintf(stderr, "%s\n", line.c_str());
       });
-      set_window(std::min(run.max_window(), md.model.config().n_positions));
+      set_window(run.max_window());
       r = model::evaluate_perplexity(run.window_logits(), run.max_window(), ids, window, stride, progress);
       if (!o->json) std::fprintf(stderr, "%s\n", run.profile().c_str());
     }

@@ -1,5 +1,6 @@
 #include "tensor_summary.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -47,6 +48,17 @@ std::string summarize(const Tensor& t, int first_values) {
   }
   if (v.size() > n) out += ", ...";
   return out + "]";
+}
+
+double relative_rms(const Tensor& want, const Tensor& got) {
+  const std::vector<float> a = want.to_floats(), b = got.to_floats();
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = static_cast<double>(a[i]) - b[i];
+    num += d * d;
+    den += static_cast<double>(a[i]) * a[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-30));
 }
 
 }  // namespace orion::cli

@@ -14,5 +14,7 @@ struct TensorStats {
 TensorStats tensor_stats(const Tensor& t);
 // "f32[64, 256]  mean 0.0012  std 1.01  min -3.9  max 4.2\n  [0.12, -0.53, ...]"
 std::string summarize(const Tensor& t, int first_values = 8);
+// ||got - want||_2 / ||want||_2 over all elements: how the demo states an error against f32.
+double relative_rms(const Tensor& want, const Tensor& got);
 
 }  // namespace orion::cli
