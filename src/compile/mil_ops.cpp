@@ -86,9 +86,13 @@ constexpr std::array<MilOpInfo, ir::kOpCount> kMilOps = {{
     {Op::slice, "slice_by_size", kSliceBySize},
     {Op::concat, "concat", kConcat},
     {Op::gather, {}, {}},  // embedding lookups run on the host
+    {Op::scatter_add, {}, {}},  // the embedding gradient, on the host like gather
+    {Op::broadcast_to, {}, {}},  // MIL's tile could write it; no ANE kernel needs it yet
     {Op::cast, "cast", kCast},
     {Op::clamp, "clip", kClip},
     {Op::where, "select", kSelect},
+    {Op::softmax_cross_entropy, {}, {}},  // the loss over the vocabulary runs on the host
+    {Op::softmax_cross_entropy_grad, {}, {}},
 }};
 
 // Completeness: one entry per IR op, in the op enum's order, arguments alphabetical (so the

@@ -137,6 +137,14 @@ Value Builder::gather(Value table, Value indices, std::int64_t axis) {
   return op(Op::gather, {table, indices}, {{"axis", axis}});
 }
 
+Value Builder::scatter_add(Value updates, Value indices, std::int64_t size, std::int64_t axis) {
+  return op(Op::scatter_add, {updates, indices}, {{"axis", axis}, {"size", size}});
+}
+
+Value Builder::broadcast_to(Value x, std::vector<std::int64_t> shape) {
+  return op(Op::broadcast_to, {x}, {{"shape", std::move(shape)}});
+}
+
 Value Builder::cast(Value x, DType dtype) { return op(Op::cast, {x}, {{"dtype", dtype}}); }
 
 Value Builder::clamp(Value x, double min, double max) {

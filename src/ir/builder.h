@@ -68,9 +68,19 @@ class Builder {
   Value slice(Value x, std::vector<std::int64_t> begin, std::vector<std::int64_t> end);
   Value concat(const std::vector<Value>& xs, std::int64_t axis);
   Value gather(Value table, Value indices, std::int64_t axis = 0);
+  // gather's adjoint: a tensor with `size` rows along `axis`, updates added at their indices.
+  Value scatter_add(Value updates, Value indices, std::int64_t size, std::int64_t axis = 0);
+  Value broadcast_to(Value x, std::vector<std::int64_t> shape);
   Value cast(Value x, DType dtype);
   Value clamp(Value x, double min, double max);
   Value where(Value cond, Value a, Value b) { return op(Op::where, {cond, a, b}); }
+  // Per-row loss of logits [..., V] against i32 targets [...], and its gradient.
+  Value softmax_cross_entropy(Value logits, Value targets) {
+    return op(Op::softmax_cross_entropy, {logits, targets});
+  }
+  Value softmax_cross_entropy_grad(Value logits, Value targets, Value dloss) {
+    return op(Op::softmax_cross_entropy_grad, {logits, targets, dloss});
+  }
 
   // Any op of the table, with attributes by name (defaults fill the rest).
   Value op(Op op, const std::vector<Value>& inputs, NamedAttrs attrs = {});

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "core/error.h"
+#include "ir/grad_rules.h"
 #include "ir/type_rules.h"
 
 namespace orion::ir {
@@ -25,59 +26,78 @@ constexpr AttrSpec kTransposeAttrs[] = {{"perm", K::ints, true}};
 constexpr AttrSpec kSliceAttrs[] = {{"begin", K::ints, true}, {"end", K::ints, true}};
 constexpr AttrSpec kConcatAttrs[] = {{"axis", K::integer, true}};
 constexpr AttrSpec kGatherAttrs[] = {{"axis", K::integer}};
+constexpr AttrSpec kScatterAddAttrs[] = {{"axis", K::integer}, {"size", K::integer, true}};
+constexpr AttrSpec kBroadcastAttrs[] = {{"shape", K::ints, true}};
 constexpr AttrSpec kCastAttrs[] = {{"dtype", K::dtype, true}};
 constexpr AttrSpec kClampAttrs[] = {{"min", K::real, true}, {"max", K::real, true}};
 
 using C = OpClass;
 
 constexpr std::array<OpInfo, kOpCount> kOps = {{
-    {Op::input, "input", C::source, 0, 0, {}, nullptr, "runtime input, bound by name"},
-    {Op::param, "param", C::source, 0, 0, {}, nullptr, "named weight, bound by name"},
-    {Op::constant, "const", C::source, 0, 0, kConstAttrs, nullptr, "data carried in the graph"},
+    {Op::input, "input", C::source, 0, 0, {}, nullptr, "runtime input, bound by name", nullptr,
+     "a source: the gradient stops at it (autodiff reads it off)"},
+    {Op::param, "param", C::source, 0, 0, {}, nullptr, "named weight, bound by name", nullptr,
+     "a source: the gradient stops at it (autodiff reads it off)"},
+    {Op::constant, "const", C::source, 0, 0, kConstAttrs, nullptr, "data carried in the graph", nullptr,
+     "a source: constants take no gradient"},
     {Op::matmul, "matmul", C::linear, 2, 2, kMatmulAttrs, rules::matmul,
-     "batched matrix product x @ y, batch dims broadcast, optional transposes of the last two axes"},
+     "batched matrix product x @ y, batch dims broadcast, optional transposes of the last two axes", grad::matmul},
     {Op::conv, "conv", C::linear, 2, 2, kConvAttrs, rules::conv,
      "2-D convolution without bias: x [N, Cin, H, W], weight [Cout, Cin/groups, kh, kw] -> "
-     "[N, Cout, Ho, Wo]; strides [sh, sw], pads [top, bottom, left, right], dilations [dh, dw]"},
-    {Op::add, "add", C::binary, 2, 2, {}, rules::binary, "x + y (broadcast)"},
-    {Op::sub, "sub", C::binary, 2, 2, {}, rules::binary, "x - y (broadcast)"},
-    {Op::mul, "mul", C::binary, 2, 2, {}, rules::binary, "x * y (broadcast)"},
-    {Op::div, "div", C::binary, 2, 2, {}, rules::binary, "x / y (broadcast)"},
-    {Op::pow, "pow", C::binary, 2, 2, {}, rules::binary, "x ^ y (broadcast)"},
-    {Op::neg, "neg", C::unary, 1, 1, {}, rules::unary, "-x"},
-    {Op::exp, "exp", C::unary, 1, 1, {}, rules::unary, "e^x"},
-    {Op::log, "log", C::unary, 1, 1, {}, rules::unary, "natural logarithm"},
-    {Op::sqrt, "sqrt", C::unary, 1, 1, {}, rules::unary, "square root"},
-    {Op::rsqrt, "rsqrt", C::unary, 1, 1, {}, rules::unary, "1 / sqrt(x)"},
-    {Op::tanh, "tanh", C::unary, 1, 1, {}, rules::unary, "hyperbolic tangent"},
-    {Op::sigmoid, "sigmoid", C::unary, 1, 1, {}, rules::unary, "1 / (1 + e^-x)"},
-    {Op::relu, "relu", C::unary, 1, 1, {}, rules::unary, "max(x, 0)"},
+     "[N, Cout, Ho, Wo]; strides [sh, sw], pads [top, bottom, left, right], dilations [dh, dw]", nullptr,
+     "no rule yet: its gradients need a transposed convolution, and no trained model uses conv (linear layers are matmuls)"},
+    {Op::add, "add", C::binary, 2, 2, {}, rules::binary, "x + y (broadcast)", grad::binary},
+    {Op::sub, "sub", C::binary, 2, 2, {}, rules::binary, "x - y (broadcast)", grad::binary},
+    {Op::mul, "mul", C::binary, 2, 2, {}, rules::binary, "x * y (broadcast)", grad::binary},
+    {Op::div, "div", C::binary, 2, 2, {}, rules::binary, "x / y (broadcast)", grad::binary},
+    {Op::pow, "pow", C::binary, 2, 2, {}, rules::binary, "x ^ y (broadcast)", grad::binary},
+    {Op::neg, "neg", C::unary, 1, 1, {}, rules::unary, "-x", grad::unary},
+    {Op::exp, "exp", C::unary, 1, 1, {}, rules::unary, "e^x", grad::unary},
+    {Op::log, "log", C::unary, 1, 1, {}, rules::unary, "natural logarithm", grad::unary},
+    {Op::sqrt, "sqrt", C::unary, 1, 1, {}, rules::unary, "square root", grad::unary},
+    {Op::rsqrt, "rsqrt", C::unary, 1, 1, {}, rules::unary, "1 / sqrt(x)", grad::unary},
+    {Op::tanh, "tanh", C::unary, 1, 1, {}, rules::unary, "hyperbolic tangent", grad::unary},
+    {Op::sigmoid, "sigmoid", C::unary, 1, 1, {}, rules::unary, "1 / (1 + e^-x)", grad::unary},
+    {Op::relu, "relu", C::unary, 1, 1, {}, rules::unary, "max(x, 0)", grad::unary},
     {Op::gelu, "gelu", C::unary, 1, 1, {}, rules::unary,
-     "tanh approximation: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))"},
-    {Op::silu, "silu", C::unary, 1, 1, {}, rules::unary, "x * sigmoid(x)"},
+     "tanh approximation: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))", grad::unary},
+    {Op::silu, "silu", C::unary, 1, 1, {}, rules::unary, "x * sigmoid(x)", grad::unary},
     {Op::softmax, "softmax", C::normalize, 1, 1, kSoftmaxAttrs, rules::softmax,
-     "softmax along one axis"},
+     "softmax along one axis", grad::softmax},
     {Op::layer_norm, "layer_norm", C::normalize, 3, 3, kLayerNormAttrs, rules::layer_norm,
-     "(x - mean) / sqrt(var + epsilon) * gamma + beta over the last axis; inputs x, gamma, beta"},
+     "(x - mean) / sqrt(var + epsilon) * gamma + beta over the last axis; inputs x, gamma, beta", grad::layer_norm},
     {Op::rms_norm, "rms_norm", C::normalize, 2, 2, kRmsNormAttrs, rules::rms_norm,
-     "x / sqrt(mean(x^2) + epsilon) * weight over the last axis; inputs x, weight"},
-    {Op::reduce_sum, "reduce_sum", C::reduce, 1, 1, kReduceAttrs, rules::reduce, "sum over axes"},
-    {Op::reduce_mean, "reduce_mean", C::reduce, 1, 1, kReduceAttrs, rules::reduce, "mean over axes"},
-    {Op::reduce_max, "reduce_max", C::reduce, 1, 1, kReduceAttrs, rules::reduce, "maximum over axes"},
+     "x / sqrt(mean(x^2) + epsilon) * weight over the last axis; inputs x, weight", grad::rms_norm},
+    {Op::reduce_sum, "reduce_sum", C::reduce, 1, 1, kReduceAttrs, rules::reduce, "sum over axes", grad::reduce},
+    {Op::reduce_mean, "reduce_mean", C::reduce, 1, 1, kReduceAttrs, rules::reduce, "mean over axes", grad::reduce},
+    {Op::reduce_max, "reduce_max", C::reduce, 1, 1, kReduceAttrs, rules::reduce, "maximum over axes", grad::reduce},
     {Op::reshape, "reshape", C::layout, 1, 1, kReshapeAttrs, rules::reshape,
-     "same elements, new shape (one -1 is inferred)"},
+     "same elements, new shape (one -1 is inferred)", grad::reshape},
     {Op::transpose, "transpose", C::layout, 1, 1, kTransposeAttrs, rules::transpose,
-     "permute axes: output axis i is input axis perm[i]"},
+     "permute axes: output axis i is input axis perm[i]", grad::transpose},
     {Op::slice, "slice", C::layout, 1, 1, kSliceAttrs, rules::slice,
-     "the box [begin, end) of x, one range per axis"},
+     "the box [begin, end) of x, one range per axis", grad::slice},
     {Op::concat, "concat", C::layout, 1, -1, kConcatAttrs, rules::concat,
-     "join inputs along an axis"},
+     "join inputs along an axis", grad::concat},
     {Op::gather, "gather", C::layout, 2, 2, kGatherAttrs, rules::gather,
-     "rows of the table (input 0) picked by i32 indices (input 1) along an axis"},
-    {Op::cast, "cast", C::other, 1, 1, kCastAttrs, rules::cast, "convert to another dtype"},
-    {Op::clamp, "clamp", C::other, 1, 1, kClampAttrs, rules::clamp, "min(max(x, min), max)"},
+     "rows of the table (input 0) picked by i32 indices (input 1) along an axis", grad::gather},
+    {Op::scatter_add, "scatter_add", C::layout, 2, 2, kScatterAddAttrs, rules::scatter_add,
+     "gather's adjoint: zeros with `size` rows along the axis, each slice of the updates (input 0) "
+     "added at its i32 index (input 1); repeated indices add up",
+     grad::scatter_add},
+    {Op::broadcast_to, "broadcast_to", C::layout, 1, 1, kBroadcastAttrs, rules::broadcast_to,
+     "x repeated to a shape it broadcasts to (numpy rules)", grad::broadcast_to},
+    {Op::cast, "cast", C::other, 1, 1, kCastAttrs, rules::cast, "convert to another dtype", grad::cast},
+    {Op::clamp, "clamp", C::other, 1, 1, kClampAttrs, rules::clamp, "min(max(x, min), max)", grad::clamp},
     {Op::where, "where", C::other, 3, 3, {}, rules::where,
-     "cond ? a : b elementwise (broadcast); inputs cond (bool), a, b"},
+     "cond ? a : b elementwise (broadcast); inputs cond (bool), a, b", grad::where},
+    {Op::softmax_cross_entropy, "softmax_cross_entropy", C::other, 2, 2, {}, rules::softmax_cross_entropy,
+     "per-row loss logsumexp(logits) - logits[target]: logits [..., V], i32 targets [...] in [0, V) -> [...]",
+     grad::softmax_cross_entropy},
+    {Op::softmax_cross_entropy_grad, "softmax_cross_entropy_grad", C::other, 3, 3, {},
+     rules::softmax_cross_entropy_grad,
+     "(softmax(logits) - one_hot(targets)) * dloss per row: inputs logits [..., V], targets [...], dloss [...]",
+     nullptr, "a gradient op: second derivatives are not needed"},
 }};
 
 constexpr bool table_in_enum_order() {
@@ -86,6 +106,15 @@ constexpr bool table_in_enum_order() {
   return true;
 }
 static_assert(table_in_enum_order(), "kOps must list the ops in the order of enum Op");
+
+// Every op has a gradient rule or says why it takes none: a new op cannot be forgotten.
+constexpr bool every_op_has_a_gradient_rule_or_a_reason() {
+  for (const OpInfo& info : kOps)
+    if ((info.grad != nullptr) == !info.no_grad.empty()) return false;
+  return true;
+}
+static_assert(every_op_has_a_gradient_rule_or_a_reason(),
+              "every op needs a gradient rule or a reason in no_grad, not both");
 
 }  // namespace
 

@@ -1,11 +1,12 @@
 #pragma once
 // The op table: the one list of IR ops. Each entry gives the op's text name, how many inputs it
 // takes, its attributes and its type rule. Everything else (builder, verifier, parser, printer,
-// executors, and later the MIL lowering and gradient rules) reads from here.
+// executors, the MIL lowering and the gradient rules) reads from here.
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "ir/attr.h"
 #include "ir/type.h"
@@ -13,6 +14,8 @@
 namespace orion::ir {
 
 struct Node;
+class Builder;
+struct Value;
 
 // Declaration order is the table's order (checked at compile time in op_table.cpp).
 enum class Op : std::uint8_t {
@@ -32,9 +35,11 @@ enum class Op : std::uint8_t {
   // Reductions.
   reduce_sum, reduce_mean, reduce_max,
   // Data movement.
-  reshape, transpose, slice, concat, gather,
+  reshape, transpose, slice, concat, gather, scatter_add, broadcast_to,
   // Element type and value range.
   cast, clamp, where,
+  // Training: the fused loss and its gradient.
+  softmax_cross_entropy, softmax_cross_entropy_grad,
   count_  // not an op: the number of ops
 };
 
@@ -42,6 +47,15 @@ inline constexpr int kOpCount = static_cast<int>(Op::count_);
 
 // Why a type rule rejected its inputs: a message without the node's name (the caller adds it).
 using TypeRule = TensorType (*)(std::span<const TensorType> inputs, const Node& node);
+
+// The gradient rule of an op (src/ir/grad_rules.*): given the node, its inputs and output as
+// values of the builder that writes the backward graph, and the gradient of the loss with
+// respect to the output, it adds the ops computing the gradient with respect to each input and
+// returns one value per input, of that input's shape, or nullopt for an input that takes no
+// gradient (indices, conditions, integer values).
+using GradRule = std::vector<std::optional<Value>> (*)(Builder& b, const Node& node,
+                                                       std::span<const Value> inputs, Value output,
+                                                       Value grad);
 
 enum class OpClass : std::uint8_t { source, linear, binary, unary, normalize, reduce, layout, other };
 
@@ -54,6 +68,10 @@ struct OpInfo {
   std::span<const AttrSpec> attrs;
   TypeRule type_rule;  // null for sources, whose type is declared
   std::string_view doc;  // one line for `orion ops` and docs
+  // Exactly one of the two (checked at compile time in op_table.cpp): the gradient rule, or why
+  // the op takes no gradient.
+  GradRule grad = nullptr;
+  std::string_view no_grad = {};
 };
 
 const OpInfo& op_info(Op op);

@@ -274,6 +274,59 @@ TensorType gather(std::span<const TensorType> in, const Node& n) {
   return {table.dtype, out};
 }
 
+TensorType scatter_add(std::span<const TensorType> in, const Node& n) {
+  const TensorType& upd = in[0];
+  const TensorType& idx = in[1];
+  require_float(upd, "updates");
+  if (idx.dtype != DType::i32) throw Error("indices must be i32, not " + idx.str());
+  const int out_rank = upd.rank() - idx.rank() + 1;
+  if (out_rank < 1)
+    throw Error("updates " + upd.str() + " have fewer axes than indices " + idx.str());
+  const auto axis = static_cast<std::size_t>(normalize_axis(n.attr_int("axis"), out_rank));
+  const std::int64_t size = n.attr_int("size");
+  if (size < 0) throw Error("size must be >= 0, not " + std::to_string(size));
+  for (std::size_t d = 0; d < idx.shape.size(); ++d)
+    if (upd.shape[axis + d] != idx.shape[d])
+      throw Error("updates " + upd.str() + " do not hold indices " + idx.str() + " at axis " +
+                  std::to_string(axis));
+  Shape out(upd.shape.begin(), upd.shape.begin() + static_cast<std::ptrdiff_t>(axis));
+  out.push_back(size);
+  out.insert(out.end(), upd.shape.begin() + static_cast<std::ptrdiff_t>(axis + idx.shape.size()), upd.shape.end());
+  return {upd.dtype, out};
+}
+
+TensorType broadcast_to(std::span<const TensorType> in, const Node& n) {
+  const auto& to = n.attr_ints("shape");
+  const Shape target(to.begin(), to.end());
+  for (std::int64_t d : target)
+    if (d < 0) throw Error("shape " + shape_str(target) + " has a negative dimension");
+  if (in[0].rank() > static_cast<int>(target.size()) || broadcast_shapes(in[0].shape, target) != target)
+    throw Error(in[0].str() + " does not broadcast to " + shape_str(target));
+  return {in[0].dtype, target};
+}
+
+// logits [..., V] and targets [...] (i32 class indices) -> one loss per row [...].
+static void check_loss_operands(const TensorType& logits, const TensorType& targets) {
+  require_float(logits, "logits");
+  if (logits.rank() == 0) throw Error("logits must have rank >= 1");
+  if (targets.dtype != DType::i32) throw Error("targets must be i32, not " + targets.str());
+  if (targets.shape != Shape(logits.shape.begin(), logits.shape.end() - 1))
+    throw Error("targets " + targets.str() + " must have the shape of logits " + logits.str() +
+                " without its last axis");
+}
+
+TensorType softmax_cross_entropy(std::span<const TensorType> in, const Node&) {
+  check_loss_operands(in[0], in[1]);
+  return {in[0].dtype, in[1].shape};
+}
+
+TensorType softmax_cross_entropy_grad(std::span<const TensorType> in, const Node&) {
+  check_loss_operands(in[0], in[1]);
+  if (in[2].dtype != in[0].dtype || in[2].shape != in[1].shape)
+    throw Error("dloss must be " + dt(in[0].dtype) + shape_str(in[1].shape) + ", not " + in[2].str());
+  return in[0];
+}
+
 TensorType cast(std::span<const TensorType> in, const Node& n) {
   return {n.attr<DType>("dtype"), in[0].shape};
 }

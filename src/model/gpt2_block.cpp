@@ -42,14 +42,16 @@ BlockOutputs gpt2_block(Builder& b, Value x, const Gpt2BlockShape& s, int layer,
   if (s.heads <= 0 || s.dim % s.heads != 0)
     throw Error("gpt2 block: dim " + std::to_string(s.dim) + " is not a multiple of heads " +
                 std::to_string(s.heads));
-  const std::int64_t T = s.seq, C = s.dim, H = s.heads, D = s.head_dim();
+  const std::int64_t T = s.seq, C = s.dim, H = s.heads, D = s.head_dim(), B = s.batch;
+  if (B < 1 || (B > 1 && ctx.past_k)) throw Error("gpt2 block: a batch of " + std::to_string(B) + " windows with past positions");
   b.push_scope("h." + std::to_string(layer));
 
   // Attention.
   Value h = layer_norm(b, x, "ln_1", s);
   Value qkv = conv1d(b, h, "attn.c_attn", C, 3 * C);
-  auto part = [&](std::int64_t i) { return b.slice(qkv, {0, i * C}, {T, (i + 1) * C}); };
-  auto heads = [&](Value t) {  // [n, C] -> [H, n, D]
+  auto part = [&](std::int64_t i) { return b.slice(qkv, {0, i * C}, {B * T, (i + 1) * C}); };
+  auto heads = [&](Value t) {  // [n, C] -> [H, n, D]; a batch: [B * T, C] -> [B, H, T, D]
+    if (B > 1) return b.transpose(b.reshape(t, {B, T, H, D}), {0, 2, 1, 3});
     return b.transpose(b.reshape(t, {b.shape(t)[0], H, D}), {1, 0, 2});
   };
   BlockOutputs out;
@@ -60,7 +62,9 @@ BlockOutputs gpt2_block(Builder& b, Value x, const Gpt2BlockShape& s, int layer,
   Value scores = b.mul(b.matmul(heads(part(0)), heads(k_all), false, true),
                        b.scalar(static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)))));
   Value probs = b.softmax(b.add(scores, ctx.mask), -1);
-  Value att = b.reshape(b.transpose(b.matmul(probs, heads(v_all)), {1, 0, 2}), {T, C});
+  Value heads_out = b.matmul(probs, heads(v_all));
+  Value att = B > 1 ? b.reshape(b.transpose(heads_out, {0, 2, 1, 3}), {B * T, C})
+                    : b.reshape(b.transpose(heads_out, {1, 0, 2}), {T, C});
   x = b.add(x, conv1d(b, att, "attn.c_proj", C, C));
 
   // MLP.
@@ -99,9 +103,9 @@ std::map<std::string, Tensor, std::less<>> gpt2_init_params(const ir::Graph& gra
 }
 
 std::int64_t gpt2_block_macs(const Gpt2BlockShape& s) {
-  const std::int64_t T = s.seq, C = s.dim;
-  const std::int64_t projections = T * C * (3 * C) + T * C * C + 2 * T * C * s.hidden();
-  const std::int64_t attention = 2 * T * T * C;  // q k^T and probs v over all heads
+  const std::int64_t T = s.seq, C = s.dim, rows = s.batch * s.seq;
+  const std::int64_t projections = rows * C * (3 * C) + rows * C * C + 2 * rows * C * s.hidden();
+  const std::int64_t attention = 2 * rows * T * C;  // q k^T and probs v over all heads
   return projections + attention;
 }
 

@@ -15,6 +15,7 @@ namespace orion::model {
 
 struct Gpt2BlockShape {
   std::int64_t seq = 64;     // tokens in the window
+  std::int64_t batch = 1;    // windows side by side (x is [batch * seq, dim]); > 1 without past only
   std::int64_t dim = 256;    // n_embd
   std::int64_t heads = 4;    // n_head
   double epsilon = 1e-5;     // layer_norm_epsilon
@@ -32,11 +33,11 @@ struct AttentionContext {
 };
 
 struct BlockOutputs {
-  ir::Value y;     // [seq, dim]
-  ir::Value k, v;  // this window's keys and values [seq, dim], for the KV cache
+  ir::Value y;     // [batch * seq, dim]
+  ir::Value k, v;  // this window's keys and values [batch * seq, dim], for the KV cache
 };
 
-// Adds block `layer` to `b`, reading x [seq, dim].
+// Adds block `layer` to `b`, reading x [batch * seq, dim].
 BlockOutputs gpt2_block(ir::Builder& b, ir::Value x, const Gpt2BlockShape& shape, int layer,
                         const AttentionContext& ctx);
 

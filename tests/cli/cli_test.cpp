@@ -42,7 +42,8 @@ TEST_F(Cli, BadUsageExitsTwo) {
 TEST_F(Cli, OpsListsEveryOp) {
   const CliResult r = run_orion("ops");
   EXPECT_EQ(r.status, 0);
-  for (const char* op : {"matmul", "layer_norm", "rms_norm", "gelu", "gather", "where", "const"})
+  for (const char* op : {"matmul", "layer_norm", "rms_norm", "gelu", "gather", "where", "const", "scatter_add",
+                         "broadcast_to", "softmax_cross_entropy", "softmax_cross_entropy_grad"})
     EXPECT_NE(r.out.find(op), std::string::npos) << op;
 }
 

@@ -35,6 +35,8 @@ const MatmulCase kCases[] = {
     {{1}, {3}, 5, 4, 2},
     {{4}, {}, 1, 5, 3},            // one row per batch
     {{2, 3}, {2, 3}, 33, 20, 17},
+    {{2}, {2}, 64, 128, 160},      // per batch above the sgemm threshold
+    {{3}, {}, 100, 120, 90},       // batched x on one weight: one tall sgemm
 };
 
 Shape stored_shape(const Shape& batch, std::int64_t rows, std::int64_t cols, bool transposed) {

@@ -91,6 +91,22 @@ inline std::optional<Graph> graph_using(Op op) {
       b.output(b.gather(table, idx, 1));
       return b.finish();
     }
+    case Op::scatter_add: {
+      const Value upd = b.input("upd", f32, {3, 2, 2});
+      b.output(b.scatter_add(upd, b.input("idx", DType::i32, {2}), 4, 1));
+      return b.finish();
+    }
+    case Op::broadcast_to:
+      b.output(b.broadcast_to(b.input("x", f32, {3, 1}), {2, 3, 4}));
+      return b.finish();
+    case Op::softmax_cross_entropy:
+      b.output(b.softmax_cross_entropy(b.input("logits", f32, {2, 5}), b.input("t", DType::i32, {2})));
+      return b.finish();
+    case Op::softmax_cross_entropy_grad: {
+      const Value logits = b.input("logits", f32, {2, 5});
+      b.output(b.softmax_cross_entropy_grad(logits, b.input("t", DType::i32, {2}), b.input("d", f32, {2})));
+      return b.finish();
+    }
     case Op::cast:
       b.output(b.cast(b.input("x", f32, {2, 3}), DType::i8));
       return b.finish();

@@ -27,9 +27,13 @@ constexpr std::array<Kernel, ir::kOpCount> make_table() {
   set(Op::slice, kernels::slice);
   set(Op::concat, kernels::concat);
   set(Op::gather, kernels::gather);
+  set(Op::scatter_add, kernels::scatter_add);
+  set(Op::broadcast_to, kernels::broadcast_to);
   set(Op::cast, kernels::cast);
   set(Op::clamp, kernels::clamp);
   set(Op::where, kernels::where);
+  set(Op::softmax_cross_entropy, kernels::softmax_cross_entropy);
+  set(Op::softmax_cross_entropy_grad, kernels::softmax_cross_entropy_grad);
   return t;
 }
 

@@ -42,9 +42,13 @@ void transpose(const KernelArgs& a);
 void slice(const KernelArgs& a);
 void concat(const KernelArgs& a);
 void gather(const KernelArgs& a);
+void scatter_add(const KernelArgs& a);
+void broadcast_to(const KernelArgs& a);
 void cast(const KernelArgs& a);
 void clamp(const KernelArgs& a);
 void where(const KernelArgs& a);
+void softmax_cross_entropy(const KernelArgs& a);       // loss.cpp
+void softmax_cross_entropy_grad(const KernelArgs& a);
 }  // namespace kernels
 
 }  // namespace orion::exec::cpu

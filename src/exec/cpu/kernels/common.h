@@ -6,11 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/tensor.h"
+#include "ir/graph.h"
 
 namespace orion::exec::cpu::kernels::detail {
 
@@ -36,6 +38,29 @@ template <class F> decltype(auto) visit_storage(DType t, F&& f) {
   msg += dtype_name(t);
   msg += " is not a compute dtype";
   throw Error(msg);
+}
+
+// Throws orion::Error naming the node, the first index outside [0, size), its position and
+// `range` (what it indexes, e.g. "axis 0 of the table [50257, 768]"), before a kernel touches
+// memory with them. `what` names an index ("index", "target").
+inline void check_indices(const ir::Node& node, const std::int32_t* idx, std::int64_t n,
+                          std::int64_t size, std::string_view what, const std::string& range) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    if (idx[j] >= 0 && idx[j] < size) continue;
+    // Appended piece by piece: string + string trips a false -Wrestrict of g++ 12.
+    std::string msg = ir::describe(node);
+    msg += ": ";
+    msg += what;
+    msg += " ";
+    msg += std::to_string(idx[j]);
+    msg += " (at position ";
+    msg += std::to_string(j);
+    msg += ") is outside [0, ";
+    msg += std::to_string(size);
+    msg += "), ";
+    msg += range;
+    throw Error(msg);
+  }
 }
 
 // Product of dims [begin, end) of a shape.

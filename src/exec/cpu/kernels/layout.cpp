@@ -1,5 +1,7 @@
-// Data movement: reshape, transpose, slice, concat and gather. These kernels only copy
-// elements, so they work on every compute dtype (f32, i32, i8, u8 and bool).
+// Data movement: reshape, transpose, slice, concat, gather, broadcast_to, and scatter_add (the
+// one that adds, f32 only). The others only copy elements, so they work on every compute dtype
+// (f32, i32, i8, u8 and bool).
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -93,22 +95,7 @@ void gather(const KernelArgs& a) {
       static_cast<std::size_t>(detail::dims_product(ts, axis + 1, ts.size())) * element_size(table);
   const std::int32_t* idx = indices.data<std::int32_t>();
   const std::int64_t n = indices.numel();
-  for (std::int64_t j = 0; j < n; ++j) {
-    if (idx[j] >= 0 && idx[j] < size) continue;
-    // Appended piece by piece: string + string trips a false -Wrestrict of g++ 12.
-    std::string msg = ir::describe(a.node);
-    msg += ": index ";
-    msg += std::to_string(idx[j]);
-    msg += " (at position ";
-    msg += std::to_string(j);
-    msg += " of the indices) is out of range for axis ";
-    msg += std::to_string(axis);
-    msg += " of size ";
-    msg += std::to_string(size);
-    msg += " of the table ";
-    msg += shape_str(ts);
-    throw Error(msg);
-  }
+  detail::check_indices(a.node, idx, n, size, "index", "axis " + std::to_string(axis) + " of the table " + shape_str(ts));
   const std::byte* src = table.raw();
   std::byte* out = a.output.raw();
   a.pool.parallel_for(0, outer * n, grain_for(static_cast<std::int64_t>(inner_bytes / 4) + 1),
@@ -120,6 +107,44 @@ void gather(const KernelArgs& a) {
                   src + static_cast<std::size_t>(row) * inner_bytes, inner_bytes);
     }
   });
+}
+
+// The adjoint of gather: zeros, then every slice of the updates added to the row its index
+// names. Threads split the inner axis, so that each element's additions happen in index order
+// on one thread (the same sums on any pool).
+void scatter_add(const KernelArgs& a) {
+  const Tensor& upd = a.inputs[0];
+  const Tensor& indices = a.inputs[1];
+  const Shape& os = a.output.shape();
+  const auto axis = static_cast<std::size_t>(ir::normalize_axis(a.node.attr_int("axis"), a.output.rank()));
+  const std::int64_t outer = detail::dims_product(os, 0, axis);
+  const std::int64_t size = os[axis];
+  const std::int64_t inner = detail::dims_product(os, axis + 1, os.size());
+  const std::int32_t* idx = indices.data<std::int32_t>();
+  const std::int64_t n = indices.numel();
+  detail::check_indices(a.node, idx, n, size, "index", "axis " + std::to_string(axis) + " of the result " + shape_str(os));
+  const float* src = upd.data<float>();
+  float* out = a.output.data<float>();
+  const std::int64_t total = a.output.numel();
+  a.pool.parallel_for(0, total, grain_for(1), [&](std::int64_t lo, std::int64_t hi) {
+    std::fill(out + lo, out + hi, 0.0f);
+  });
+  const std::int64_t cols = outer * inner;  // (o, i) pairs: one column of additions each
+  a.pool.parallel_for(0, cols, grain_for(n), [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t o = lo / inner; o * inner < hi; ++o) {
+      const std::int64_t i0 = std::max(lo, o * inner) - o * inner;
+      const std::int64_t i1 = std::min(hi, (o + 1) * inner) - o * inner;
+      for (std::int64_t j = 0; j < n; ++j) {
+        float* dst = out + (o * size + idx[j]) * inner;
+        const float* s = src + (o * n + j) * inner;
+        for (std::int64_t i = i0; i < i1; ++i) dst[i] += s[i];
+      }
+    }
+  });
+}
+
+void broadcast_to(const KernelArgs& a) {
+  strided_copy(a, detail::broadcast_strides(a.inputs[0].shape(), a.output.shape()), 0);
 }
 
 }  // namespace orion::exec::cpu::kernels

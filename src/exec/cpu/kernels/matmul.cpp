@@ -8,11 +8,15 @@
 // vectorises it, multiplies panel by panel. Products with fewer than MR rows (decoding one
 // token) skip the packing: every row streams y once.
 //
-// The order of the additions depends only on the shapes, never on the number of threads, so
-// results are the same bit for bit on any pool.
+// Products of at least kGemmMacs multiply-adds (a model's layers on a window, training's
+// x^T dy and dy W^T) go to oneDNN's sgemm (exec/cpu/gemm.h) instead, one call per batch, with
+// transposes passed as flags: the portable kernel reaches a fraction of its speed. For the
+// portable kernel the order of the additions depends only on the shapes, never on the number
+// of threads, so its results are the same bit for bit on any pool.
 #include <algorithm>
 #include <vector>
 
+#include "exec/cpu/gemm.h"
 #include "exec/cpu/kernels.h"
 #include "exec/cpu/kernels/common.h"
 
@@ -26,6 +30,9 @@ constexpr std::int64_t kKC = 256;   // inner-dimension slice: an NR panel of y i
 constexpr std::int64_t kMC = 128;   // rows per task: the packed x block is 128 KiB (L2)
 constexpr std::int64_t kNC = 256;   // columns per task
 static_assert(kMC % kMR == 0 && kNC % kNR == 0, "tiles must hold whole micro-panels");
+// Multiply-adds from which a product goes to sgemm (the conv kernel's threshold: a 768 x 768
+// layer on 32 tokens is 19M).
+constexpr std::int64_t kGemmMacs = std::int64_t{1} << 20;
 // Multiply-adds below which a loop of tasks runs inline.
 constexpr std::int64_t kParallelFlops = std::int64_t{1} << 17;
 
@@ -271,10 +278,18 @@ void matmul(const KernelArgs& args) {
       p.y_off.assign(1, p.y_off[0]);
     }
   }
-  if (p.m < kMR)
+  if (p.m * p.n * p.k >= kGemmMacs) {
+    set_gemm_threads(args.pool.size());
+    const std::int64_t lda = trans_x ? p.m : p.k, ldb = trans_y ? p.k : p.n;
+    for (std::size_t b = 0; b < p.x_off.size(); ++b)
+      sgemm(trans_x ? Transpose::yes : Transpose::no, trans_y ? Transpose::yes : Transpose::no, p.m, p.n, p.k,
+            1.0f, p.x_base + p.x_off[b], lda, p.y_base + p.y_off[b], ldb, 0.0f,
+            out + static_cast<std::int64_t>(b) * p.m * p.n, p.n);
+  } else if (p.m < kMR) {
     gemm_rows(p, args.pool);
-  else
+  } else {
     gemm_blocked(p, args.pool);
+  }
 }
 
 }  // namespace orion::exec::cpu::kernels
