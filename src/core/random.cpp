@@ -31,6 +31,24 @@ Rng::Rng(std::uint64_t seed) {
   for (std::uint64_t& word : s_) word = splitmix64(state);
 }
 
+Rng Rng::from_state(const RngState& state) {
+  if (state.s == std::array<std::uint64_t, 4>{})
+    throw Error("Rng state: all four words are zero, a state xoshiro256** cannot leave");
+  Rng rng;
+  for (std::size_t i = 0; i < 4; ++i) rng.s_[i] = state.s[i];
+  rng.spare_ = state.spare;
+  rng.has_spare_ = state.has_spare;
+  return rng;
+}
+
+RngState Rng::state() const {
+  RngState state;
+  for (std::size_t i = 0; i < 4; ++i) state.s[i] = s_[i];
+  state.spare = spare_;
+  state.has_spare = has_spare_;
+  return state;
+}
+
 std::uint64_t Rng::next_u64() {
   const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
   const std::uint64_t t = s_[1] << 17;

@@ -2,14 +2,31 @@
 // A seeded random number generator whose outputs are the same with every compiler, standard
 // library and platform: xoshiro256** seeded through splitmix64, with its own conversions to
 // floats and integers (std::*_distribution outputs differ between standard libraries).
+#include <array>
 #include <cstdint>
 #include <span>
 
 namespace orion {
 
+// Everything a generator's future outputs depend on: xoshiro's four words and the Box-Muller
+// value kept for the next normal(). Saved in checkpoints so that a resumed run draws the same
+// numbers as one that never stopped.
+struct RngState {
+  std::array<std::uint64_t, 4> s{};
+  double spare = 0.0;
+  bool has_spare = false;
+
+  bool operator==(const RngState&) const = default;
+};
+
 class Rng {
  public:
   explicit Rng(std::uint64_t seed = 0);
+  // A generator that continues exactly where the one that gave `state` was. Throws
+  // orion::Error for the all-zero state, which xoshiro can never leave (no seed yields it).
+  static Rng from_state(const RngState& state);
+
+  RngState state() const;
 
   std::uint64_t next_u64();
   // Uniform in [0, 1), a multiple of 2^-24: every float of that form is equally likely.
