@@ -14,6 +14,8 @@ packages=(
   libutf8proc-dev
   libdnnl-dev
   libxxhash-dev
+  # XML parsing for the tests of `orion plot`, which parse the SVG it writes.
+  libexpat1-dev
   # SentencePiece tokenizers (the library, and spm_encode/spm_decode that tests compare with).
   libsentencepiece-dev sentencepiece
   # The default training corpus, the King James Bible (scripts/fetch_corpus.sh, docs/DATA.md).
@@ -25,7 +27,7 @@ command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "setup: not a Debian/Ubuntu system; install CMake >= 3.25, Ninja, a C++20 compiler," >&2
-  echo "setup: GoogleTest, CLI11, nlohmann-json, utf8proc, oneDNN, SentencePiece and npm yourself (macOS: brew install cmake ninja googletest cli11 nlohmann-json utf8proc onednn libomp node sentencepiece xxhash)." >&2
+  echo "setup: GoogleTest, CLI11, nlohmann-json, utf8proc, oneDNN, SentencePiece, expat and npm yourself (macOS: brew install cmake ninja googletest cli11 nlohmann-json utf8proc onednn libomp node sentencepiece xxhash expat)." >&2
   exit 0
 fi
 

@@ -27,6 +27,10 @@ void ContentHasher::update(std::span<const std::byte> bytes) {
   XXH3_128bits_update(state_->s, bytes.data(), bytes.size());
 }
 
+void ContentHasher::update_unframed(std::span<const std::byte> bytes) {
+  XXH3_128bits_update(state_->s, bytes.data(), bytes.size());
+}
+
 void ContentHasher::update(std::string_view text) { update(std::as_bytes(std::span(text.data(), text.size()))); }
 
 void ContentHasher::update_file(const std::string& path) { update(MappedFile::open(path)->bytes()); }

@@ -20,6 +20,10 @@ class ContentHasher {
 
   void update(std::span<const std::byte> bytes);
   void update(std::string_view text);
+  // Bytes appended to the stream as they are, without update()'s length framing: a stream
+  // hashed in pieces hashes like its concatenation, as `xxh128sum` computes it (token files'
+  // checksums, which are written a chunk at a time).
+  void update_unframed(std::span<const std::byte> bytes);
   // The bytes of a whole file; throws orion::Error naming it when it cannot be read.
   void update_file(const std::string& path);
   // 32 lowercase hex digits.

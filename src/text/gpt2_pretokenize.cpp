@@ -2,6 +2,7 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <array>
 
 namespace orion::text {
@@ -147,6 +148,17 @@ std::vector<std::string_view> gpt2_pretokenize(std::string_view text) {
   std::string_view piece;
   while (it.next(piece)) pieces.push_back(piece);
   return pieces;
+}
+
+std::size_t gpt2_safe_cut(std::string_view text, std::size_t from) {
+  auto printable = [](char c) { return c > ' ' && c < 0x7f; };
+  for (std::size_t p = std::max<std::size_t>(from, 2); p < text.size(); ++p) {
+    p = text.find('\n', p - 1);
+    if (p == std::string_view::npos) break;
+    ++p;  // just after the newline
+    if (p < text.size() && p >= 2 && printable(text[p - 2]) && printable(text[p])) return p;
+  }
+  return text.size();
 }
 
 }  // namespace orion::text

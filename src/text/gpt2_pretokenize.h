@@ -68,4 +68,11 @@ class Gpt2Pretokenizer {
 // All pieces of `text`, in order.
 std::vector<std::string_view> gpt2_pretokenize(std::string_view text);
 
+// The first position at or after `from` where `text` can be cut without changing its pieces,
+// or text.size() if there is none: just after a '\n' that has a printable ASCII non-space
+// character (0x21..0x7E) on each side. No piece crosses such a point (a lone newline before a
+// non-space is a piece of its own, and no other alternative takes a newline), so a long text
+// encodes in parts, with progress between them, to the tokens of the whole.
+std::size_t gpt2_safe_cut(std::string_view text, std::size_t from);
+
 }  // namespace orion::text

@@ -25,6 +25,18 @@ TEST(ContentHash, EqualContentEqualKeysAndEveryDifferenceShows) {
   EXPECT_NE(hex_of({}), hex_of({""}));
 }
 
+TEST(ContentHash, UnframedPiecesHashLikeTheirConcatenation) {
+  auto unframed = [](std::initializer_list<std::string_view> parts) {
+    ContentHasher h;
+    for (std::string_view p : parts) h.update_unframed(std::as_bytes(std::span(p.data(), p.size())));
+    return h.hex();
+  };
+  EXPECT_EQ(unframed({"abc", "def"}), unframed({"abcd", "ef"}));
+  EXPECT_EQ(unframed({"abcdef"}), unframed({"", "abcdef", ""}));
+  EXPECT_NE(unframed({"abcdef"}), unframed({"abcdeg"}));
+  EXPECT_NE(unframed({"abcdef"}), hex_of({"abcdef"}));  // the framed stream differs
+}
+
 TEST(ContentHash, FilesHashLikeTheirBytes) {
   testing_util::TempDir dir;
   const std::string f = dir.path() + "/x.bin";

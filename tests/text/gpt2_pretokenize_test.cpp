@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -164,6 +166,42 @@ TEST(Gpt2Pretokenize, LongRunsAreOnePiece) {
   const std::string spaces(100000, ' ');
   EXPECT_EQ(pieces_of(spaces).size(), 1u);
   EXPECT_EQ(pieces_of(spaces + "x"), (std::vector<std::string>{std::string(99999, ' '), " x"}));
+}
+
+// Cutting at every safe point and pre-tokenizing the parts gives the pieces of the whole.
+void expect_cuts_keep_pieces(std::string_view text) {
+  const std::vector<std::string> whole = pieces_of(text);
+  std::size_t cuts = 0;
+  for (std::size_t at = gpt2_safe_cut(text, 0); at < text.size(); at = gpt2_safe_cut(text, at + 1)) {
+    ++cuts;
+    std::vector<std::string> parts = pieces_of(text.substr(0, at));
+    for (std::string& p : pieces_of(text.substr(at))) parts.push_back(std::move(p));
+    ASSERT_EQ(parts, whole) << "cut at byte " << at;
+  }
+  EXPECT_GT(cuts, 0u);
+}
+
+TEST(Gpt2SafeCut, CutsOnlyBetweenANewlineAndPrintableNeighbours) {
+  const std::string text = "a \nb\n\nc\n d\xc2\xa0\ne\n\xc3\xa9x.\nY";
+  // Not after " \n" (the space run would take the newline), not in "\n\n", not before " ", not
+  // after U+00A0 or before U+00E9; only ".\nY".
+  EXPECT_EQ(gpt2_safe_cut(text, 0), text.size() - 1);
+  EXPECT_EQ(gpt2_safe_cut(text, text.size() - 1), text.size() - 1);
+  EXPECT_EQ(gpt2_safe_cut(text, text.size()), text.size());
+  EXPECT_EQ(gpt2_safe_cut("x\ny", 0), 2u);
+  EXPECT_EQ(gpt2_safe_cut("x\ny", 3), 3u);
+  EXPECT_EQ(gpt2_safe_cut("", 0), 0u);
+  expect_cuts_keep_pieces(text);
+}
+
+TEST(Gpt2SafeCut, PartsPreTokenizeLikeTheWholeOnRealText) {
+  for (const char* file : {"/README.md", "/docs/ARCHITECTURE.md", "/src/text/gpt2_pretokenize.cpp"}) {
+    std::ifstream in(std::string(ORION_SOURCE_DIR) + file, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    ASSERT_GT(s.str().size(), 1000u) << file;
+    expect_cuts_keep_pieces(s.str());
+  }
 }
 
 }  // namespace

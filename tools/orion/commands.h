@@ -18,5 +18,7 @@ void add_bench_command(CLI::App& app);
 void add_rules_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
+void add_data_command(CLI::App& app);
+void add_plot_command(CLI::App& app);
 
 }  // namespace orion::cli

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   orion::cli::add_check_command(app);
   orion::cli::add_run_command(app);
   orion::cli::add_demo_command(app);
+  orion::cli::add_data_command(app);
+  orion::cli::add_plot_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

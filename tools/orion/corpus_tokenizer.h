@@ -1,0 +1,28 @@
+#pragma once
+// The one place where `orion data prepare` meets a tokenizer: text in, token ids out, with the
+// end-of-text id that separates documents and the vocabulary size the token file records.
+// Today a model folder's tokenizer is GPT-2's byte-level BPE; another kind of tokenizer is
+// one more branch of load_corpus_tokenizer.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orion::cli {
+
+struct CorpusTokenizer {
+  // Called now and then with the bytes of the document encoded so far.
+  using Progress = std::function<void(std::size_t bytes_done)>;
+  // The tokens of one whole document, exactly as encoding it in one call would give them.
+  std::function<std::vector<std::int32_t>(std::string_view document, const Progress& progress)> encode;
+  std::int32_t eot_id = 0;
+  std::uint64_t vocab_size = 0;  // every id is below it
+};
+
+// The tokenizer of model folder DIR. Throws orion::Error naming the folder's files when they are
+// missing or malformed, or when the vocabulary has no end-of-text token.
+CorpusTokenizer load_corpus_tokenizer(const std::string& dir);
+
+}  // namespace orion::cli
