@@ -32,7 +32,8 @@ TEST_F(DataCli, PreparesDocumentsWithTheTailOfEachHeldOut) {
   const CliResult r = run_orion("data prepare -m " + m + " --in " + write("a.txt", a) + " " + write("b.txt", b) +
                                 " --out " + path("c.tok") + " --val-fraction 0.2");
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("99 tokens from 2 files"), std::string::npos) << r.out;  // 97 bytes + 2 end-of-text
+  // 97 bytes, and an end-of-text after each document's training and validation parts.
+  EXPECT_NE(r.out.find("101 tokens from 2 files"), std::string::npos) << r.out;
   const TokenFile f = TokenFile::open(path("c.tok"));
   const text::BpeTokenizer bytes = text::BpeTokenizer::byte_level();
   EXPECT_EQ(f.vocab_size(), 257u);
