@@ -23,7 +23,7 @@ class SentencePiece : public ::testing::Test {
       f << "The quick brown fox " << i << " jumps over the lazy dog, and the dog sleeps on.\n";
     SentencePieceTrainOptions o;
     o.inputs = {dir_->file("corpus.txt")};
-    o.vocab_size = 400;
+    o.vocab_size = 350;
     o.byte_fallback = true;
     o.threads = 1;
     tok_ = new SentencePieceTokenizer(train_sentencepiece(o));
@@ -41,7 +41,7 @@ SentencePieceTokenizer* SentencePiece::tok_ = nullptr;
 
 TEST_F(SentencePiece, RoundTripsWithByteFallbackAndStreamsPieces) {
   const SentencePieceTokenizer& t = *tok_;
-  EXPECT_EQ(t.vocab_size(), 400);
+  EXPECT_EQ(t.vocab_size(), 350);
   EXPECT_EQ(t.kind(), "sentencepiece");
   EXPECT_TRUE(t.byte_fallback());
   EXPECT_EQ(t.bos_id(), 1);
@@ -79,7 +79,7 @@ TEST_F(SentencePiece, ErrorsNameTheFile) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("junk.model: not a SentencePiece model"), std::string::npos) << e.what();
   }
-  const std::int32_t outside[] = {400};
+  const std::int32_t outside[] = {350};
   EXPECT_THROW(tok_->decode(outside), Error);
   EXPECT_THROW(tok_->piece(-1), Error);
 }
