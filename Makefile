@@ -28,6 +28,7 @@ demo: setup
 
 test: setup
 	@scripts/fetch_test_data.sh $(BUILD_DIR)/test-data
+	@scripts/fetch_corpus.sh $(BUILD_DIR)/test-data
 	@$(MAKE) --no-print-directory build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $$(nproc)
 

@@ -1,6 +1,6 @@
 #pragma once
 // What generation and perplexity need from a running model, whichever engine runs it: the
-// graph executor (Gpt2Session: the reference, any numerics) or the fast decoder
+// graph executor (GraphSession: the reference, any numerics) or the fast decoder
 // (Gpt2FastSession: hand-scheduled kernels streaming each weight once per token).
 #include <cstdint>
 #include <span>

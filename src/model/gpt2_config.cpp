@@ -1,37 +1,13 @@
 #include "model/gpt2_config.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
+#include "model/config_json.h"
 
 namespace orion::model {
 
-namespace {
-
 using nlohmann::json;
-
-std::int64_t get_int(const json& j, const char* key, std::int64_t fallback, const std::string& src,
-                     bool required = false) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    if (required) throw Error::in_file(src, std::string("missing key \"") + key + "\"");
-    return fallback;
-  }
-  if (!it->is_number_integer())
-    throw Error::in_file(src, std::string("key \"") + key + "\" must be an integer, not " + it->dump());
-  return it->get<std::int64_t>();
-}
-
-double get_real(const json& j, const char* key, double fallback, const std::string& src) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if (!it->is_number()) throw Error::in_file(src, std::string("key \"") + key + "\" must be a number, not " + it->dump());
-  return it->get<double>();
-}
-
-}  // namespace
 
 Gpt2BlockShape Gpt2Config::block_shape(std::int64_t seq) const {
   Gpt2BlockShape s;
@@ -71,24 +47,18 @@ std::int64_t Gpt2Config::parameter_count() const {
 }
 
 Gpt2Config parse_gpt2_config(std::string_view text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error::at_offset(source, e.byte > 0 ? e.byte - 1 : 0, std::string("not valid JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw Error::in_file(source, "config must be a JSON object");
-  if (auto mt = j.find("model_type"); mt != j.end() && mt->is_string() && *mt != "gpt2")
-    throw Error::in_file(source, "model_type is \"" + mt->get<std::string>() + "\", expected \"gpt2\"");
+  const json j = parse_config_object(text, source);
+  if (const std::string mt = config_model_type(j, source); !mt.empty() && mt != "gpt2")
+    throw Error::in_file(source, "model_type is \"" + mt + "\", expected \"gpt2\"");
   Gpt2Config c;
-  c.n_embd = get_int(j, "n_embd", c.n_embd, source, true);
-  c.n_layer = get_int(j, "n_layer", c.n_layer, source, true);
-  c.n_head = get_int(j, "n_head", c.n_head, source, true);
-  c.n_positions = get_int(j, "n_positions", get_int(j, "n_ctx", c.n_positions, source), source);
-  c.vocab_size = get_int(j, "vocab_size", c.vocab_size, source, true);
-  c.n_inner = get_int(j, "n_inner", 0, source);
-  c.layer_norm_epsilon = get_real(j, "layer_norm_epsilon", c.layer_norm_epsilon, source);
-  c.eos_token_id = get_int(j, "eos_token_id", c.vocab_size - 1, source);
+  c.n_embd = config_int(j, "n_embd", c.n_embd, source, true);
+  c.n_layer = config_int(j, "n_layer", c.n_layer, source, true);
+  c.n_head = config_int(j, "n_head", c.n_head, source, true);
+  c.n_positions = config_int(j, "n_positions", config_int(j, "n_ctx", c.n_positions, source), source);
+  c.vocab_size = config_int(j, "vocab_size", c.vocab_size, source, true);
+  c.n_inner = config_int(j, "n_inner", 0, source);
+  c.layer_norm_epsilon = config_real(j, "layer_norm_epsilon", c.layer_norm_epsilon, source);
+  c.eos_token_id = config_int(j, "eos_token_id", c.vocab_size - 1, source);
   if (auto act = j.find("activation_function"); act != j.end() && act->is_string() &&
       *act != "gelu_new" && *act != "gelu_pytorch_tanh")
     throw Error::in_file(source, "activation_function \"" + act->get<std::string>() +
@@ -98,11 +68,7 @@ Gpt2Config parse_gpt2_config(std::string_view text, const std::string& source) {
 }
 
 Gpt2Config read_gpt2_config(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error::from_errno(path, "cannot open", errno);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return parse_gpt2_config(ss.str(), path);
+  return parse_gpt2_config(read_config_text(path), path);
 }
 
 std::string gpt2_config_json(const Gpt2Config& c) {

@@ -4,7 +4,7 @@
 // bandwidth: the weights are packed once as [out, in] rows in f32, f16 or per-block int8 and
 // streamed by the GEMV kernels (AVX-512, AVX2 or scalar, chosen at run time), one parallel
 // section per matrix. The KV cache and all activations are allocated once; a step allocates
-// nothing but the logits it returns. The graph executor (Gpt2Session) stays the reference:
+// nothing but the logits it returns. The graph executor (GraphSession) stays the reference:
 // tests hold this decoder to it.
 #include <memory>
 #include <vector>

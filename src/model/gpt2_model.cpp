@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "model/gpt2.h"
+#include "model/named_weights.h"
 #include "model/safetensors.h"
 
 namespace orion::model {
@@ -19,13 +20,7 @@ bool is_known_extra(std::string_view name) {
 
 Gpt2Model Gpt2Model::from_weights(Gpt2Config config, exec::Bindings weights, std::string source) {
   config.validate(source);
-  for (const auto& [name, shape] : gpt2_param_shapes(config)) {
-    auto it = weights.find(name);
-    if (it == weights.end()) throw Error::in_file(source, "tensor " + name + " is missing");
-    if (it->second.shape() != shape)
-      throw Error::in_file(source, "tensor " + name + " has shape " + shape_str(it->second.shape()) +
-                                       ", the config needs " + shape_str(shape));
-  }
+  check_named_weights(weights, gpt2_param_shapes(config), source);
   Gpt2Model m;
   m.config_ = std::move(config);
   m.graph_->weights = std::move(weights);
@@ -59,35 +54,17 @@ Gpt2Model Gpt2Model::load(const std::string& dir) {
   std::string prefix;
   if (!file.find("wte.weight") && file.find("transformer.wte.weight")) prefix = "transformer.";
 
-  exec::Bindings weights;
-  for (const auto& [pname, shape] : params) {
-    const std::string name = prefix + pname;
-    const SafetensorsEntry* e = file.find(name);
-    if (!e) throw Error::in_file(weights_path, "tensor " + name + " is missing");
-    if (e->shape != shape)
-      throw Error::in_file(weights_path, "tensor " + name + " has shape " + shape_str(e->shape) +
-                                             ", config.json needs " + shape_str(shape));
-    if (!is_float(e->dtype))
-      throw Error::in_file(weights_path, "tensor " + name + " has dtype " + std::string(dtype_name(e->dtype)) +
-                                             ", expected a float type");
-    // f32 stays a zero-copy view of the mapping; f16 and bf16 are widened once here.
-    weights.emplace(pname, file.tensor_as(name, DType::f32));
-  }
-  for (const SafetensorsEntry& e : file.entries()) {
-    std::string_view n = e.name;
-    if (n.starts_with(prefix)) n.remove_prefix(prefix.size());
-    if (!weights.contains(n) && !is_known_extra(n))
-      throw Error::in_file(weights_path, "tensor " + e.name + " is not part of a GPT-2 model with this config");
-  }
+  exec::Bindings weights = read_named_weights(file, params, prefix, is_known_extra, "GPT-2");
   m.graph_->weights = std::move(weights);
   return m;
 }
 
+ir::Graph Gpt2Model::decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const {
+  return gpt2_graph(config_, {.seq = seq, .past = past, .last_only = last_only});
+}
+
 std::vector<std::pair<std::string, Shape>> gpt2_param_shapes(const Gpt2Config& config) {
-  const ir::Graph g = gpt2_graph(config, {1, 0, true});
-  std::vector<std::pair<std::string, Shape>> out;
-  for (ir::ValueId id : g.nodes_of(ir::Op::param)) out.emplace_back(g.node(id).name, g.node(id).type.shape);
-  return out;
+  return graph_param_shapes(gpt2_graph(config, {1, 0, true}));
 }
 
 exec::Bindings gpt2_init_weights(const Gpt2Config& config, std::uint64_t seed) {

@@ -8,12 +8,13 @@
 #include <string>
 
 #include "exec/cpu/executor.h"
+#include "model/causal_lm.h"
 #include "model/gpt2_config.h"
 #include "model/stored_weights.h"
 
 namespace orion::model {
 
-class Gpt2Model {
+class Gpt2Model final : public CausalLm {
  public:
   // Throws orion::Error naming the file and tensor for a missing or mis-shaped tensor, a bad
   // config, an unknown stored format or an unreadable file.
@@ -27,10 +28,21 @@ class Gpt2Model {
   // file. For a converted folder they are made on the first call (dequantised, transposed
   // back: a copy of the whole model in f32) and kept, so that the fast decoder, which reads
   // stored() instead, never pays for them. Safe to call from several threads.
-  const exec::Bindings& weights() const;
+  const exec::Bindings& weights() const override;
   // The weights as `orion convert` stored them; nullptr for a Hugging Face layout folder.
   const StoredWeights* stored() const { return stored_.get(); }
   const std::string& dir() const { return dir_; }
+
+  // CausalLm: the graphs of model/gpt2.h.
+  std::string_view arch() const override { return "gpt2"; }
+  ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const override;
+  std::int64_t layers() const override { return config_.n_layer; }
+  std::int64_t kv_width() const override { return config_.n_embd; }
+  std::int64_t context() const override { return config_.n_positions; }
+  std::int64_t vocab_size() const override { return config_.vocab_size; }
+  std::int64_t eos_token_id() const override { return config_.eos_token_id; }
+  // GPT-2 texts start with no marker (documents are separated by <|endoftext|>).
+  std::optional<std::int32_t> bos_token_id() const override { return std::nullopt; }
 
  private:
   struct GraphWeights {

@@ -17,11 +17,11 @@ double token_nll(std::span<const float> logits, std::int32_t target) {
   return mx + std::log(sum) - static_cast<double>(logits[static_cast<std::size_t>(target)]);
 }
 
-PerplexityResult evaluate_perplexity(Gpt2Session& session, std::span<const std::int32_t> ids,
+PerplexityResult evaluate_perplexity(GraphSession& session, std::span<const std::int32_t> ids,
                                      std::int64_t window, std::int64_t stride,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress) {
   return evaluate_perplexity([&](std::span<const std::int32_t> t) { return session.window_logits(t); },
-                             session.model().config().n_positions, ids, window, stride, progress);
+                             session.context(), ids, window, stride, progress);
 }
 
 PerplexityResult evaluate_perplexity(const WindowLogitsFn& window_logits, std::int64_t max_window,

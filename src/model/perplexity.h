@@ -7,7 +7,7 @@
 #include <functional>
 #include <span>
 
-#include "model/gpt2_session.h"
+#include "model/graph_session.h"
 
 namespace orion::model {
 
@@ -31,7 +31,7 @@ PerplexityResult evaluate_perplexity(const WindowLogitsFn& window_logits, std::i
                                      const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
 // The same on a CPU session; max_window is the model's context.
-PerplexityResult evaluate_perplexity(Gpt2Session& session, std::span<const std::int32_t> ids,
+PerplexityResult evaluate_perplexity(GraphSession& session, std::span<const std::int32_t> ids,
                                      std::int64_t window, std::int64_t stride,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 

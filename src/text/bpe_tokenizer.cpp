@@ -654,6 +654,8 @@ std::int32_t BpeTokenizer::eot_id() const {
   return *impl_->eot;
 }
 
+std::optional<std::int32_t> BpeTokenizer::eos_id() const { return impl_->eot; }
+
 std::size_t BpeTokenizer::merge_count() const { return impl_->merges.size(); }
 
 void BpeTokenizer::save(const std::string& dir) const {

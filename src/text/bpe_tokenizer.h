@@ -35,9 +35,11 @@
 #include <string_view>
 #include <vector>
 
+#include "text/tokenizer.h"
+
 namespace orion::text {
 
-class BpeTokenizer {
+class BpeTokenizer final : public Tokenizer {
  public:
   // Reads Hugging Face's vocab.json and merges.txt. Throws orion::Error naming the path when a
   // file cannot be read, or the file, line and column when it is malformed.
@@ -52,27 +54,32 @@ class BpeTokenizer {
 
   // Token ids of `text` (any bytes). Special tokens in the text ("<|endoftext|>", when the
   // vocabulary has it) become their ids.
-  std::vector<std::int32_t> encode(std::string_view text) const;
+  std::vector<std::int32_t> encode(std::string_view text) const override;
   // The bytes of the tokens, concatenated. Throws orion::Error naming the first id that is
   // negative, at least vocab_size(), or not in a vocabulary with gaps.
-  std::string decode(std::span<const std::int32_t> ids) const;
+  std::string decode(std::span<const std::int32_t> ids) const override;
 
   // One more than the largest id: the number of tokens when ids are contiguous from 0, as in
   // every real vocabulary (50257 for GPT-2).
-  int vocab_size() const;
+  int vocab_size() const override;
   // The id of a token given by its spelling in vocab.json (e.g. "Ġthe"), if present.
   std::optional<std::int32_t> token_id(std::string_view token) const;
   // The spelling of token `id`; throws orion::Error like decode() for an unknown id.
   const std::string& token(std::int32_t id) const;
   // The id of "<|endoftext|>"; throws orion::Error when the vocabulary has none.
   std::int32_t eot_id() const;
+  // Tokenizer: "<|endoftext|>" both begins and ends texts, as in GPT-2's vocabulary.
+  std::string_view kind() const override { return "bpe"; }
+  std::string piece(std::int32_t id) const override { return decode(std::span(&id, 1)); }
+  std::optional<std::int32_t> bos_id() const override { return eos_id(); }
+  std::optional<std::int32_t> eos_id() const override;
   // The number of merges (ranks 0..merge_count() - 1).
   std::size_t merge_count() const;
 
   // Writes DIR/vocab.json (one "token": id per line, by id) and DIR/merges.txt
   // ("#version: 0.2" then the merges by rank), each atomically; creates DIR if needed.
   // load() reads them back to an equal tokenizer.
-  void save(const std::string& dir) const;
+  void save(const std::string& dir) const override;
 
   // Same vocabulary (spellings and ids) and same merges in the same order.
   friend bool operator==(const BpeTokenizer& a, const BpeTokenizer& b);

@@ -18,7 +18,7 @@
 #include "core/testing_temp_dir.h"
 #include "exec/cpu/quantize.h"
 #include "model/gpt2_fast.h"
-#include "model/gpt2_session.h"
+#include "model/graph_session.h"
 #include "model/safetensors.h"
 
 namespace orion::model {
@@ -209,7 +209,7 @@ TEST_F(Convert, ConvertedFoldersKeepTheLogitsCloseToF32) {
     auto fast = std::make_shared<const Gpt2FastModel>(m);
     EXPECT_EQ(fast->dtype(), k.dtype);
     EXPECT_EQ(fast->packed_bytes(), 0u) << k.dir << ": the matrices must be borrowed from the file";
-    Gpt2Session ref(f32);
+    GraphSession ref(f32);
     Gpt2FastSession s(fast, 1);
     const LogitError e = logit_error(ref, s, tokens);
     EXPECT_LT(e.rel_l2, k.max_rel_l2) << k.dir;
@@ -228,7 +228,7 @@ TEST_F(Convert, GraphEngineOnAConvertedFolderMatchesTheFastDecoder) {
   for (auto [dtype, dir, tol] : {std::tuple{WeightDType::f16, "f16", 1e-5}, std::tuple{WeightDType::q8, "q8", 2e-2}}) {
     convert(out(dir), dtype, 64);
     const Gpt2Model m = Gpt2Model::load(out(dir));
-    Gpt2Session graph(m);
+    GraphSession graph(m);
     Gpt2FastSession fast(std::make_shared<const Gpt2FastModel>(m), 1);
     const auto tokens = test_tokens(12, m.config().vocab_size);
     const LogitError e = logit_error(graph, fast, tokens);

@@ -17,7 +17,7 @@
 #include "core/error.h"
 #include "core/random.h"
 #include "model/gpt2_fast.h"
-#include "model/gpt2_session.h"
+#include "model/graph_session.h"
 
 namespace orion::model {
 namespace {
@@ -113,7 +113,7 @@ TEST(BatchedPrefill, MatchesTheGraphExecutor) {
   // Independently of step(): the reference executor on the same f32 model.
   const Gpt2Config c = small_config(48, 3, 72);
   const Gpt2Model model = Gpt2Model::from_weights(c, big_weights(c), "m");
-  Gpt2Session ref(model);
+  GraphSession ref(model);
   Gpt2FastSession s(std::make_shared<const Gpt2FastModel>(model, WeightDType::f32), 2);
   const auto prompt = some_tokens(150, c.vocab_size);
   EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), kTol);

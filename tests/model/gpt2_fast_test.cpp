@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/random.h"
 #include "model/gpt2_fast.h"
-#include "model/gpt2_session.h"
+#include "model/graph_session.h"
 
 namespace orion::model {
 namespace {
@@ -56,7 +56,7 @@ TEST_P(FastDecoder, MatchesTheGraphExecutorOnEveryIsa) {
   for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
     if (!exec::cpu::isa_supported(isa)) continue;
     for (int threads : {1, 2}) {
-      Gpt2Session ref(ref_model);
+      GraphSession ref(ref_model);
       Gpt2FastSession s(fast, threads, isa);
       std::vector<std::vector<float>> logits;
       // A prompt of 5, then 15 decode steps.
@@ -91,7 +91,7 @@ TEST(FastDecoder, QuantizationKeepsTheLogitsClose) {
   Gpt2Config c;
   c.n_layer = 2; c.n_embd = 128; c.n_head = 4; c.n_positions = 32; c.vocab_size = 500; c.eos_token_id = 0;
   const Gpt2Model m = Gpt2Model::from_weights(c, gpt2_init_weights(c, 3), "m");
-  Gpt2Session ref(m);
+  GraphSession ref(m);
   const std::vector<std::int32_t> prompt{1, 2, 3, 4, 5, 6, 7, 8};
   const std::vector<float> want = ref.prefill(prompt);
   for (auto [dtype, tol] : {std::pair{WeightDType::f16, 2e-3}, std::pair{WeightDType::q8, 3e-2}}) {

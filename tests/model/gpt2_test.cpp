@@ -10,118 +10,58 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "model/gpt2_session.h"
+#include "model/graph_session.h"
+#include "model/gpt2_model.h"
 #include "model/perplexity.h"
+#include "model/golden_logits.h"
 
 namespace orion::model {
 namespace {
 
-struct Golden {
-  std::string name;
-  Gpt2Config config;
-  std::uint64_t seed = 0;
-  std::vector<std::int32_t> tokens;
-  std::vector<std::int64_t> vocab_ids;
-  std::vector<std::vector<double>> logits;  // [position][vocab_ids]
-  std::vector<double> logsumexp;            // [position]
-};
+using testing::GoldenLogits;
 
-Golden load_golden(const std::string& name) {
-  const std::string path = std::string(ORION_SOURCE_DIR) + "/tests/reference/golden/gpt2_" + name + ".json";
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error("missing golden file " + path + " (tests/reference/make_golden.sh)");
-  const auto j = nlohmann::json::parse(f);
-  Golden g;
-  g.name = name;
-  const auto& c = j.at("config");
-  g.config.n_layer = c.at("n_layer");
-  g.config.n_embd = c.at("n_embd");
-  g.config.n_head = c.at("n_head");
-  g.config.n_positions = c.at("n_positions");
-  g.config.vocab_size = c.at("vocab_size");
-  g.config.layer_norm_epsilon = c.at("layer_norm_epsilon");
-  g.config.eos_token_id = 0;
-  g.seed = j.at("seed");
-  g.tokens = j.at("tokens").get<std::vector<std::int32_t>>();
-  g.vocab_ids = j.at("vocab_ids").get<std::vector<std::int64_t>>();
-  g.logits = j.at("logits").get<std::vector<std::vector<double>>>();
-  g.logsumexp = j.at("logsumexp").get<std::vector<double>>();
-  return g;
-}
-
-double logsumexp(std::span<const float> row) {
-  double mx = -INFINITY, s = 0;
-  for (float v : row) mx = std::max(mx, static_cast<double>(v));
-  for (float v : row) s += std::exp(v - mx);
-  return mx + std::log(s);
-}
-
-// Relative error of one row of logits against the golden row: max |a - g| over the golden
-// ids, divided by the row's largest |g| (logits near zero make an elementwise ratio
-// meaningless); and the log-sum-exp of the whole row, which every logit enters.
-void expect_row_matches(const Golden& g, std::size_t pos, std::span<const float> row, double tol) {
-  double max_diff = 0, max_ref = 0;
-  for (std::size_t i = 0; i < g.vocab_ids.size(); ++i) {
-    const double ref = g.logits[pos][i];
-    max_diff = std::max(max_diff, std::abs(row[static_cast<std::size_t>(g.vocab_ids[i])] - ref));
-    max_ref = std::max(max_ref, std::abs(ref));
-  }
-  EXPECT_LT(max_diff / max_ref, tol) << g.name << " position " << pos;
-  const double lse = logsumexp(row);
-  EXPECT_LT(std::abs(lse - g.logsumexp[pos]) / std::max(1.0, std::abs(g.logsumexp[pos])), tol)
-      << g.name << " position " << pos << " log-sum-exp " << lse << " vs " << g.logsumexp[pos];
+Gpt2Config golden_config(const GoldenLogits& g) {
+  Gpt2Config c;
+  c.n_layer = g.config.at("n_layer");
+  c.n_embd = g.config.at("n_embd");
+  c.n_head = g.config.at("n_head");
+  c.n_positions = g.config.at("n_positions");
+  c.vocab_size = g.config.at("vocab_size");
+  c.layer_norm_epsilon = g.config.at("layer_norm_epsilon");
+  c.eos_token_id = 0;
+  return c;
 }
 
 // The 124M model takes seconds to initialise: build each model once for all tests.
-const Gpt2Model& golden_model(const Golden& g) {
+const Gpt2Model& golden_model(const GoldenLogits& g) {
   static std::map<std::string, Gpt2Model> models;
   auto it = models.find(g.name);
-  if (it == models.end())
-    it = models.emplace(g.name, Gpt2Model::from_weights(g.config, gpt2_init_weights(g.config, g.seed), g.name)).first;
+  if (it == models.end()) {
+    const Gpt2Config c = golden_config(g);
+    it = models.emplace(g.name, Gpt2Model::from_weights(c, gpt2_init_weights(c, g.seed), g.name)).first;
+  }
   return it->second;
 }
 
 class Gpt2Golden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Gpt2Golden, PrefillMatchesTorch) {
-  const Golden g = load_golden(GetParam());
-  Gpt2Session s(golden_model(g));
-  const Tensor logits = s.window_logits(g.tokens);
-  const auto V = static_cast<std::size_t>(g.config.vocab_size);
-  for (std::size_t t = 0; t < g.tokens.size(); ++t)
-    expect_row_matches(g, t, std::span(logits.data<float>() + t * V, V), 1e-4);
+  const GoldenLogits g = testing::load_golden("gpt2_" + GetParam());
+  testing::expect_prefill_matches(g, golden_model(g), 1e-4);
 }
 
 TEST_P(Gpt2Golden, KvCacheDecodingMatchesTorchAndRecomputation) {
-  const Golden g = load_golden(GetParam());
-  Gpt2Session s(golden_model(g));
-  const std::size_t prompt = 8;
-  ASSERT_EQ(g.tokens.size(), prompt + 32);
-  std::vector<float> last = s.prefill(std::span(g.tokens).first(prompt));
-  expect_row_matches(g, prompt - 1, last, 1e-4);
-  const Tensor full = s.window_logits(g.tokens);  // the whole prefix recomputed at once
-  const auto V = static_cast<std::size_t>(g.config.vocab_size);
-  for (std::size_t t = prompt; t < g.tokens.size(); ++t) {
-    last = s.decode(g.tokens[t]);
-    expect_row_matches(g, t, last, 1e-4);
-    double max_diff = 0, max_ref = 0;
-    for (std::size_t i = 0; i < V; ++i) {
-      const float r = full.data<float>()[t * V + i];
-      max_diff = std::max(max_diff, static_cast<double>(std::abs(last[i] - r)));
-      max_ref = std::max(max_ref, static_cast<double>(std::abs(r)));
-    }
-    EXPECT_LT(max_diff / max_ref, 1e-5) << g.name << " decode step at position " << t;
-  }
-  EXPECT_EQ(s.position(), static_cast<std::int64_t>(g.tokens.size()));
+  const GoldenLogits g = testing::load_golden("gpt2_" + GetParam());
+  testing::expect_kv_cache_decoding_matches(g, golden_model(g), 1e-4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Gpt2Golden, ::testing::Values("tiny", "small", "124m"));
 
-TEST(Gpt2Session, RefusesToOverflowTheContextAndForeignTokens) {
+TEST(GraphSession, RefusesToOverflowTheContextAndForeignTokens) {
   Gpt2Config c;
   c.n_layer = 1; c.n_embd = 8; c.n_head = 2; c.n_positions = 16; c.vocab_size = 20; c.eos_token_id = 0;
   const Gpt2Model m = Gpt2Model::from_weights(c, gpt2_init_weights(c, 1), "test");
-  Gpt2Session s(m);
+  GraphSession s(m);
   std::vector<std::int32_t> ids(16, 3);
   s.prefill(ids);
   try {
@@ -143,7 +83,7 @@ TEST(Gpt2Perplexity, SlidingWindowsScoreEveryTokenOnceWithItsContext) {
   Gpt2Config c;
   c.n_layer = 1; c.n_embd = 16; c.n_head = 2; c.n_positions = 32; c.vocab_size = 40; c.eos_token_id = 0;
   const Gpt2Model m = Gpt2Model::from_weights(c, gpt2_init_weights(c, 5), "test");
-  Gpt2Session s(m);
+  GraphSession s(m);
   std::vector<std::int32_t> ids;
   for (int i = 0; i < 50; ++i) ids.push_back((i * 7 + 3) % 40);
   // Windows as long as the text: one pass scores tokens 1..n-1 with all their left context.

@@ -10,31 +10,11 @@ The golden file holds, for every position of the token sequence, the logits of a
 vocabulary ids (spread over the vocabulary) and the log-sum-exp of the whole row, so that a
 few KB check every position against every logit at once.
 """
-import json
-import struct
-import sys
-
 import numpy as np
-import torch
 import torch.nn.functional as F
+import torch
 
-DTYPES = {"F32": np.float32, "F16": np.float16}
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    base = 8 + n
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        b, end = e["data_offsets"]
-        arr = np.frombuffer(data[base + b : base + end], dtype=DTYPES[e["dtype"]]).reshape(e["shape"])
-        out[name] = torch.from_numpy(arr.astype(np.float64))
-    return out
+from golden_io import run
 
 
 def gelu_new(x):
@@ -67,27 +47,7 @@ def forward(w, cfg, tokens):
 
 
 def main():
-    model_dir, seed, tokens_csv, out_path = sys.argv[1:5]
-    with open(f"{model_dir}/config.json") as f:
-        cfg = json.load(f)
-    w = read_safetensors(f"{model_dir}/model.safetensors")
-    tokens = [int(t) for t in tokens_csv.split(",")]
-    with torch.no_grad():
-        logits = forward(w, cfg, tokens)
-    V = cfg["vocab_size"]
-    picked = sorted(set([0, 1, V - 1] + [int(i) for i in np.linspace(0, V - 1, 29)] + tokens[:8]))
-    golden = {
-        "generator": "tests/reference/gpt2_reference.py (torch %s, float64)" % torch.__version__,
-        "config": {k: cfg[k] for k in ("n_layer", "n_embd", "n_head", "n_positions", "vocab_size", "layer_norm_epsilon")},
-        "seed": int(seed),
-        "tokens": tokens,
-        "vocab_ids": picked,
-        "logits": [[float("%.9g" % logits[t, i].item()) for i in picked] for t in range(len(tokens))],
-        "logsumexp": [float("%.9g" % torch.logsumexp(logits[t], 0).item()) for t in range(len(tokens))],
-    }
-    with open(out_path, "w") as f:
-        json.dump(golden, f, indent=None, separators=(",", ":"))
-        f.write("\n")
+    run("tests/reference/gpt2_reference.py", forward, ("n_layer", "n_embd", "n_head", "n_positions", "vocab_size", "layer_norm_epsilon"))
 
 
 if __name__ == "__main__":

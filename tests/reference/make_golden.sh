@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the committed golden logits in tests/reference/golden/ with the torch reference.
+# Regenerates the committed golden logits in tests/reference/golden/ with the torch references
+# (GPT-2: gpt2_reference.py over golden_models.txt; Llama: llama_reference.py over
+# golden_llama_models.txt).
 # Needs Debian's python3-torch (installed here if missing) and a built orion (make).
 # Usage: tests/reference/make_golden.sh [BUILD_DIR]
 set -euo pipefail
@@ -25,3 +27,15 @@ while read -r name layers dim heads context vocab seed; do
   rm -rf "${tmp:?}/$name"
   echo "wrote tests/reference/golden/gpt2_$name.json"
 done < tests/reference/golden_models.txt
+# name layers dim heads kv_heads hidden context vocab tied seed rope_theta
+while read -r name layers dim heads kv_heads hidden context vocab tied seed theta; do
+  [[ -z $name || $name == \#* ]] && continue
+  tied_flag=(); [[ $tied == 1 ]] && tied_flag=(--tied)
+  $orion init --arch llama --out "$tmp/$name" --layers "$layers" --dim "$dim" --heads "$heads" \
+    --kv-heads "$kv_heads" --hidden "$hidden" --context "$context" --vocab "$vocab" --rope-theta "$theta" \
+    "${tied_flag[@]}" --seed "$seed" >/dev/null
+  tokens=$($py -c "print(','.join(str((i * 7919 + 13) % $vocab) for i in range(40)))")
+  $py tests/reference/llama_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/llama_$name.json"
+  rm -rf "${tmp:?}/$name"
+  echo "wrote tests/reference/golden/llama_$name.json"
+done < tests/reference/golden_llama_models.txt

@@ -99,7 +99,7 @@ class PrefillOnDeviceDecoder final : public ModeDecoder {
 
  private:
   runtime::PackageSession& s_;
-  model::Gpt2Session cpu_;
+  model::GraphSession cpu_;
   int layers_;
   bool fresh_ = true;
 };
@@ -114,7 +114,7 @@ void add_ane_sim_run_options(CLI::App* cmd, AneSimRunOptions& o) {
 }
 
 AneSimRun::AneSimRun(const ModelDir& md, const AneSimRunOptions& o, const std::function<void(const std::string&)>& say)
-    : md_(md), o_(o) {
+    : model_(md.gpt2("--device " + o.device)), o_(o) {
   // The Neural Engine first: where there is none, say so before compiling anything.
   if (o.device == "ane") device_ = device::open_ane_device();
   const std::string who = o.device + ": ";
@@ -125,12 +125,12 @@ AneSimRun::AneSimRun(const ModelDir& md, const AneSimRunOptions& o, const std::f
     temp_.emplace("orion-package");
     dir_ = temp_->path() + "/pkg";
     Stopwatch sw;
-    compile_gpt2_package(md.model, o.pkg, dir_, false, false);
+    compile_gpt2_package(model_, o.pkg, dir_, false, false);
     say(who + "compiled the model into a temporary package in " + std::to_string(sw.seconds()).substr(0, 5) + " s");
   } else {
     runtime::PackageCache cache(runtime::PackageCache::default_root());
-    const std::string key = package_key(md.model, o.pkg);
-    const auto e = cache.get(key, [&](const std::string& dir) { compile_gpt2_package(md.model, o.pkg, dir, true, false); });
+    const std::string key = package_key(model_, o.pkg);
+    const auto e = cache.get(key, [&](const std::string& dir) { compile_gpt2_package(model_, o.pkg, dir, true, false); });
     dir_ = e.dir;
     say(e.hit ? who + "package cache hit, " + dir_
               : who + "package cache miss: compiled into " + dir_ + " in " + std::to_string(e.compile_s).substr(0, 5) + " s");
@@ -160,15 +160,15 @@ std::unique_ptr<ModeDecoder> mode_decoder(bool ane_prefill, runtime::PackageSess
 
 }  // namespace
 
-std::unique_ptr<model::Decoder> AneSimRun::decoder() { return mode_decoder(o_.ane_prefill, *session_, md_.model, o_.threads); }
+std::unique_ptr<model::Decoder> AneSimRun::decoder() { return mode_decoder(o_.ane_prefill, *session_, model_, o_.threads); }
 
 std::int64_t AneSimRun::max_window() const {
-  return std::min(md_.model.config().n_positions, session_->capacity() + 1);
+  return std::min(model_.config().n_positions, session_->capacity() + 1);
 }
 
 model::WindowLogitsFn AneSimRun::window_logits() {
-  std::shared_ptr<ModeDecoder> dec = mode_decoder(o_.ane_prefill, *session_, md_.model, o_.threads);
-  const std::int64_t vocab = md_.model.config().vocab_size;
+  std::shared_ptr<ModeDecoder> dec = mode_decoder(o_.ane_prefill, *session_, model_, o_.threads);
+  const std::int64_t vocab = model_.config().vocab_size;
   return [this, dec, vocab](std::span<const std::int32_t> tokens) {
     const auto n = static_cast<std::int64_t>(tokens.size());
     const std::int64_t split = std::clamp<std::int64_t>(n / 2, 1, session_->prefill_window());

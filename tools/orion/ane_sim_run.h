@@ -15,7 +15,7 @@
 #include "core/temp_folder.h"
 #include "device/ane_sim.h"
 #include "model/decoder.h"
-#include "model/gpt2_session.h"
+#include "model/graph_session.h"
 #include "model/perplexity.h"
 #include "model_dir.h"
 #include "runtime/package_session.h"
@@ -35,7 +35,8 @@ void add_ane_sim_run_options(CLI::App* cmd, AneSimRunOptions& o);
 
 class AneSimRun {
  public:
-  // Finds or compiles the package; `say` gets one line about it (hit or miss, time).
+  // Finds or compiles the package; `say` gets one line about it (hit or miss, time). Throws
+  // orion::Error for a model other than GPT-2.
   AneSimRun(const ModelDir& md, const AneSimRunOptions& o, const std::function<void(const std::string&)>& say);
   ~AneSimRun();
 
@@ -54,7 +55,7 @@ class AneSimRun {
   std::string profile_table() const;
 
  private:
-  const ModelDir& md_;
+  const model::Gpt2Model& model_;  // the package path runs GPT-2 models only so far
   AneSimRunOptions o_;
   std::optional<TempFolder> temp_;
   std::string dir_;

@@ -28,7 +28,7 @@ struct DecodeOpts {
 };
 
 model::Gpt2Model bench_model(const DecodeOpts& o) {
-  if (!o.model_dir.empty()) return load_model_dir(o.model_dir).model;
+  if (!o.model_dir.empty()) return load_model_dir(o.model_dir).gpt2("orion bench decode");
   model::Gpt2Config c;  // GPT-2 124M: the defaults
   return model::Gpt2Model::from_weights(c, model::gpt2_init_weights(c, o.seed), o.arch);
 }
@@ -74,7 +74,7 @@ std::string json_number(bool measured, double v, const char* format) {
 
 // The f32 reference for a converted folder: the folder it was converted from (--reference).
 std::shared_ptr<const model::Gpt2FastModel> reference_model(const DecodeOpts& o, const model::Gpt2Config& c) {
-  const model::Gpt2Model ref = load_model_dir(o.reference).model;
+  const model::Gpt2Model ref = load_model_dir(o.reference).gpt2("orion bench decode");
   const auto& r = ref.config();
   if (r.n_layer != c.n_layer || r.n_embd != c.n_embd || r.n_head != c.n_head || r.vocab_size != c.vocab_size ||
       r.n_positions != c.n_positions || r.hidden() != c.hidden())

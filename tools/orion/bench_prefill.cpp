@@ -29,7 +29,7 @@ struct PrefillOpts {
 };
 
 model::Gpt2Model bench_model(const PrefillOpts& o) {
-  if (!o.model_dir.empty()) return load_model_dir(o.model_dir).model;
+  if (!o.model_dir.empty()) return load_model_dir(o.model_dir).gpt2("orion bench prefill");
   model::Gpt2Config c;  // GPT-2 124M: the defaults
   return model::Gpt2Model::from_weights(c, model::gpt2_init_weights(c, o.seed), o.arch);
 }

@@ -21,6 +21,7 @@
 #include "compile/mil_writer.h"
 #include "core/error.h"
 #include "core/random.h"
+#include "model/any_model.h"
 #include "model/gpt2_block.h"
 #include "model/gpt2_model.h"
 
@@ -74,6 +75,8 @@ void print_io(const char* role, const std::vector<compile::KernelIoTensor>& list
 void run_package(const CompileOptions& o) {
   if (o.model.empty()) throw Error("compile --target ane: name the model folder with -m DIR");
   Stopwatch sw;
+  if (const std::string arch = model::read_model_type(o.model); arch != "gpt2")
+    throw Error("orion compile --target ane runs GPT-2 models only so far; " + o.model + " is a " + arch + " model");
   const model::Gpt2Model m = model::Gpt2Model::load(o.model);
   const double load_s = sw.seconds();
   std::fprintf(stderr, "compiling %s for the ANE (%s%s), prefill window %lld:\n", o.model.c_str(), o.pkg.dialect.c_str(),

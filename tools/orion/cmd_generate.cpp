@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "model/gpt2_fast.h"
-#include "model/gpt2_session.h"
+#include "model/graph_session.h"
 #include "model_dir.h"
 #include "numerics_option.h"
 #include "process_memory.h"
@@ -20,6 +20,7 @@ namespace {
 
 struct GenerateOpts {
   std::string model_dir, prompt, device = "cpu", numerics = "f32", engine = "fast", weights;  // weights "": the folder's own
+  bool engine_given = false;
   int tokens = 64, threads = 0;
   bool profile = false;
   AneSimRunOptions ane;
@@ -30,18 +31,25 @@ void generate(const GenerateOpts& o) {
   Stopwatch load_sw;
   const ModelDir md = load_model_dir(o.model_dir);
   const double load_ms = load_sw.ms();
-  const auto& c = md.model.config();
-  std::vector<std::int32_t> ids = md.tokenizer.encode(o.prompt);
-  // GPT-2 was trained with <|endoftext|> between documents: an empty prompt starts a new one.
-  if (ids.empty()) ids.push_back(md.tokenizer.eot_id());
-  if (static_cast<std::int64_t>(ids.size()) >= c.n_positions)
+  const model::CausalLm& lm = md.lm();
+  // Llama: BOS first. GPT-2 was trained with <|endoftext|> between documents: an empty prompt
+  // starts a new one.
+  std::vector<std::int32_t> ids = md.text_ids(o.prompt);
+  if (static_cast<std::int64_t>(ids.size()) >= lm.context())
     throw Error("the prompt has " + std::to_string(ids.size()) + " tokens; the context holds " +
-                std::to_string(c.n_positions));
-  // The fast decoder by default; the graph executor for ANE-style f16 numerics or on request.
-  const bool graph = o.engine == "graph" || o.numerics == "f16";
+                std::to_string(lm.context()));
+  // The fast decoder by default; the graph executor for ANE-style f16 numerics, on request, and
+  // for architectures the fast decoder does not know (it is GPT-2's).
+  const bool gpt2 = std::holds_alternative<model::Gpt2Model>(md.model);
+  if (!gpt2 && o.engine_given && o.engine == "fast")
+    throw Error("--engine fast runs GPT-2 models only so far; this is a " + std::string(lm.arch()) +
+                " model: leave out --engine, or use --engine graph");
+  if (!gpt2 && !o.weights.empty())
+    throw Error("--weights chooses the fast engine's format, which runs GPT-2 models only so far");
+  const bool graph = o.engine == "graph" || o.numerics == "f16" || !gpt2;
   std::unique_ptr<model::Decoder> decoder;
   std::string weights = o.weights;
-  const model::StoredWeights* stored = md.model.stored();
+  const model::StoredWeights* stored = gpt2 ? md.gpt2("the fast engine").stored() : nullptr;
   if (stored && !weights.empty() && weights != model::weight_dtype_name(stored->format().dtype))
     throw Error::in_file(stored->path(), "is stored as " + model::stored_format_name(stored->format()) +
                                              " (orion convert), not " + weights +
@@ -61,11 +69,12 @@ void generate(const GenerateOpts& o) {
     pack_ms = pack_sw.ms();
     decoder = ane->decoder();
   } else if (graph) {
-    decoder = std::make_unique<model::Gpt2Session>(md.model, exec::CpuOptions{parse_numerics(o.numerics), o.threads});
+    decoder = std::make_unique<model::GraphSession>(lm, exec::CpuOptions{parse_numerics(o.numerics), o.threads});
   } else {
     Stopwatch pack_sw;
-    auto fast = stored ? std::make_shared<const model::Gpt2FastModel>(md.model)
-                       : std::make_shared<const model::Gpt2FastModel>(md.model, model::weight_dtype_from_name(weights));
+    const model::Gpt2Model& m = md.gpt2("the fast engine");
+    auto fast = stored ? std::make_shared<const model::Gpt2FastModel>(m)
+                       : std::make_shared<const model::Gpt2FastModel>(m, model::weight_dtype_from_name(weights));
     pack_ms = pack_sw.ms();
     packed_bytes = fast->packed_bytes();
     decoder = std::make_unique<model::Gpt2FastSession>(std::move(fast), o.threads);
@@ -84,17 +93,17 @@ void generate(const GenerateOpts& o) {
   double decode_s = 0;
   while (generated < o.tokens) {
     const std::int32_t next = sampler.sample(logits, ids);
-    if (next == c.eos_token_id) {
-      stop = "stopped at <|endoftext|>";
+    if (next == lm.eos_token_id()) {
+      stop = "stopped at the end-of-text token";
       break;
     }
-    if (next >= md.tokenizer.vocab_size()) {  // a row the tokenizer has no spelling for
+    if (next >= md.tokenizer->vocab_size()) {  // a row the tokenizer has no spelling for
       stop = "stopped: sampled token " + std::to_string(next) + ", which the tokenizer cannot spell";
       break;
     }
     ids.push_back(next);
     ++generated;
-    const std::string piece = md.tokenizer.decode(std::span(&next, 1));
+    const std::string piece = md.tokenizer->piece(next);
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
     if (generated == o.tokens) break;
@@ -128,7 +137,7 @@ void generate(const GenerateOpts& o) {
 void add_generate_command(CLI::App& app) {
   auto o = std::make_shared<GenerateOpts>();
   auto* cmd = app.add_subcommand("generate", "Generate text from a prompt, streaming tokens as they come");
-  cmd->add_option("-m,--model", o->model_dir, "Model folder (config.json, model.safetensors, vocab.json, merges.txt)")->required();
+  cmd->add_option("-m,--model", o->model_dir, "Model folder (config.json, model.safetensors, and tokenizer.model or vocab.json + merges.txt)")->required();
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text (empty: start a new document)");
   cmd->add_option("-n,--tokens", o->tokens, "Tokens to generate")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--temp", o->sampling.temperature, "Sampling temperature (0: greedy)")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -140,14 +149,17 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "Device to run on: cpu, ane-sim (the emulator), ane (the Neural Engine: macOS on Apple silicon)")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
   add_ane_sim_run_options(cmd, o->ane);
   cmd->add_flag("--profile", o->profile, "ane-sim: per-kernel compile, load and run times");
-  cmd->add_option("--engine", o->engine, "fast: hand-scheduled decoder streaming each weight once per token; graph: the reference executor")
+  auto* engine = cmd->add_option("--engine", o->engine, "fast: hand-scheduled decoder streaming each weight once per token (GPT-2 only; other models default to graph); graph: the reference executor")
       ->check(CLI::IsMember({"fast", "graph"}))->capture_default_str();
   cmd->add_option("--weights", o->weights,
                   "Weight format of the fast engine: f32, f16, or q8 (int8 with a scale per 32 weights), packed at startup; "
                   "default: the folder's own (f32 unless written by orion convert, whose weights are used from the file)")
       ->check(CLI::IsMember({"f32", "f16", "q8"}));
   add_numerics_option(cmd, o->numerics);
-  cmd->callback([o] { generate(*o); });
+  cmd->callback([o, engine] {
+    o->engine_given = engine->count() > 0;
+    generate(*o);
+  });
 }
 
 }  // namespace orion::cli

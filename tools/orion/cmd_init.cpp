@@ -1,14 +1,15 @@
-// orion init: a new model folder in Hugging Face's GPT-2 layout, with seeded random weights
-// (GPT-2's initialisation) and tokenizer files. How tests get models, and how users start
-// training from scratch.
+// orion init: a new model folder in Hugging Face's layout (GPT-2 or Llama), with seeded random
+// weights (the architecture's own initialisation) and tokenizer files. How tests get models,
+// and how users start training from scratch.
 #include <cstdio>
 #include <filesystem>
 
 #include "commands.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "core/atomic_file.h"
 #include "model/gpt2_model.h"
+#include "model/llama_model.h"
 #include "model/safetensors.h"
 #include "model_dir.h"
 
@@ -21,62 +22,125 @@ namespace fs = std::filesystem;
 struct InitOpts {
   std::string out;
   std::string arch = "gpt2";
+  bool arch_given = false;
   std::string preset;
-  std::int64_t layers = 4, dim = 256, heads = 4, context = 256, vocab = 0, hidden = 0;
+  std::int64_t layers = 4, dim = 256, heads = 4, kv_heads = 0, context = 256, vocab = 0, hidden = 0;
+  double rope_theta = 10000.0;
+  bool tied = false;
   std::uint64_t seed = 0;
   std::string tokenizer;
   bool force = false;
 };
 
-// Hugging Face's GPT-2 sizes.
-bool apply_preset(InitOpts& o) {
-  struct P { const char* name; std::int64_t layers, dim, heads; };
-  for (const P& p : {P{"gpt2", 12, 768, 12}, P{"gpt2-medium", 24, 1024, 16}, P{"gpt2-large", 36, 1280, 20},
-                     P{"gpt2-xl", 48, 1600, 25}})
+// Hugging Face's GPT-2 sizes, and the Llama-shaped model the ANE training results are quoted on.
+void apply_preset(InitOpts& o) {
+  struct P { const char* name; const char* arch; std::int64_t layers, dim, heads, hidden, context, vocab; };
+  for (const P& p : {P{"gpt2", "gpt2", 12, 768, 12, 0, 1024, 50257}, P{"gpt2-medium", "gpt2", 24, 1024, 16, 0, 1024, 50257},
+                     P{"gpt2-large", "gpt2", 36, 1280, 20, 0, 1024, 50257}, P{"gpt2-xl", "gpt2", 48, 1600, 25, 0, 1024, 50257},
+                     P{"stories110m", "llama", 12, 768, 12, 2048, 1024, 32000}})
     if (o.preset == p.name) {
+      if (o.arch_given && o.arch != p.arch)
+        throw Error("--preset " + o.preset + " is a " + p.arch + " model, not --arch " + o.arch);
+      o.arch = p.arch;
       o.layers = p.layers;
       o.dim = p.dim;
       o.heads = p.heads;
-      o.context = 1024;
-      if (o.vocab == 0) o.vocab = 50257;
-      return true;
+      o.hidden = p.hidden;
+      o.context = p.context;
+      if (o.vocab == 0) o.vocab = p.vocab;
+      return;
     }
-  return false;
+  throw Error("unknown preset '" + o.preset + "'");
 }
 
-void init(InitOpts o) {
-  if (!o.preset.empty() && !apply_preset(o)) throw Error("unknown preset '" + o.preset + "'");
-  const fs::path dir(o.out);
-  for (const char* f : {"config.json", "model.safetensors"})
-    if (fs::exists(dir / f) && !o.force)
-      throw Error::in_file((dir / f).string(), "exists already (use --force to overwrite)");
+void write_model(const fs::path& dir, const exec::Bindings& w, const std::string& config_json, const text::Tokenizer& tok) {
+  fs::create_directories(dir);
+  std::vector<std::pair<std::string, Tensor>> tensors(w.begin(), w.end());
+  model::write_safetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}});
+  write_file_atomic((dir / "config.json").string(), config_json);
+  tok.save(dir.string());
+  // A folder re-initialised with the other kind of tokenizer must not keep the old one's files:
+  // loading prefers tokenizer.model.
+  const std::vector<const char*> stale = tok.kind() == "sentencepiece" ? std::vector<const char*>{"vocab.json", "merges.txt"}
+                                                                       : std::vector<const char*>{"tokenizer.model"};
+  for (const char* f : stale) fs::remove(dir / f);
+}
 
-  const text::BpeTokenizer tok = o.tokenizer.empty() ? text::BpeTokenizer::byte_level() : load_tokenizer(o.tokenizer);
+std::int64_t vocab_for(const InitOpts& o, const text::Tokenizer& tok) {
+  const std::int64_t v = o.vocab > 0 ? o.vocab : tok.vocab_size();
+  if (v < tok.vocab_size())
+    throw Error("--vocab " + std::to_string(v) + " is smaller than the tokenizer's " + std::to_string(tok.vocab_size()) +
+                " tokens");
+  return v;
+}
+
+void init_gpt2(const InitOpts& o, const text::Tokenizer& tok) {
+  if (o.kv_heads != 0 || o.tied) throw Error("--kv-heads and --tied are Llama options (--arch llama); GPT-2 always ties its head");
   model::Gpt2Config c;
   c.n_layer = o.layers;
   c.n_embd = o.dim;
   c.n_head = o.heads;
   c.n_positions = o.context;
   c.n_inner = o.hidden;
-  c.vocab_size = o.vocab > 0 ? o.vocab : tok.vocab_size();
-  c.eos_token_id = tok.eot_id();
-  if (c.vocab_size < tok.vocab_size())
-    throw Error("--vocab " + std::to_string(c.vocab_size) + " is smaller than the tokenizer's " +
-                std::to_string(tok.vocab_size()) + " tokens");
+  c.vocab_size = vocab_for(o, tok);
+  if (!tok.eos_id()) throw Error("the tokenizer has no end-of-text token, which GPT-2 needs");
+  c.eos_token_id = *tok.eos_id();
   c.validate("orion init");
-
   Stopwatch sw;
-  fs::create_directories(dir);
-  exec::Bindings w = model::gpt2_init_weights(c, o.seed);
-  std::vector<std::pair<std::string, Tensor>> tensors(w.begin(), w.end());
-  model::write_safetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}});
-  write_file_atomic((dir / "config.json").string(), model::gpt2_config_json(c));
-  tok.save(dir.string());
+  write_model(o.out, model::gpt2_init_weights(c, o.seed), model::gpt2_config_json(c), tok);
   std::printf("wrote %s: gpt2, %lld layers, dim %lld, %lld heads, context %lld, vocab %lld, %.1fM params, seed %llu (%.1f s)\n",
-              dir.string().c_str(), static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd),
+              o.out.c_str(), static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd),
               static_cast<long long>(c.n_head), static_cast<long long>(c.n_positions),
               static_cast<long long>(c.vocab_size), static_cast<double>(c.parameter_count()) / 1e6,
               static_cast<unsigned long long>(o.seed), sw.seconds());
+}
+
+void init_llama(const InitOpts& o, const text::Tokenizer& tok) {
+  model::LlamaConfig c;
+  c.num_hidden_layers = o.layers;
+  c.hidden_size = o.dim;
+  c.num_attention_heads = o.heads;
+  c.num_key_value_heads = o.kv_heads > 0 ? o.kv_heads : o.heads;
+  // Llama's rule of thumb: 2/3 of 4 x dim, rounded up to a multiple of 32 (768 -> 2048).
+  c.intermediate_size = o.hidden > 0 ? o.hidden : (8 * o.dim / 3 + 31) / 32 * 32;
+  c.max_position_embeddings = o.context;
+  c.rope_theta = o.rope_theta;
+  c.tie_word_embeddings = o.tied;
+  c.vocab_size = vocab_for(o, tok);
+  if (!tok.eos_id()) throw Error("the tokenizer has no end-of-text token, which generation needs");
+  c.eos_token_id = *tok.eos_id();
+  if (tok.bos_id())
+    c.bos_token_id = *tok.bos_id();
+  else
+    c.bos_token_id.reset();
+  c.validate("orion init");
+  Stopwatch sw;
+  write_model(o.out, model::llama_init_weights(c, o.seed), model::llama_config_json(c), tok);
+  std::printf("wrote %s: llama, %lld layers, dim %lld, %lld heads (%lld key/value), hidden %lld, context %lld, vocab %lld (%s), "
+              "%s embeddings, %.1fM params, seed %llu (%.1f s)\n",
+              o.out.c_str(), static_cast<long long>(c.num_hidden_layers), static_cast<long long>(c.hidden_size),
+              static_cast<long long>(c.num_attention_heads), static_cast<long long>(c.num_key_value_heads),
+              static_cast<long long>(c.intermediate_size), static_cast<long long>(c.max_position_embeddings),
+              static_cast<long long>(c.vocab_size), std::string(tok.kind()).c_str(), c.tie_word_embeddings ? "tied" : "untied",
+              static_cast<double>(c.parameter_count()) / 1e6, static_cast<unsigned long long>(o.seed), sw.seconds());
+}
+
+void init(InitOpts o) {
+  if (!o.preset.empty()) apply_preset(o);
+  const fs::path dir(o.out);
+  for (const char* f : {"config.json", "model.safetensors"})
+    if (fs::exists(dir / f) && !o.force)
+      throw Error::in_file((dir / f).string(), "exists already (use --force to overwrite)");
+  if (o.preset == "stories110m" && o.tokenizer.empty())
+    throw Error("--preset stories110m needs --tokenizer DIR with its 32000-token SentencePiece model "
+                "(train one with: orion tokenizer train --vocab 32000 --in TEXT --out DIR)");
+  const std::shared_ptr<const text::Tokenizer> tok =
+      o.tokenizer.empty() ? std::make_shared<const text::BpeTokenizer>(text::BpeTokenizer::byte_level())
+                          : load_tokenizer(o.tokenizer);
+  if (o.arch == "llama")
+    init_llama(o, *tok);
+  else
+    init_gpt2(o, *tok);
 }
 
 }  // namespace
@@ -85,20 +149,31 @@ void add_init_command(CLI::App& app) {
   auto o = std::make_shared<InitOpts>();
   auto* cmd = app.add_subcommand("init", "Write a new model folder with seeded random weights (Hugging Face layout)");
   cmd->add_option("-o,--out", o->out, "Model folder to write")->required();
-  cmd->add_option("--arch", o->arch, "Architecture")->check(CLI::IsMember({"gpt2"}))->capture_default_str();
-  cmd->add_option("--preset", o->preset, "Sizes of a known model: gpt2 (124M), gpt2-medium, gpt2-large, gpt2-xl")
-      ->check(CLI::IsMember({"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}));
+  auto* arch = cmd->add_option("--arch", o->arch, "Architecture: gpt2 or llama")->check(CLI::IsMember({"gpt2", "llama"}))->capture_default_str();
+  cmd->add_option("--preset", o->preset,
+                  "Sizes of a known model: gpt2 (124M), gpt2-medium, gpt2-large, gpt2-xl; stories110m (llama: dim 768, 12 layers, "
+                  "12 heads, hidden 2048, vocab 32000, context 1024; needs --tokenizer)")
+      ->check(CLI::IsMember({"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "stories110m"}));
   cmd->add_option("--layers", o->layers, "Transformer blocks")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--dim", o->dim, "Model width (n_embd)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--dim", o->dim, "Model width (n_embd, hidden_size)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--heads", o->heads, "Attention heads")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--context", o->context, "Context length (n_positions)")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--hidden", o->hidden, "MLP width (0: 4 x dim)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--kv-heads", o->kv_heads, "llama: key/value heads, dividing --heads (0: as many as --heads)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--context", o->context, "Context length (n_positions, max_position_embeddings)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--hidden", o->hidden, "Feed-forward width (0: gpt2 4 x dim; llama 8/3 x dim rounded up to a multiple of 32)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--vocab", o->vocab, "Vocabulary size (0: the tokenizer's)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--rope-theta", o->rope_theta, "llama: base of the rotary embeddings' frequencies")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_flag("--tied", o->tied, "llama: tie the output head to the token embedding (no lm_head.weight)");
   cmd->add_option("--seed", o->seed, "Seed of the weights")->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer,
-                  "Folder with vocab.json and merges.txt to use (default: a byte-level vocabulary of 257 tokens)");
+                  "Folder with a tokenizer to use: tokenizer.model (SentencePiece, from orion tokenizer train), or vocab.json "
+                  "and merges.txt (default: a byte-level vocabulary of 257 tokens)");
   cmd->add_flag("--force", o->force, "Overwrite an existing model in the folder");
-  cmd->callback([o] { init(*o); });
+  cmd->callback([o, arch] {
+    o->arch_given = arch->count() > 0;
+    init(*o);
+  });
 }
 
 }  // namespace orion::cli

@@ -41,8 +41,9 @@ void add_perplexity_command(CLI::App& app) {
     const ModelDir md = load_model_dir(o->model_dir);
     const auto file = MappedFile::open(o->file);
     const auto bytes = file->bytes();
+    // Llama scores the text after its BOS, as it was trained to see texts.
     const std::vector<std::int32_t> ids =
-        md.tokenizer.encode(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+        md.text_ids(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
     const bool tty = !o->json && isatty(fileno(stderr));
     const auto progress = [&](std::int64_t done, std::int64_t total) {
       if (tty) std::fprintf(stderr, "\rperplexity: %lld/%lld tokens", static_cast<long long>(done), static_cast<long long>(total));
@@ -55,8 +56,8 @@ void add_perplexity_command(CLI::App& app) {
     Stopwatch sw;
     model::PerplexityResult r;
     if (o->device == "cpu") {
-      set_window(md.model.config().n_positions);
-      model::Gpt2Session session(md.model, {parse_numerics(o->numerics), o->threads});
+      set_window(md.lm().context());
+      model::GraphSession session(md.lm(), {parse_numerics(o->numerics), o->threads});
       r = model::evaluate_perplexity(session, ids, window, stride, progress);
     } else {
       AneSimRunOptions ao = o->ane;

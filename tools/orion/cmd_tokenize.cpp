@@ -16,16 +16,16 @@ void add_tokenize_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("tokenize", "Print the token ids of TEXT (with --decode: the text of IDS)");
-  cmd->add_option("-m,--model", o->model_dir, "Model folder (or any folder with vocab.json and merges.txt)")->required();
+  cmd->add_option("-m,--model", o->model_dir, "Model folder (or any folder with tokenizer.model, or vocab.json and merges.txt)")->required();
   cmd->add_option("text", o->args, "Text to encode, or ids to decode")->required();
   cmd->add_flag("--decode", o->decode, "Decode ids (separated by spaces or commas) back to text");
   cmd->callback([o] {
-    const text::BpeTokenizer tok = load_tokenizer(o->model_dir);
+    const auto tok = load_tokenizer(o->model_dir);
     std::string joined;
     for (const std::string& a : o->args) joined += (joined.empty() ? "" : " ") + a;
     if (!o->decode) {
       std::string line;
-      for (std::int32_t id : tok.encode(joined)) line += (line.empty() ? "" : " ") + std::to_string(id);
+      for (std::int32_t id : tok->encode(joined)) line += (line.empty() ? "" : " ") + std::to_string(id);
       std::printf("%s\n", line.c_str());
       return;
     }
@@ -42,7 +42,7 @@ void add_tokenize_command(CLI::App& app) {
       ids.push_back(v);
       p = q;
     }
-    const std::string text = tok.decode(ids);
+    const std::string text = tok->decode(ids);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fputc('\n', stdout);
   });

@@ -1,6 +1,7 @@
 #pragma once
-// Running a GPT-2 model token by token with a KV cache on the CPU. The cache lives outside the
-// graphs (per layer, keys and values [n_positions, n_embd]); each step binds the filled part
+// Running a model (any CausalLm: GPT-2, Llama) token by token with a KV cache on the CPU's
+// graph executor. The cache lives outside the graphs (per layer, keys and values
+// [context, kv_width]); each step binds the filled part
 // and appends the step's keys and values. Decode graphs are built per power-of-two bucket of
 // cached positions, so a whole generation builds a handful of graphs, not one per token.
 #include <cstdint>
@@ -11,14 +12,14 @@
 
 #include "exec/cpu/executor.h"
 #include "model/decoder.h"
-#include "model/gpt2_model.h"
+#include "model/causal_lm.h"
 
 namespace orion::model {
 
-class Gpt2Session final : public Decoder {
+class GraphSession final : public Decoder {
  public:
-  explicit Gpt2Session(const Gpt2Model& model, exec::CpuOptions options = {});
-  ~Gpt2Session() override;
+  explicit GraphSession(const CausalLm& model, exec::CpuOptions options = {});
+  ~GraphSession() override;
 
   // Runs `tokens` after what is cached and appends them to the cache; returns the logits of
   // the last token [vocab]. Throws orion::Error when the context would overflow or a token is
@@ -31,13 +32,13 @@ class Gpt2Session final : public Decoder {
   Tensor window_logits(std::span<const std::int32_t> tokens);
 
   // Takes over a cache another engine filled (a prefill on the ANE): per layer the keys and
-  // values of positions [0, n), [n, n_embd] each; decoding continues at position n.
+  // values of positions [0, n), [n, kv_width] each; decoding continues at position n.
   void load_cache(std::span<const Tensor> k, std::span<const Tensor> v);
 
   std::int64_t position() const override { return position_; }
-  std::int64_t context() const override { return model_.config().n_positions; }
+  std::int64_t context() const override { return model_.context(); }
   void reset() override { position_ = 0; }
-  const Gpt2Model& model() const { return model_; }
+  const CausalLm& model() const { return model_; }
 
  private:
   exec::CpuExecutor& executor(std::int64_t seq, std::int64_t past, bool last_only);
@@ -45,15 +46,15 @@ class Gpt2Session final : public Decoder {
   // The weights plus the inputs of a window of `tokens` starting at position `start`.
   exec::Bindings window_inputs(std::span<const std::int32_t> tokens, std::int64_t start) const;
 
-  const Gpt2Model& model_;
+  const CausalLm& model_;
   exec::CpuOptions options_;
   std::map<std::tuple<std::int64_t, std::int64_t, bool>, std::unique_ptr<exec::CpuExecutor>> executors_;
-  std::vector<Tensor> k_cache_, v_cache_;  // per layer [n_positions, n_embd]
+  std::vector<Tensor> k_cache_, v_cache_;  // per layer [context, kv_width]
   std::int64_t position_ = 0;
 };
 
 // The number of cached positions a decode graph is built for: the next power of two >= past,
 // at least 16, at most the context.
-std::int64_t gpt2_past_bucket(std::int64_t past, std::int64_t n_positions);
+std::int64_t past_bucket(std::int64_t past, std::int64_t context);
 
 }  // namespace orion::model

@@ -1,0 +1,24 @@
+#pragma once
+// A model folder of any supported architecture, chosen by config.json's model_type ("gpt2",
+// or absent: GPT-2, as older GPT-2 configs have none; "llama").
+#include <string>
+#include <variant>
+
+#include "model/causal_lm.h"
+#include "model/gpt2_model.h"
+#include "model/llama_model.h"
+
+namespace orion::model {
+
+using AnyModel = std::variant<Gpt2Model, LlamaModel>;
+
+// The architecture DIR/config.json names. Throws orion::Error naming the file for a missing or
+// unreadable config or an architecture Orion does not implement.
+std::string read_model_type(const std::string& dir);
+AnyModel load_any_model(const std::string& dir);
+
+inline const CausalLm& causal_lm(const AnyModel& m) {
+  return std::visit([](const auto& x) -> const CausalLm& { return x; }, m);
+}
+
+}  // namespace orion::model

@@ -1,0 +1,45 @@
+#pragma once
+// What the graph session, generation and perplexity need of a model, whichever architecture
+// (Gpt2Model, LlamaModel): its decoding graphs, the weights they bind, and the sizes of its KV
+// cache. Every architecture's graphs keep GPT-2's conventions (model/gpt2.h):
+//   inputs  tokens i32[seq], positions i32[seq]; with past > 0 also mask f32[seq, past + seq],
+//           past_k.L and past_v.L f32[past, kv_width] per layer L;
+//   outputs logits f32[seq, vocab] (f32[1, vocab] with last_only), then k.L and v.L
+//           f32[seq, kv_width] per layer: this window's keys and values for the cache.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "exec/cpu/executor.h"
+#include "ir/graph.h"
+
+namespace orion::model {
+
+class CausalLm {
+ public:
+  virtual ~CausalLm() = default;
+
+  // config.json's model_type: "gpt2", "llama".
+  virtual std::string_view arch() const = 0;
+  // A window of `seq` tokens after `past` cached positions.
+  virtual ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const = 0;
+  // Parameters by the graphs' names, f32, in the graphs' layout.
+  virtual const exec::Bindings& weights() const = 0;
+  virtual std::int64_t layers() const = 0;
+  // Columns of one layer's cached keys (and values).
+  virtual std::int64_t kv_width() const = 0;
+  virtual std::int64_t context() const = 0;
+  virtual std::int64_t vocab_size() const = 0;
+  virtual std::int64_t eos_token_id() const = 0;
+  // The token every text starts with (Llama's BOS), if the model was trained with one.
+  virtual std::optional<std::int32_t> bos_token_id() const = 0;
+
+ protected:
+  CausalLm() = default;
+  CausalLm(const CausalLm&) = default;
+  CausalLm(CausalLm&&) = default;
+  CausalLm& operator=(const CausalLm&) = default;
+  CausalLm& operator=(CausalLm&&) = default;
+};
+
+}  // namespace orion::model

@@ -1,0 +1,110 @@
+#include "model/llama.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "ir/builder.h"
+#include "model/gpt2_block.h"
+#include "model/rope.h"
+
+namespace orion::model {
+
+namespace {
+
+using ir::Builder;
+using ir::Value;
+
+// nn.Linear without bias: y = x W^T, W stored [out, in].
+Value linear(Builder& b, Value x, const std::string& name, std::int64_t in, std::int64_t out) {
+  return b.matmul(x, b.param(name + ".weight", DType::f32, {out, in}), false, true);
+}
+
+Value rms_norm(Builder& b, Value x, const std::string& name, const LlamaConfig& c) {
+  return b.rms_norm(x, b.param(name + ".weight", DType::f32, {c.hidden_size}), c.rms_norm_eps);
+}
+
+struct LayerInputs {
+  Value mask, cos, sin;
+  std::optional<Value> past_k, past_v;
+};
+
+struct LayerOutputs {
+  Value y, k, v;
+};
+
+// Grouped-query attention without copying keys: the H query heads, head-major, are regrouped
+// as [KV, G * T, D] (query head h = kv * G + g reads key head kv, as Hugging Face's repeat_kv
+// has it), so one batched product per key head serves its whole group.
+Value attention(Builder& b, Value q, Value k_all, Value v_all, Value mask, const LlamaConfig& c) {
+  const std::int64_t T = b.shape(q)[0], S = b.shape(k_all)[0];
+  const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, G = H / KV, D = c.head_dim();
+  auto heads = [&](Value t, std::int64_t n) {  // [rows, n * D] -> [n, rows, D]
+    return b.transpose(b.reshape(t, {b.shape(t)[0], n, D}), {1, 0, 2});
+  };
+  Value qg = b.reshape(heads(q, H), {KV, G * T, D});
+  Value scores = b.mul(b.matmul(qg, heads(k_all, KV), false, true),
+                       b.scalar(static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)))));
+  Value probs = b.softmax(b.add(b.reshape(scores, {H, T, S}), mask), -1);
+  Value out = b.matmul(b.reshape(probs, {KV, G * T, S}), heads(v_all, KV));  // [KV, G * T, D]
+  return b.reshape(b.transpose(b.reshape(out, {H, T, D}), {1, 0, 2}), {T, H * D});
+}
+
+LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const LayerInputs& in) {
+  const std::int64_t C = c.hidden_size, KVW = c.kv_width(), F = c.intermediate_size;
+  const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
+  b.push_scope("model.layers." + std::to_string(index));
+  Value h = rms_norm(b, x, "input_layernorm", c);
+  Value q = apply_rope(b, linear(b, h, "self_attn.q_proj", C, C), in.cos, in.sin, H, D);
+  LayerOutputs out;
+  out.k = apply_rope(b, linear(b, h, "self_attn.k_proj", C, KVW), in.cos, in.sin, KV, D);
+  out.v = linear(b, h, "self_attn.v_proj", C, KVW);
+  Value k_all = in.past_k ? b.concat({*in.past_k, out.k}, 0) : out.k;
+  Value v_all = in.past_v ? b.concat({*in.past_v, out.v}, 0) : out.v;
+  x = b.add(x, linear(b, attention(b, q, k_all, v_all, in.mask, c), "self_attn.o_proj", C, C));
+
+  h = rms_norm(b, x, "post_attention_layernorm", c);
+  Value gated = b.mul(b.silu(linear(b, h, "mlp.gate_proj", C, F)), linear(b, h, "mlp.up_proj", C, F));
+  out.y = b.add(x, linear(b, gated, "mlp.down_proj", F, C));
+  b.pop_scope();
+  return out;
+}
+
+}  // namespace
+
+ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
+  if (o.seq <= 0 || o.past < 0 || o.past + o.seq > c.max_position_embeddings)
+    throw Error("llama graph: a window of " + std::to_string(o.seq) + " after " + std::to_string(o.past) +
+                " positions does not fit the context of " + std::to_string(c.max_position_embeddings));
+  const std::int64_t T = o.seq, C = c.hidden_size;
+  Builder b(o.past > 0 ? "llama_decode" : "llama_prefill");
+  Value tokens = b.input("tokens", DType::i32, {T});
+  Value positions = b.input("positions", DType::i32, {T});
+  Value embed = b.param("model.embed_tokens.weight", DType::f32, {c.vocab_size, C});
+  Value x = b.name(b.gather(embed, tokens), "embed");
+
+  RopeTables tables = rope_tables(c.max_position_embeddings, c.head_dim(), c.rope_theta);
+  LayerInputs in;
+  in.cos = b.name(b.gather(b.name(b.constant(std::move(tables.cos)), "rope_cos_table"), positions), "rope_cos");
+  in.sin = b.name(b.gather(b.name(b.constant(std::move(tables.sin)), "rope_sin_table"), positions), "rope_sin");
+  in.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + T}) : causal_mask(b, T);
+  std::vector<Value> cache_out;
+  for (int l = 0; l < c.num_hidden_layers; ++l) {
+    const std::string ls = std::to_string(l);
+    if (o.past > 0) {
+      in.past_k = b.input("past_k." + ls, DType::f32, {o.past, c.kv_width()});
+      in.past_v = b.input("past_v." + ls, DType::f32, {o.past, c.kv_width()});
+    }
+    LayerOutputs out = layer(b, x, c, l, in);
+    cache_out.push_back(b.name(out.k, "k." + ls));
+    cache_out.push_back(b.name(out.v, "v." + ls));
+    x = out.y;
+  }
+  if (o.last_only && T > 1) x = b.slice(x, {T - 1, 0}, {T, C});
+  x = b.rms_norm(x, b.param("model.norm.weight", DType::f32, {C}), c.rms_norm_eps);
+  Value head = c.tie_word_embeddings ? embed : b.param("lm_head.weight", DType::f32, {c.vocab_size, C});
+  b.output(b.name(b.matmul(x, head, false, true), "logits"));
+  for (Value v : cache_out) b.output(v);
+  return b.finish();
+}
+
+}  // namespace orion::model

@@ -1,0 +1,31 @@
+#pragma once
+// The Llama model as IR graphs, with Hugging Face's parameter names: token embedding
+// (model.embed_tokens.weight), num_hidden_layers pre-norm blocks of RMSNorm, grouped-query
+// attention with rotary position embeddings (model/rope.h) and a SwiGLU feed-forward
+// (down(silu(gate(x)) * up(x))), no biases, the final RMSNorm (model.norm.weight) and the head
+// (lm_head.weight, or the embedding when tie_word_embeddings). Linear weights are stored as
+// PyTorch's nn.Linear stores them, [out, in].
+//
+// Inputs and outputs follow model/causal_lm.h (GPT-2's conventions); the cached keys are
+// rotated already, as Hugging Face caches them, and a layer's cache is
+// [positions, num_key_value_heads * head_dim]: grouped-query attention stores each key/value
+// head once, and the num_attention_heads / num_key_value_heads query heads of a group read it
+// together.
+#include <cstdint>
+
+#include "core/random.h"
+#include "exec/cpu/executor.h"
+#include "ir/graph.h"
+#include "model/llama_config.h"
+
+namespace orion::model {
+
+struct LlamaGraphOptions {
+  std::int64_t seq = 1;
+  std::int64_t past = 0;
+  bool last_only = false;  // logits of the last position only (generation needs no more)
+};
+
+ir::Graph llama_graph(const LlamaConfig& config, const LlamaGraphOptions& options);
+
+}  // namespace orion::model

@@ -1,0 +1,123 @@
+// Llama models through the command line as a user runs them: orion init --arch llama (with the
+// byte-level default vocabulary and with a SentencePiece vocabulary from orion tokenizer train),
+// generate and perplexity on the CPU's graph engine, and the clear errors of the paths that are
+// GPT-2 only so far.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_folder_test.h"
+#include "cli/run_cli.h"
+
+namespace orion::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class LlamaCli : public CliFolderTest {
+ protected:
+  CliResult init(const std::string& args) { return run_orion("init --arch llama -o " + path("m") + " " + args); }
+};
+
+TEST_F(LlamaCli, InitWritesAHuggingFaceLlamaFolder) {
+  const CliResult r = init("--layers 2 --dim 64 --heads 4 --kv-heads 2 --context 64 --seed 5");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("llama, 2 layers, dim 64, 4 heads (2 key/value), hidden 192"), std::string::npos) << r.out;
+  const auto c = nlohmann::json::parse(read(path("m/config.json")));
+  EXPECT_EQ(c.at("model_type"), "llama");
+  EXPECT_EQ(c.at("num_key_value_heads"), 2);
+  EXPECT_EQ(c.at("intermediate_size"), 192);  // 8/3 x 64 rounded up to a multiple of 32
+  EXPECT_EQ(c.at("vocab_size"), 257);         // the byte-level vocabulary
+  EXPECT_EQ(c.at("bos_token_id"), 256);
+  EXPECT_EQ(c.at("tie_word_embeddings"), false);
+  EXPECT_TRUE(fs::exists(path("m/vocab.json")));
+  const std::string st = read(path("m/model.safetensors"));
+  EXPECT_NE(st.find("\"lm_head.weight\""), std::string::npos);
+  EXPECT_NE(st.find("\"model.layers.1.self_attn.k_proj.weight\":{\"dtype\":\"F32\",\"shape\":[32,64]"), std::string::npos);
+
+  ASSERT_EQ(run_orion("init --arch llama -o " + path("t") + " --layers 1 --dim 32 --heads 2 --tied").status, 0);
+  EXPECT_EQ(read(path("t/model.safetensors")).find("lm_head.weight"), std::string::npos);
+}
+
+TEST_F(LlamaCli, GeneratesAndScoresOnTheGraphEngine) {
+  ASSERT_EQ(init("--layers 2 --dim 64 --heads 4 --kv-heads 2 --context 64 --seed 5").status, 0);
+  CliResult r = run_orion("generate -m " + path("m") + " -p 'Once upon' -n 12 --temp 0");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("Once upon", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("graph engine, f32 numerics"), std::string::npos) << r.out;
+  // Greedy decoding is deterministic.
+  EXPECT_EQ(run_orion("generate -m " + path("m") + " -p 'Once upon' -n 12 --temp 0").out.substr(0, 30), r.out.substr(0, 30));
+
+  const std::string text = write("t.txt", std::string(300, 'a') + " the quick brown fox\n");
+  r = run_orion("perplexity -m " + path("m") + " -f " + text + " --window 40 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  // BOS then 321 bytes: every token but the first is scored. An untrained model of 257 tokens is
+  // near-uniform: loss close to log(257).
+  EXPECT_EQ(j.at("tokens"), 321);
+  EXPECT_NEAR(j.at("loss").get<double>(), std::log(257.0), 0.5);
+}
+
+TEST_F(LlamaCli, TrainsAVocabularyAndUsesIt) {
+  std::string corpus;
+  for (int i = 0; i < 400; ++i)
+    corpus += "In the beginning the model read line " + std::to_string(i) + " of a small corpus, and then another.\n";
+  const std::string in = write("corpus.txt", corpus);
+  CliResult r = run_orion("tokenizer train --vocab 300 --byte-fallback --in " + in + " --out " + path("tok"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = init("--layers 1 --dim 32 --heads 2 --context 64 --tokenizer " + path("tok"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("vocab 300 (sentencepiece)"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(path("m/tokenizer.model")));
+  EXPECT_FALSE(fs::exists(path("m/vocab.json")));
+  const auto c = nlohmann::json::parse(read(path("m/config.json")));
+  EXPECT_EQ(c.at("bos_token_id"), 1);
+  EXPECT_EQ(c.at("eos_token_id"), 2);
+
+  r = run_orion("tokenize -m " + path("m") + " In the beginning");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string ids = r.out.substr(0, r.out.find('\n'));
+  r = run_orion("tokenize -m " + path("m") + " --decode " + ids);
+  EXPECT_EQ(r.out, "In the beginning\n");
+  r = run_orion("generate -m " + path("m") + " -p 'In the' -n 8 --seed 2");
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = run_orion("perplexity -m " + path("m") + " -f " + in + " --window 64 --json");
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
+TEST_F(LlamaCli, ErrorsAreClear) {
+  struct Case { std::string args, expect; int status; };
+  for (const Case& k : std::vector<Case>{
+           {"--heads 4 --kv-heads 3", "orion init: \"num_attention_heads\" (4) is not a multiple of \"num_key_value_heads\" (3)", 1},
+           {"--preset stories110m", "--preset stories110m needs --tokenizer DIR", 1},
+           {"--dim 30 --heads 2", "orion init: the head size hidden_size / num_attention_heads = 15 is odd", 1},
+           {"--vocab 100", "--vocab 100 is smaller than the tokenizer's 257 tokens", 1},
+       }) {
+    const CliResult r = init(k.args);
+    EXPECT_EQ(r.status, k.status) << k.args << ": " << r.out;
+    EXPECT_NE(r.out.find(k.expect), std::string::npos) << k.args << ": " << r.out;
+  }
+  CliResult r = run_orion("init --arch gpt2 --preset stories110m -o " + path("g"));
+  EXPECT_NE(r.out.find("--preset stories110m is a llama model, not --arch gpt2"), std::string::npos) << r.out;
+
+  ASSERT_EQ(init("--layers 1 --dim 32 --heads 2 --context 32").status, 0);
+  r = run_orion("generate -m " + path("m") + " -p hi -n 2 --engine fast");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--engine fast runs GPT-2 models only so far; this is a llama model"), std::string::npos) << r.out;
+  r = run_orion("generate -m " + path("m") + " -p hi -n 2 --device ane-sim --no-cache");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("--device ane-sim runs GPT-2 models only so far; this is a llama model"), std::string::npos) << r.out;
+  r = run_orion("compile -m " + path("m") + " --target ane -o " + path("pkg"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("orion compile --target ane runs GPT-2 models only so far"), std::string::npos) << r.out;
+
+  write("m/config.json", R"({"model_type": "mistral"})");
+  r = run_orion("generate -m " + path("m") + " -p hi -n 2");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("m/config.json: model_type \"mistral\" is not supported"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace orion::test

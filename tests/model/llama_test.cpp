@@ -1,0 +1,207 @@
+// Llama against golden logits from an independent torch implementation
+// (tests/reference/llama_reference.py, float64: its own RoPE, repeat_kv and RMSNorm), for
+// prefill and for 32 KV-cache decode steps, with and without grouped-query attention, with tied
+// and untied heads. The models are rebuilt from their seeds: llama_init_weights is what
+// `orion init --arch llama` writes. Then config.json's errors and model folders.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/testing_temp_dir.h"
+#include "model/any_model.h"
+#include "model/golden_logits.h"
+#include "model/llama.h"
+#include "model/llama_model.h"
+#include "model/rope.h"
+#include "model/safetensors.h"
+
+namespace orion::model {
+namespace {
+
+using testing::GoldenLogits;
+
+LlamaConfig golden_config(const GoldenLogits& g) {
+  LlamaConfig c = parse_llama_config(
+      [&] {
+        nlohmann::json j = g.config;
+        j["model_type"] = "llama";
+        return j.dump();
+      }(),
+      g.name);
+  return c;
+}
+
+class LlamaGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LlamaGolden, PrefillMatchesTorch) {
+  const GoldenLogits g = testing::load_golden("llama_" + GetParam());
+  const LlamaConfig c = golden_config(g);
+  const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, g.seed), g.name);
+  testing::expect_prefill_matches(g, m, 1e-4);
+}
+
+TEST_P(LlamaGolden, KvCacheDecodingMatchesTorchAndRecomputation) {
+  const GoldenLogits g = testing::load_golden("llama_" + GetParam());
+  const LlamaConfig c = golden_config(g);
+  const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, g.seed), g.name);
+  testing::expect_kv_cache_decoding_matches(g, m, 1e-4);
+}
+
+// gqa: 4 query heads on 2 key/value heads, untied; mha_tied: no grouping, tied head;
+// mqa_tied: one key/value head, rope_theta 500000; gqa_wide: 8 heads on 2, 3 layers.
+INSTANTIATE_TEST_SUITE_P(Models, LlamaGolden, ::testing::Values("gqa", "mha_tied", "mqa_tied", "gqa_wide"));
+
+TEST(LlamaGolden, TheGoldenModelsCoverGroupingAndTying) {
+  bool grouped = false, ungrouped = false, tied = false, untied = false;
+  for (const char* name : {"gqa", "mha_tied", "mqa_tied", "gqa_wide"}) {
+    const LlamaConfig c = golden_config(testing::load_golden(std::string("llama_") + name));
+    (c.num_key_value_heads < c.num_attention_heads ? grouped : ungrouped) = true;
+    (c.tie_word_embeddings ? tied : untied) = true;
+  }
+  EXPECT_TRUE(grouped && ungrouped && tied && untied);
+}
+
+std::string error_of(const std::string& json) {
+  try {
+    parse_llama_config(json, "dir/config.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LlamaConfig, ErrorsNameTheFileAndTheField) {
+  const std::string base = R"("model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, )";
+  const std::string ok = "{" + base + R"("num_attention_heads": 4, "vocab_size": 100})";
+  EXPECT_EQ(error_of(ok), "");
+  const LlamaConfig c = parse_llama_config(ok, "x");
+  EXPECT_EQ(c.num_key_value_heads, 4);  // absent: as many as the query heads
+  EXPECT_FALSE(c.tie_word_embeddings);
+  EXPECT_EQ(c.bos_token_id, 1);
+  EXPECT_EQ(c.eos_token_id, 2);
+
+  struct Case { std::string json, expect; };
+  for (const Case& k : std::vector<Case>{
+           {"{" + base + R"("vocab_size": 100})", "dir/config.json: missing key \"num_attention_heads\""},
+           {"{" + base + R"("num_attention_heads": "4", "vocab_size": 100})", "dir/config.json: key \"num_attention_heads\" must be an integer"},
+           {"{" + base + R"("num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 100})",
+            "dir/config.json: \"num_attention_heads\" (4) is not a multiple of \"num_key_value_heads\" (3)"},
+           {"{" + base + R"("num_attention_heads": 3, "vocab_size": 100})", "dir/config.json: \"hidden_size\" (64) is not a multiple"},
+           {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "rope_scaling": {"type": "linear", "factor": 2}})",
+            "dir/config.json: key \"rope_scaling\""},
+           {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "hidden_act": "gelu"})", "dir/config.json: key \"hidden_act\""},
+           {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "attention_bias": true})", "dir/config.json: key \"attention_bias\" is true"},
+           {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "eos_token_id": 100})", "dir/config.json: \"eos_token_id\" 100 is outside"},
+           {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "tie_word_embeddings": 1})",
+            "dir/config.json: key \"tie_word_embeddings\" must be true or false"},
+           {R"({"model_type": "gpt2"})", "dir/config.json: model_type is \"gpt2\", expected \"llama\""},
+           {R"({"model_type": "llama",)", "dir/config.json: at byte"},
+       }) {
+    const std::string e = error_of(k.json);
+    EXPECT_EQ(e.rfind(k.expect, 0), 0u) << "got: " << e << "\nexpected to start with: " << k.expect;
+  }
+}
+
+TEST(LlamaConfig, JsonRoundTrips) {
+  LlamaConfig c;
+  c.hidden_size = 96; c.intermediate_size = 200; c.num_hidden_layers = 3; c.num_attention_heads = 6;
+  c.num_key_value_heads = 2; c.max_position_embeddings = 77; c.vocab_size = 300; c.tie_word_embeddings = true;
+  c.rope_theta = 500000; c.bos_token_id.reset(); c.eos_token_id = 7;
+  const LlamaConfig r = parse_llama_config(llama_config_json(c), "x");
+  EXPECT_EQ(llama_config_json(r), llama_config_json(c));
+  EXPECT_FALSE(r.bos_token_id.has_value());
+  EXPECT_EQ(r.kv_width(), 32);
+}
+
+TEST(Rope, TablesFollowHuggingFacesFormula) {
+  const RopeTables t = rope_tables(10, 8, 10000.0);
+  for (std::int64_t p : {0, 3, 9})
+    for (std::int64_t i = 0; i < 4; ++i) {
+      const double angle = static_cast<double>(p) / std::pow(10000.0, 2.0 * static_cast<double>(i) / 8.0);
+      EXPECT_FLOAT_EQ(t.cos.data<float>()[p * 8 + i], static_cast<float>(std::cos(angle)));
+      EXPECT_FLOAT_EQ(t.cos.data<float>()[p * 8 + 4 + i], static_cast<float>(std::cos(angle)));
+      EXPECT_FLOAT_EQ(t.sin.data<float>()[p * 8 + 4 + i], static_cast<float>(std::sin(angle)));
+    }
+  EXPECT_THROW(rope_tables(10, 7, 10000.0), Error);
+}
+
+class LlamaFolder : public ::testing::Test {
+ protected:
+  LlamaConfig small(bool tied) {
+    LlamaConfig c;
+    c.hidden_size = 32; c.intermediate_size = 64; c.num_hidden_layers = 2; c.num_attention_heads = 4;
+    c.num_key_value_heads = 2; c.max_position_embeddings = 32; c.vocab_size = 50; c.tie_word_embeddings = tied;
+    return c;
+  }
+  void write(const LlamaConfig& c, exec::Bindings w) {
+    std::vector<std::pair<std::string, Tensor>> tensors(w.begin(), w.end());
+    write_safetensors(dir_.file("model.safetensors"), tensors, {});
+    std::ofstream(dir_.file("config.json")) << llama_config_json(c);
+  }
+  std::string load_error() {
+    try {
+      LlamaModel::load(dir_.path());
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  testing_util::TempDir dir_;
+};
+
+TEST_F(LlamaFolder, LoadsWhatInitWritesByModelType) {
+  for (bool tied : {false, true}) {
+    const LlamaConfig c = small(tied);
+    const exec::Bindings w = llama_init_weights(c, 9);
+    EXPECT_EQ(w.contains("lm_head.weight"), !tied);
+    EXPECT_EQ(w.at("model.layers.1.self_attn.k_proj.weight").shape(), (Shape{16, 32}));  // [out, in]
+    write(c, w);
+    EXPECT_EQ(read_model_type(dir_.path()), "llama");
+    const AnyModel any = load_any_model(dir_.path());
+    ASSERT_TRUE(std::holds_alternative<LlamaModel>(any));
+    const CausalLm& m = causal_lm(any);
+    EXPECT_EQ(m.kv_width(), 16);
+    EXPECT_EQ(m.bos_token_id(), 1);
+    for (const auto& [name, t] : w) {
+      const Tensor& got = m.weights().at(name);
+      ASSERT_EQ(got.nbytes(), t.nbytes()) << name;
+      EXPECT_EQ(std::memcmp(got.raw(), t.raw(), t.nbytes()), 0) << name;
+    }
+    std::filesystem::remove(dir_.file("model.safetensors"));
+  }
+}
+
+TEST_F(LlamaFolder, MissingAndForeignTensorsAreNamed) {
+  const LlamaConfig c = small(false);
+  exec::Bindings w = llama_init_weights(c, 1);
+  w.erase("model.layers.1.mlp.up_proj.weight");
+  write(c, w);
+  EXPECT_NE(load_error().find("model.safetensors: tensor model.layers.1.mlp.up_proj.weight is missing"), std::string::npos)
+      << load_error();
+  w = llama_init_weights(c, 1);
+  w.emplace("model.layers.0.self_attn.q_proj.bias", Tensor(DType::f32, {32}));
+  write(c, w);
+  EXPECT_NE(load_error().find("tensor model.layers.0.self_attn.q_proj.bias is not part of a Llama model"), std::string::npos)
+      << load_error();
+  w = llama_init_weights(c, 1);
+  w["model.norm.weight"] = Tensor(DType::f32, {31});
+  write(c, w);
+  EXPECT_NE(load_error().find("tensor model.norm.weight has shape [31], config.json needs [32]"), std::string::npos)
+      << load_error();
+}
+
+TEST(LlamaGraph, RefusesAWindowPastTheContext) {
+  LlamaConfig c;
+  c.hidden_size = 16; c.intermediate_size = 32; c.num_hidden_layers = 1; c.num_attention_heads = 2;
+  c.num_key_value_heads = 1; c.max_position_embeddings = 8; c.vocab_size = 10;
+  EXPECT_THROW(llama_graph(c, {.seq = 4, .past = 5, .last_only = false}), Error);
+  const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, 1), "m");
+  GraphSession s(m);
+  s.prefill(std::vector<std::int32_t>(8, 3));
+  EXPECT_THROW(s.decode(1), Error);
+}
+
+}  // namespace
+}  // namespace orion::model
