@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "core/atomic_file.h"
+#include "core/memory_limit.h"
 #include "model/gpt2_model.h"
 #include "model/safetensors.h"
 #include "model_dir.h"
@@ -64,6 +65,7 @@ void init(InitOpts o) {
     throw Error("--vocab " + std::to_string(c.vocab_size) + " is smaller than the tokenizer's " +
                 std::to_string(tok.vocab_size()) + " tokens");
   c.validate("orion init");
+  check_fits_in_memory(c.weight_bytes(sizeof(float)), "the weights (f32)", "orion init");
 
   Stopwatch sw;
   fs::create_directories(dir);
