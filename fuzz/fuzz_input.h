@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -43,13 +44,17 @@ class MemFile {
 };
 
 // Runs `read` and swallows orion::Error, the documented way to refuse an input. Its message
-// must name where the problem is, so an empty one is a finding too.
+// must name where the problem is, so an empty one is a finding too. With ORION_FUZZ_PRINT=1
+// the message is printed: `NAME_fuzz FILE` then shows what a reader says about FILE
+// (docs/RELIABILITY.md's tables were made so).
 template <class F>
 void expect_ok_or_error(F&& read) {
   try {
     read();
   } catch (const orion::Error& e) {
     if (std::string_view(e.what()).empty()) std::abort();
+    static const bool print = std::getenv("ORION_FUZZ_PRINT") != nullptr;
+    if (print) std::fprintf(stderr, "error: %s\n", e.what());
   }
 }
 
