@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 
 namespace orion::model {
 
@@ -80,12 +81,7 @@ std::uint64_t Gpt2Config::kv_cache_bytes() const {
 }
 
 Gpt2Config parse_gpt2_config(std::string_view text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error::at_offset(source, e.byte > 0 ? e.byte - 1 : 0, std::string("not valid JSON: ") + e.what());
-  }
+  const json j = parse_json(text, source);
   if (!j.is_object()) throw Error::in_file(source, "config must be a JSON object");
   if (auto mt = j.find("model_type"); mt != j.end() && mt->is_string() && *mt != "gpt2")
     throw Error::in_file(source, "model_type is \"" + mt->get<std::string>() + "\", expected \"gpt2\"");
