@@ -28,6 +28,10 @@ nlohmann::json parse_json(std::string_view text, std::string_view file) {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error::at_offset(file, e.byte > 0 ? e.byte - 1 : 0, std::string("not valid JSON: ") + e.what());
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number too large for a double ("1e999"): nlohmann reports it without a position, but
+    // its message quotes the number (found by fuzz/ane_manifest_fuzz.cpp).
+    throw Error::in_file(file, std::string("not valid JSON: ") + e.what());
   }
 }
 

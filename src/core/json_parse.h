@@ -13,7 +13,9 @@ namespace orion {
 inline constexpr int kMaxJsonDepth = 64;
 
 // Throws orion::Error "FILE: at byte N: ..." (N counts from 0) for text that is not JSON, or
-// that nests arrays and objects more than kMaxJsonDepth deep (at the bracket that goes over).
+// that nests arrays and objects more than kMaxJsonDepth deep (at the bracket that goes over);
+// "FILE: not valid JSON: ..." quoting the number for a number out of a double's range. Never
+// any other exception.
 nlohmann::json parse_json(std::string_view text, std::string_view file);
 
 }  // namespace orion

@@ -127,6 +127,23 @@ TEST_F(Manifest, TruncatedAndMutatedTextGivesErrorsNotCrashes) {
   read_text(*text_);
 }
 
+// Found by fuzz/ane_manifest_fuzz.cpp (docs/RELIABILITY.md), the crashing input: nlohmann throws
+// out_of_range, not parse_error, for a number beyond a double's range, and it escaped.
+TEST_F(Manifest, ANumberBeyondADoubleIsAnError) {
+  std::filesystem::create_directories(dir_->path() + "/big");
+  std::ofstream(dir_->path() + "/big/manifest.json", std::ios::binary)
+      << std::string("{\n  \"dialect\":8888888888888888888888e8888888888hapeckage\",\n \0\0\0ist    \"name\": #t    \"", 61);
+  try {
+    read_manifest(dir_->path() + "/big");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("big/manifest.json: not valid JSON: [json.exception.out_of_range.406] number "
+                                         "overflow parsing '8888888888888888888888e8888888888'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Found by fuzz/ane_manifest_fuzz.cpp (docs/RELIABILITY.md): a value nested a million deep parsed
 // (nlohmann's parser is iterative) and then overflowed the stack when the manifest copied it.
 TEST_F(Manifest, DeepNestingIsAnErrorNotAStackOverflow) {

@@ -59,5 +59,13 @@ TEST(Gpt2Config, DeepNestingIsAnErrorNotAStackOverflow) {
             "");
 }
 
+// Found by fuzz/ane_manifest_fuzz.cpp: nlohmann throws out_of_range, not parse_error, for a
+// number beyond a double's range, and it escaped the reader as a foreign exception.
+TEST(Gpt2Config, ANumberBeyondADoubleIsAnError) {
+  EXPECT_EQ(error_of(R"({"n_embd": 8888888888888888888888e8888888888})"),
+            "m/config.json: not valid JSON: [json.exception.out_of_range.406] number overflow parsing "
+            "'8888888888888888888888e8888888888'");
+}
+
 }  // namespace
 }  // namespace orion::model
