@@ -132,7 +132,7 @@ TEST_F(Manifest, TruncatedAndMutatedTextGivesErrorsNotCrashes) {
 TEST_F(Manifest, ANumberBeyondADoubleIsAnError) {
   std::filesystem::create_directories(dir_->path() + "/big");
   std::ofstream(dir_->path() + "/big/manifest.json", std::ios::binary)
-      << std::string("{\n  \"dialect\":8888888888888888888888e8888888888hapeckage\",\n \0\0\0ist    \"name\": #t    \"", 61);
+      << std::string("{\n  \"dialect\":8888888888888888888888e8888888888hapeckage\",\n \0\0\0ist    \"name\": #t    \"", 85);
   try {
     read_manifest(dir_->path() + "/big");
     ADD_FAILURE() << "accepted";
