@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target (FUZZ_BUILD/bin/*_fuzz, or the ones named) for SECONDS each, one after
-# another, single-process, and prints each one's executions. Each target starts from its seeds
+# another, each in one process (libFuzzer's default; -jobs would fork workers that log to
+# ./fuzz-N.log), and prints each one's executions. Each target starts from its seeds
 # (scripts/fuzz_seeds.sh, made with ORION) plus what earlier runs added to its corpus in
 # FUZZ_BUILD/corpus/NAME. A crash, hang (-timeout), leak or sanitizer report leaves the input in
 # FUZZ_BUILD/artifacts/ and makes the script exit 1 after the remaining targets have run.
@@ -26,7 +27,7 @@ for name in "${names[@]}"; do
   log=$build/logs/$name.log
   # -timeout: an input that takes over 10 s is a hang; -rss_limit_mb: one over 2 GB is a finding.
   "$build/bin/${name}_fuzz" "$corpus" "$build/seeds/$name" -max_total_time="$seconds" -timeout=10 \
-    -rss_limit_mb=2048 -print_final_stats=1 -jobs=1 -workers=1 \
+    -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/$name-" >"$log" 2>&1
   status=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
