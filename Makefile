@@ -12,7 +12,8 @@ SANITIZE_DIR ?= build-asan
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 600
 # Halt on the first report; the suppressions file says why each of its entries is there.
-SANITIZE_ENV = ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
+# ORION_TEST_LARGE_MODELS=0: the GPT-2 124M-sized tests are skipped (tests/large_model_tests.h).
+SANITIZE_ENV = ORION_TEST_LARGE_MODELS=0 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "model/gpt2_session.h"
 #include "model/perplexity.h"
+#include "large_model_tests.h"
 
 namespace orion::model {
 namespace {
@@ -81,7 +82,12 @@ const Gpt2Model& golden_model(const Golden& g) {
   return it->second;
 }
 
-class Gpt2Golden : public ::testing::TestWithParam<std::string> {};
+class Gpt2Golden : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "124m") ORION_SKIP_LARGE_MODEL_TEST();
+  }
+};
 
 TEST_P(Gpt2Golden, PrefillMatchesTorch) {
   const Golden g = load_golden(GetParam());
