@@ -2,8 +2,8 @@
 // Parsing untrusted JSON text (config.json, a package's manifest) into a value, with a limit on
 // nesting. nlohmann's parser is iterative, but copying, comparing and printing a value recurse,
 // so a file of a million '[' parses and then overflows the stack when an error message prints
-// the value (found by fuzz/gpt2_config_fuzz.cpp). No file Orion reads nests deeper than a few
-// levels; the limit leaves room for what other tools add.
+// the value (found replaying such a file through fuzz/gpt2_config_fuzz.cpp). No file Orion
+// reads nests deeper than a few levels; the limit leaves room for what other tools add.
 #include <string_view>
 
 #include <nlohmann/json.hpp>

@@ -144,7 +144,7 @@ TEST_F(Manifest, ANumberBeyondADoubleIsAnError) {
   }
 }
 
-// Found by fuzz/ane_manifest_fuzz.cpp (docs/RELIABILITY.md): a value nested a million deep parsed
+// Found replaying a made-up input through fuzz/ane_manifest_fuzz.cpp (docs/RELIABILITY.md): a value nested a million deep parsed
 // (nlohmann's parser is iterative) and then overflowed the stack when the manifest copied it.
 TEST_F(Manifest, DeepNestingIsAnErrorNotAStackOverflow) {
   const std::string path = dir_->path() + "/deep/manifest.json";
