@@ -18,6 +18,9 @@ packages=(
   libexpat1-dev
   # SentencePiece tokenizers (the library, and spm_encode/spm_decode that tests compare with).
   libsentencepiece-dev sentencepiece
+  # The fuzz targets (make fuzz, a CI step): clang with libFuzzer and the sanitizer runtimes,
+  # and LLVM's OpenMP, which clang links where GCC links libgomp (oneDNN's thread pool).
+  clang libclang-rt-14-dev libomp-dev
   # The default training corpus, the King James Bible (scripts/fetch_corpus.sh, docs/DATA.md).
   bible-kjv
 )

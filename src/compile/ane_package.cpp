@@ -6,6 +6,7 @@
 
 #include "compile/ane_rules.h"
 #include "core/error.h"
+#include "core/json_parse.h"
 
 namespace orion::compile {
 
@@ -256,13 +257,7 @@ PackageManifest read_manifest(const std::string& dir) {
   if (!in) throw Error::in_file(file, "cannot open the package's manifest (is this a folder from `orion compile --target ane`?)");
   std::stringstream ss;
   ss << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    throw Error::at_offset(file, e.byte, std::string("not valid JSON: ") + e.what());
-  }
-  return manifest_from_json(j, file);
+  return manifest_from_json(parse_json(ss.str(), file), file);
 }
 
 }  // namespace orion::compile

@@ -29,7 +29,8 @@ CpuFeatures detect() {
   f.avx512vl = f.avx512f && __builtin_cpu_supports("avx512vl");
   f.avx512vnni = f.avx512f && __builtin_cpu_supports("avx512vnni");
   f.avx512bf16 = f.avx512f && __builtin_cpu_supports("avx512bf16");
-  f.avxvnni = f.avx2 && __builtin_cpu_supports("avxvnni");
+  // clang 14 rejects "avxvnni" too: CPUID leaf 7 sub-leaf 1, EAX bit 4.
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avxvnni = f.avx2 && (eax & (1u << 4)) != 0;
 #endif
   return f;
 }

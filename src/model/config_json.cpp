@@ -1,5 +1,7 @@
 #include "model/config_json.h"
 
+#include "core/json_parse.h"
+
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -11,12 +13,8 @@ namespace orion::model {
 using nlohmann::json;
 
 json parse_config_object(std::string_view text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error::at_offset(source, e.byte > 0 ? e.byte - 1 : 0, std::string("not valid JSON: ") + e.what());
-  }
+  // parse_json bounds the nesting and names the file in every error, as for any outside file.
+  const json j = parse_json(text, source);
   if (!j.is_object()) throw Error::in_file(source, "config must be a JSON object");
   return j;
 }

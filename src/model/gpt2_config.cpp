@@ -46,6 +46,15 @@ std::int64_t Gpt2Config::parameter_count() const {
   return vocab_size * C + n_positions * C + n_layer * block + 2 * C;
 }
 
+std::uint64_t Gpt2Config::weight_bytes(std::uint64_t bytes_per_weight) const {
+  return static_cast<std::uint64_t>(parameter_count()) * bytes_per_weight;
+}
+
+std::uint64_t Gpt2Config::kv_cache_bytes() const {
+  return 2 * static_cast<std::uint64_t>(n_layer) * static_cast<std::uint64_t>(n_positions) *
+         static_cast<std::uint64_t>(n_embd) * sizeof(float);
+}
+
 Gpt2Config parse_gpt2_config(std::string_view text, const std::string& source) {
   const json j = parse_config_object(text, source);
   if (const std::string mt = config_model_type(j, source); !mt.empty() && mt != "gpt2")

@@ -23,6 +23,10 @@ struct Gpt2Config {
   // Throws orion::Error naming `source` and the first inconsistent field.
   void validate(const std::string& source) const;
   std::int64_t parameter_count() const;
+  // Bytes of the weights at `bytes_per_weight` (4: f32, 2: f16, 1: int8), and of the fast
+  // decoder's key/value cache for the whole context (f32). Exact for a valid config (no overflow).
+  std::uint64_t weight_bytes(std::uint64_t bytes_per_weight) const;
+  std::uint64_t kv_cache_bytes() const;
 };
 
 // Reads a Hugging Face GPT-2 config.json. Errors name the file and the key.

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/memory_limit.h"
 #include "model/fast_attention.h"
 #include "model/fast_rows.h"
 
@@ -79,6 +80,7 @@ Gpt2FastSession::Gpt2FastSession(std::shared_ptr<const Gpt2FastModel> model, int
     : model_(std::move(model)), pool_(threads), isa_(isa) {
   const auto& c = model_->config();
   const auto C = static_cast<std::size_t>(c.n_embd), P = static_cast<std::size_t>(c.n_positions);
+  check_fits_in_memory(c.kv_cache_bytes(), "the key/value cache of the whole context (n_positions)", "gpt2 session");
   for (std::int64_t l = 0; l < c.n_layer; ++l) {
     k_cache_.push_back(make_large_array<float>(P * C));
     v_cache_.push_back(make_large_array<float>(P * C));

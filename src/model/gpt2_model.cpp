@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/memory_limit.h"
 #include "model/gpt2.h"
 #include "model/named_weights.h"
 #include "model/safetensors.h"
@@ -39,6 +40,8 @@ Gpt2Model Gpt2Model::load(const std::string& dir) {
   const std::string config_path = (fs::path(dir) / "config.json").string();
   const std::string weights_path = (fs::path(dir) / "model.safetensors").string();
   Gpt2Config config = read_gpt2_config(config_path);
+  // Before anything is mapped or widened: one byte per weight is the least any format stores.
+  check_fits_in_memory(config.weight_bytes(1), "the weights", config_path);
   const SafetensorsFile file = SafetensorsFile::open(weights_path);
 
   const auto params = gpt2_param_shapes(config);
@@ -54,6 +57,8 @@ Gpt2Model Gpt2Model::load(const std::string& dir) {
   std::string prefix;
   if (!file.find("wte.weight") && file.find("transformer.wte.weight")) prefix = "transformer.";
 
+  // Hugging Face's layout is used as f32 (f16 and bf16 widened): that much must fit.
+  check_fits_in_memory(m.config_.weight_bytes(sizeof(float)), "the weights as f32", config_path);
   exec::Bindings weights = read_named_weights(file, params, prefix, is_known_extra, "GPT-2");
   m.graph_->weights = std::move(weights);
   return m;

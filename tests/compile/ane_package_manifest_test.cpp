@@ -3,6 +3,7 @@
 // an orion::Error naming the file, never a crash.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -124,6 +125,44 @@ TEST_F(Manifest, TruncatedAndMutatedTextGivesErrorsNotCrashes) {
     read_text(t);  // accepted or an Error; a crash fails the test binary
   }
   read_text(*text_);
+}
+
+// Found by fuzz/ane_manifest_fuzz.cpp (docs/RELIABILITY.md), the crashing input: nlohmann throws
+// out_of_range, not parse_error, for a number beyond a double's range, and it escaped.
+TEST_F(Manifest, ANumberBeyondADoubleIsAnError) {
+  std::filesystem::create_directories(dir_->path() + "/big");
+  std::ofstream(dir_->path() + "/big/manifest.json", std::ios::binary)
+      << std::string("{\n  \"dialect\":8888888888888888888888e8888888888hapeckage\",\n \0\0\0ist    \"name\": #t    \"", 85);
+  try {
+    read_manifest(dir_->path() + "/big");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("big/manifest.json: not valid JSON: [json.exception.out_of_range.406] number "
+                                         "overflow parsing '8888888888888888888888e8888888888'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Found replaying a made-up input through fuzz/ane_manifest_fuzz.cpp (docs/RELIABILITY.md): a value nested a million deep parsed
+// (nlohmann's parser is iterative) and then overflowed the stack when the manifest copied it.
+TEST_F(Manifest, DeepNestingIsAnErrorNotAStackOverflow) {
+  const std::string path = dir_->path() + "/deep/manifest.json";
+  std::filesystem::create_directories(dir_->path() + "/deep");
+  const std::size_t model_at = text_->find("\"model\": {");
+  ASSERT_NE(model_at, std::string::npos);
+  const std::string deep = text_->substr(0, model_at) + "\"model\": " + std::string(1'000'000, '[') +
+                           std::string(1'000'000, ']') + ", \"x\": {" + text_->substr(model_at + 10);
+  std::ofstream(path, std::ios::binary) << deep;
+  try {
+    read_manifest(dir_->path() + "/deep");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("manifest.json: at byte " + std::to_string(model_at + 9 + 63) +
+                                         ": JSON nested more than 64 levels deep"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

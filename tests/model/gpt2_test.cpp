@@ -14,6 +14,7 @@
 #include "model/gpt2_model.h"
 #include "model/perplexity.h"
 #include "model/golden_logits.h"
+#include "large_model_tests.h"
 
 namespace orion::model {
 namespace {
@@ -43,7 +44,12 @@ const Gpt2Model& golden_model(const GoldenLogits& g) {
   return it->second;
 }
 
-class Gpt2Golden : public ::testing::TestWithParam<std::string> {};
+class Gpt2Golden : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "124m") ORION_SKIP_LARGE_MODEL_TEST();
+  }
+};
 
 TEST_P(Gpt2Golden, PrefillMatchesTorch) {
   const GoldenLogits g = testing::load_golden("gpt2_" + GetParam());

@@ -10,6 +10,7 @@
 #include "core/half.h"
 #include "core/stopwatch.h"
 #include "core/testing_temp_dir.h"
+#include "large_model_tests.h"
 #include "model/gpt2_model.h"
 #include "package_test_util.h"
 
@@ -22,6 +23,7 @@ class Gpt2_124mPackage : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testing_util::TempDir;
+    if (testing_util::large_model_tests_off()) return;
     weights_ = new compile::ParamValues;
     const exec::Bindings w = model::gpt2_init_weights(config(), 1);
     weights_->insert(w.begin(), w.end());
@@ -29,6 +31,7 @@ class Gpt2_124mPackage : public ::testing::Test {
     compile_package(config(), *weights_, {}, shape(), path("a"));
     std::cout << "[ info ] GPT-2 124M package compiled in " << sw.seconds() << " s\n";
   }
+  void SetUp() override { ORION_SKIP_LARGE_MODEL_TEST(); }
   static void TearDownTestSuite() {
     delete weights_;
     delete dir_;

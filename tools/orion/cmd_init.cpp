@@ -8,6 +8,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "core/memory_limit.h"
 #include "model/gpt2_model.h"
 #include "model/llama_model.h"
 #include "model/safetensors.h"
@@ -86,6 +87,8 @@ void init_gpt2(const InitOpts& o, const text::Tokenizer& tok) {
   if (!tok.eos_id()) throw Error("the tokenizer has no end-of-text token, which GPT-2 needs");
   c.eos_token_id = *tok.eos_id();
   c.validate("orion init");
+  check_fits_in_memory(c.weight_bytes(sizeof(float)), "the weights (f32)", "orion init");
+
   Stopwatch sw;
   write_model(o.out, model::gpt2_init_weights(c, o.seed), model::gpt2_config_json(c), tok);
   std::printf("wrote %s: gpt2, %lld layers, dim %lld, %lld heads, context %lld, vocab %lld, %.1fM params, seed %llu (%.1f s)\n",

@@ -9,9 +9,19 @@ namespace {
 
 using ir::Op;
 
-constexpr std::array<Kernel, ir::kOpCount> make_table() {
-  std::array<Kernel, ir::kOpCount> t{};
-  auto set = [&t](Op op, Kernel k) { t[static_cast<std::size_t>(op)] = k; };
+struct KernelTable {
+  std::array<Kernel, ir::kOpCount> kernel{};
+  // Whether an op has a kernel, beside the pointer: GCC cannot compare a function pointer with
+  // nullptr at compile time under -fsanitize=null (make test-sanitize), so the check below reads this.
+  std::array<bool, ir::kOpCount> has{};
+};
+
+constexpr KernelTable make_table() {
+  KernelTable t;
+  auto set = [&t](Op op, Kernel k) {
+    t.kernel[static_cast<std::size_t>(op)] = k;
+    t.has[static_cast<std::size_t>(op)] = true;
+  };
   set(Op::matmul, kernels::matmul);
   set(Op::conv, kernels::conv);
   for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::pow}) set(op, kernels::binary);
@@ -44,7 +54,7 @@ constexpr bool every_op_has_a_kernel() {
   for (int i = 0; i < ir::kOpCount; ++i) {
     const auto op = static_cast<Op>(i);
     const bool source = op == Op::input || op == Op::param || op == Op::constant;
-    if (source != (kKernels[static_cast<std::size_t>(i)] == nullptr)) return false;
+    if (source == kKernels.has[static_cast<std::size_t>(i)]) return false;
   }
   return true;
 }
@@ -53,7 +63,7 @@ static_assert(every_op_has_a_kernel(), "an op of the op table has no CPU kernel"
 }  // namespace
 
 Kernel kernel_for(ir::Op op) {
-  const Kernel k = kKernels.at(static_cast<std::size_t>(op));
+  const Kernel k = kKernels.kernel.at(static_cast<std::size_t>(op));
   if (!k) throw Error("op " + std::string(ir::op_info(op).name) + " has no CPU kernel");
   return k;
 }

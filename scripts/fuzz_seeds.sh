@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Writes the fuzzers' seed corpora: valid files that Orion itself writes, made fresh with the
+# built `orion` (so they follow the formats as they are today), plus the small hand-written
+# text seeds in fuzz/seeds/NAME/. One folder per fuzz target: OUT/NAME/ for fuzz/NAME_fuzz.cpp.
+# A new target adds its files here. Usage: scripts/fuzz_seeds.sh ORION_BINARY OUT
+set -euo pipefail
+orion=$(realpath "$1")
+out=$2
+here=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+rm -rf "$out"
+mkdir -p "$out"
+for d in "$here"/fuzz/seeds/*/; do mkdir -p "$out/$(basename "$d")" && cp "$d"/* "$out/$(basename "$d")/"; done
+
+# Runs orion quietly, showing its output only when it fails.
+quiet() { "$orion" "$@" >"$work/log" 2>&1 || { cat "$work/log" >&2; exit 1; }; }
+
+# A tiny model (byte-level tokenizer), its f16 and q8 conversions, and its ANE package.
+quiet init -o "$work/m" --layers 1 --dim 32 --heads 2 --context 16
+quiet convert -m "$work/m" --dtype f16 -o "$work/m16"
+quiet convert -m "$work/m" --dtype q8 -o "$work/m8"
+quiet compile -m "$work/m" --target ane --seq 8 -o "$work/pkg"
+
+mkdir -p "$out"/{safetensors,gpt2_config,bpe_tokenizer,ir_parser,mil,weight_blob,ane_manifest}
+for m in m m16 m8; do
+  cp "$work/$m/model.safetensors" "$out/safetensors/$m.safetensors"
+  cp "$work/$m/config.json" "$out/gpt2_config/$m.json"
+done
+# The tokenizer target reads vocab.json, a NUL byte, then merges.txt. init's tokenizer has no
+# merges, so a second seed adds three (and their tokens) to it.
+{ cat "$work/m/vocab.json"; printf '\0'; cat "$work/m/merges.txt"; } >"$out/bpe_tokenizer/byte_level"
+{ sed '$d' "$work/m/vocab.json" | sed '$s/$/,/'
+  printf '  "\\u0120t": 257,\n  "he": 258,\n  "\\u0120the": 259\n}\n\0#version: 0.2\n\xc4\xa0 t\nh e\n\xc4\xa0t he\n'
+} >"$out/bpe_tokenizer/three_merges"
+for f in "$work"/pkg/*/graph.ir; do cp "$f" "$out/ir_parser/$(basename "$(dirname "$f")").ir"; done
+for f in "$work"/pkg/*/model.mil; do cp "$f" "$out/mil/$(basename "$(dirname "$f")").mil"; done
+# The prefill kernel's weights (over 1 MB) would slow every mutation; the others are small.
+for f in "$work"/pkg/decode_*/weights/weight.bin; do cp "$f" "$out/weight_blob/$(basename "$(dirname "$(dirname "$f")")").bin"; done
+cp "$work/pkg/host_weights.bin" "$out/weight_blob/host_weights.bin"
+cp "$work/pkg/manifest.json" "$out/ane_manifest/manifest.json"
+# The MIL target resolves BLOBFILE paths in this kernel folder (scripts/fuzz.sh sets it).
+rm -rf "$out/mil_folder" && cp -r "$work/pkg/decode_ane1" "$out/mil_folder"
