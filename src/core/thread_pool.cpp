@@ -28,8 +28,14 @@ struct ThreadPool::Job {
 ThreadPool::ThreadPool(int threads) {
   if (threads < 0) throw Error("thread pool: " + std::to_string(threads) + " threads");
   if (threads == 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  threads_ = threads;
   workers_.reserve(static_cast<std::size_t>(threads - 1));
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::ThreadPool(int threads, ForkJoin fork_join) : fork_join_(fork_join) {
+  if (threads < 0) throw Error("thread pool: " + std::to_string(threads) + " threads");
+  threads_ = threads == 0 ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : threads;
 }
 
 ThreadPool::~ThreadPool() {
@@ -101,7 +107,7 @@ void ThreadPool::parallel_for(std::int64_t begin, std::int64_t end, std::int64_t
   // `grain`, which is why chunks are sized by dividing n rather than by fixed steps.
   const std::uint64_t chunks = std::min<std::uint64_t>(n / g, 4u * static_cast<unsigned>(size()));
   bool expected = false;
-  if (chunks <= 1 || workers_.empty() || !busy_.compare_exchange_strong(expected, true)) {
+  if (chunks <= 1 || threads_ == 1 || !busy_.compare_exchange_strong(expected, true)) {
     fn(begin, end);
     return;
   }
@@ -112,6 +118,13 @@ void ThreadPool::parallel_for(std::int64_t begin, std::int64_t end, std::int64_t
   job.chunks = chunks;
   job.base = n / chunks;
   job.remainder = n % chunks;
+  if (fork_join_) {  // the same chunks, run by the borrowed threads
+    fork_join_(static_cast<int>(std::min<std::uint64_t>(chunks, static_cast<std::uint64_t>(threads_))),
+               [](void* j) { run_chunks(*static_cast<Job*>(j)); }, &job);
+    busy_.store(false);
+    if (job.error) std::rethrow_exception(job.error);
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &job;

@@ -17,11 +17,18 @@ class ThreadPool {
   // `threads` counts the caller; 0 means std::thread::hardware_concurrency(). 1 runs every
   // loop inline with no worker threads. Throws orion::Error when negative.
   explicit ThreadPool(int threads = 0);
+  // Runs work(ctx) on `threads` threads at once, the caller among them, and returns when all
+  // have finished: how a pool borrows another runtime's threads instead of owning its own.
+  using ForkJoin = void (*)(int threads, void (*work)(void*), void* ctx);
+  // A pool without threads of its own: each parallel_for runs its chunks on `fork_join`'s. Two
+  // runtimes' threads on the same cores fight (one spins while the other works); the CPU
+  // executor lends its loops to OpenMP's threads, which its matrix library already uses.
+  ThreadPool(int threads, ForkJoin fork_join);
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
   ~ThreadPool();
 
-  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  int size() const { return threads_; }
 
   // Calls fn(lo, hi) over disjoint chunks covering [begin, end), each at least `grain` long
   // (a range shorter than `grain` is one chunk), in parallel, and returns when all are done.
@@ -36,6 +43,8 @@ class ThreadPool {
   void worker_loop();
   static void run_chunks(Job& job);
 
+  int threads_ = 1;
+  ForkJoin fork_join_ = nullptr;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;  // workers: a new job or stop

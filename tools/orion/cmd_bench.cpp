@@ -10,6 +10,7 @@ void add_bench_command(CLI::App& app) {
   bench->require_subcommand(1);
   add_bench_decode_command(*bench);
   add_bench_prefill_command(*bench);
+  add_bench_train_command(*bench);
   add_bench_tokenize_command(*bench);
   add_bench_kernels_command(*bench);
 }

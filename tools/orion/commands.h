@@ -21,5 +21,6 @@ void add_compile_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 
 }  // namespace orion::cli

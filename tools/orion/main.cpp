@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   orion::cli::add_rules_command(app);
   orion::cli::add_compile_command(app);
   orion::cli::add_inspect_command(app);
+  orion::cli::add_train_command(app);
   orion::cli::add_check_command(app);
   orion::cli::add_run_command(app);
   orion::cli::add_demo_command(app);

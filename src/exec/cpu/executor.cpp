@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "exec/cpu/kernels.h"
+#include "exec/cpu/openmp_threads.h"
 #include "ir/verifier.h"
 
 namespace orion::exec {
@@ -34,7 +35,7 @@ struct CpuExecutor::State {
   // every run cost more than the products that read them.
   std::vector<Tensor> bound_constants;
 
-  State(ir::Graph g, CpuOptions o) : graph(std::move(g)), options(o), pool(o.threads) {}
+  State(ir::Graph g, CpuOptions o) : graph(std::move(g)), options(o), pool(o.threads, cpu::openmp_fork_join) {}
 
   // Rounds a freshly written float value to the precision it is stored in.
   void round_stored(const ir::Node& n, Tensor& t) const {

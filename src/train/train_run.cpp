@@ -1,0 +1,140 @@
+#include "train/train_run.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/stopwatch.h"
+#include "model/gpt2.h"
+#include "model/gpt2_config.h"
+#include "model/gpt2_model.h"
+#include "train/checkpoint.h"
+#include "train/metrics_log.h"
+#include "train/token_file.h"
+
+namespace orion::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error::in_file(path.string(), "cannot be read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The files of a model folder that are neither its config nor its weights: the tokenizer's,
+// which every checkpoint carries so that it is a model folder of its own.
+std::vector<std::string> tokenizer_files(const fs::path& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || name == "config.json" || name.ends_with(".safetensors") || name.starts_with("."))
+      continue;
+    files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+bool has_checkpoints(const fs::path& out) {
+  if (!fs::is_directory(out)) return false;
+  for (const auto& e : fs::directory_iterator(out))
+    if (e.is_directory() && e.path().filename().string().starts_with("step-")) return true;
+  return false;
+}
+
+}  // namespace
+
+RunResult run_training(const RunOptions& o, const RunEvents& events) {
+  Stopwatch total;
+  RunResult result;
+  const fs::path out(o.out);
+  if (!o.resume && has_checkpoints(out))
+    throw Error::in_file(o.out, "has checkpoints already: --resume continues from the newest, or choose another --out");
+
+  std::optional<LoadedCheckpoint> checkpoint;
+  if (o.resume) checkpoint = load_latest_checkpoint(o.out);
+  if (checkpoint && checkpoint->step >= o.config.steps) {
+    result.already_complete = true;
+    result.steps = result.resumed_from = checkpoint->step;
+    result.final_checkpoint = checkpoint->dir;
+    return result;
+  }
+
+  const model::Gpt2Model model = model::Gpt2Model::load(o.model_dir);
+  const model::Gpt2Config config = model.config();
+  const std::string config_json = read_text(fs::path(o.model_dir) / "config.json");
+  const std::vector<std::string> model_files = tokenizer_files(o.model_dir);
+  auto data = std::make_shared<const TokenFile>(TokenFile::open(o.data));
+  if (data->vocab_size() > static_cast<std::uint64_t>(config.vocab_size))
+    throw Error::in_file(o.data, "was tokenized for a vocabulary of " + std::to_string(data->vocab_size()) +
+                                     " tokens; the model " + o.model_dir + " has " + std::to_string(config.vocab_size));
+  if (o.config.seq > config.n_positions)
+    throw Error("--seq " + std::to_string(o.config.seq) + " is longer than the model's context of " +
+                std::to_string(config.n_positions));
+
+  const LossGraphFn loss_graph = [config](std::int64_t batch, std::int64_t seq) {
+    return model::gpt2_graph(config, model::Gpt2GraphOptions{.seq = seq, .past = 0, .last_only = false, .batch = batch, .loss = true});
+  };
+  Trainer trainer(loss_graph, model.weights(), o.config, data);
+  if (checkpoint) {
+    trainer.restore(checkpoint->params, checkpoint->optimizer, checkpoint->state, checkpoint->dir);
+    result.resumed_from = checkpoint->step;
+  }
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw Error::in_file(o.out, "cannot be created: " + ec.message());
+  const std::string metrics_path = (out / "metrics.jsonl").string();
+  MetricsLog metrics = checkpoint ? MetricsLog::resume(metrics_path, result.resumed_from) : MetricsLog::create(metrics_path);
+  if (events.on_start) events.on_start(trainer, result.resumed_from);
+
+  const auto save = [&] {
+    CheckpointData d;
+    d.step = trainer.steps_done();
+    d.config_json = config_json;
+    d.params = &trainer.params();
+    d.model_files = model_files;
+    d.optimizer = trainer.optimizer_state();
+    d.state = trainer.state();
+    save_checkpoint(o.out, d, o.keep);
+    result.final_checkpoint = (out / checkpoint_folder_name(d.step)).string();
+    if (events.on_save) events.on_save(result.final_checkpoint);
+  };
+
+  while (trainer.steps_done() < o.config.steps) {
+    const StepStats s = trainer.step();
+    const bool last = s.step == o.config.steps;
+    std::optional<double> val;
+    if (last || (o.eval_every > 0 && s.step % o.eval_every == 0)) val = trainer.evaluate(o.eval_batches);
+    if (!result.first_loss) result.first_loss = s.loss;
+    result.last_loss = s.loss;
+    if (val) result.val_loss = val;
+    MetricsRecord r;
+    r.step = s.step;
+    r.loss = s.loss;
+    r.lr = s.lr;
+    r.tokens_per_s = static_cast<double>(s.tokens) / s.seconds;
+    r.val_loss = val;
+    r.grad_norm = s.grad_norm;
+    r.loss_scale = s.loss_scale;
+    r.skipped = trainer.skipped_steps();
+    r.clamped = trainer.clamped_values();
+    r.time_s = total.seconds();
+    metrics.append(r);
+    if (events.on_step) events.on_step(s, val);
+    if (last || (o.save_every > 0 && s.step % o.save_every == 0)) save();
+  }
+  result.steps = trainer.steps_done();
+  result.skipped_steps = trainer.skipped_steps();
+  result.clamped_values = trainer.clamped_values();
+  result.seconds = total.seconds();
+  return result;
+}
+
+}  // namespace orion::train

@@ -1,0 +1,47 @@
+#pragma once
+// A whole training run as `orion train` does it: the model folder and token file in, a folder of
+// checkpoints and metrics out. It owns the policy around the trainer: starting afresh or
+// resuming from the newest checkpoint that verifies, evaluating and saving every so many steps,
+// always saving the last step, and logging every step to OUT/metrics.jsonl. Printing is the
+// caller's (events), so the CLI, the demo and the tests share one loop.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "train/trainer.h"
+
+namespace orion::train {
+
+struct RunOptions {
+  std::string model_dir;  // a model folder (config.json, model.safetensors, tokenizer files)
+  std::string data;       // a token file (`orion data prepare`)
+  std::string out;        // checkpoints OUT/step-NNNNNNNN/ and OUT/metrics.jsonl
+  TrainConfig config;
+  std::int64_t save_every = 0;  // 0: only the last step
+  int keep = 3;                 // checkpoints kept
+  bool resume = false;          // continue from the newest checkpoint in `out` (none: start afresh)
+  std::int64_t eval_every = 0;  // 0: only after the last step
+  std::int64_t eval_batches = 8;
+};
+
+struct RunEvents {
+  // Once, after the model, data and any checkpoint are loaded.
+  std::function<void(const Trainer&, std::int64_t resumed_from)> on_start;
+  std::function<void(const StepStats&, std::optional<double> val_loss)> on_step;
+  std::function<void(const std::string& checkpoint_dir)> on_save;
+};
+
+struct RunResult {
+  std::int64_t steps = 0;         // steps done in all, resumed ones included
+  std::int64_t resumed_from = 0;  // 0: started afresh
+  bool already_complete = false;  // the newest checkpoint had all the steps: nothing was run
+  std::optional<double> first_loss, last_loss, val_loss;
+  std::int64_t skipped_steps = 0, clamped_values = 0;
+  std::string final_checkpoint;  // its folder is a model folder
+  double seconds = 0;
+};
+
+RunResult run_training(const RunOptions& options, const RunEvents& events = {});
+
+}  // namespace orion::train

@@ -1,0 +1,271 @@
+#include "train/trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/stopwatch.h"
+#include "train/autodiff.h"
+
+namespace orion::train {
+
+namespace {
+
+constexpr float kF16Max = 65504.0f;
+
+// 2 x M x N x K for every matmul: the work `orion bench train` reports.
+double matmul_flops(const ir::Graph& g) {
+  double flops = 0;
+  for (ir::ValueId id : g.nodes_of(ir::Op::matmul)) {
+    const ir::Node& n = g.node(id);
+    const ir::TensorType& x = g.node(n.inputs[0]).type;
+    const std::int64_t k = n.attr_bool("transpose_x") ? x.shape[x.rank() - 2] : x.shape[x.rank() - 1];
+    flops += 2.0 * static_cast<double>(n.type.numel()) * static_cast<double>(k);
+  }
+  return flops;
+}
+
+// Clamps the weights to the fp16 range in place, where the ANE's numerics would otherwise turn
+// them into inf; returns how many were clamped.
+std::int64_t clamp_to_f16_range(exec::Bindings& params) {
+  std::int64_t clamped = 0;
+  for (auto& [name, t] : params)
+    for (float& v : t.span<float>())
+      if (std::fabs(v) > kF16Max) {  // NaN never gets here: AdamW runs only on finite gradients
+        v = std::copysign(kF16Max, v);
+        ++clamped;
+      }
+  return clamped;
+}
+
+void add_into(Tensor& sum, const Tensor& term) {
+  auto s = sum.span<float>();
+  auto t = term.span<const float>();
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] += t[i];
+}
+
+std::vector<std::string> param_names(const ir::Graph& g) {
+  std::vector<std::string> names;
+  for (ir::ValueId id : g.nodes_of(ir::Op::param)) names.push_back(g.node(id).name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Tensor i32_tensor(std::int64_t n) { return Tensor(DType::i32, {n}); }
+
+}  // namespace
+
+LrSchedule TrainConfig::schedule() const {
+  return LrSchedule{.peak = lr, .min_lr = lr * min_lr_fraction, .warmup = warmup, .total = steps};
+}
+
+nlohmann::json TrainConfig::identity() const {
+  return {{"batch", batch},
+          {"seq", seq},
+          {"accum", accum},
+          {"lr", lr},
+          {"min_lr_fraction", min_lr_fraction},
+          {"warmup", warmup},
+          {"beta1", adamw.beta1},
+          {"beta2", adamw.beta2},
+          {"eps", adamw.eps},
+          {"weight_decay", adamw.weight_decay},
+          {"clip_norm", adamw.clip_norm},
+          {"precision", std::string(exec::numerics_name(precision))},
+          {"loss_scaling", scaling()},
+          {"seed", seed}};
+}
+
+struct Trainer::Impl {
+  TrainConfig config;
+  LrSchedule schedule;
+  std::shared_ptr<const TokenFile> data;
+  LossGraphFn loss_graph;
+  std::vector<std::string> names;  // params, in the gradient graph's output order
+  exec::CpuExecutor grads;
+  std::unique_ptr<exec::CpuExecutor> eval;  // made on the first evaluation
+  double flops = 0;
+  exec::Bindings params;  // fp32 masters
+  exec::Bindings feed;    // params (the same buffers), tokens, positions, targets, loss_scale
+  AdamW optimizer;
+  LossScaler scaler;
+  DataLoader loader;
+  std::int64_t steps = 0, skipped = 0, clamped = 0;
+
+  Impl(const LossGraphFn& fn, const exec::Bindings& initial, const TrainConfig& c, std::shared_ptr<const TokenFile> d)
+      : config(c),
+        schedule(c.schedule()),
+        data(std::move(d)),
+        loss_graph(fn),
+        names(param_names(fn(c.batch, c.seq))),
+        grads(gradient_graph(fn(c.batch, c.seq), "loss", names, GradientOptions{.seed_input = "loss_scale"}),
+              exec::CpuOptions{.numerics = c.precision, .threads = c.threads}),
+        flops(matmul_flops(grads.graph())),
+        params(copy_params(initial, names)),
+        optimizer(adamw_config(c), params),
+        scaler(scaler_config(c)),
+        loader(*data, Split::train, c.batch, c.seq, c.seed) {
+    if (c.batch <= 0 || c.seq <= 0 || c.accum <= 0 || c.steps <= 0)
+      throw Error("train: batch, seq, accum and steps must be positive");
+    if (c.precision == exec::Numerics::f16) clamped += clamp_to_f16_range(params);
+    feed = params;
+    const std::int64_t n = c.batch * c.seq;
+    feed["tokens"] = i32_tensor(n);
+    feed["targets"] = i32_tensor(n);
+    Tensor positions = i32_tensor(n);
+    auto pos = positions.span<std::int32_t>();
+    for (std::int64_t i = 0; i < n; ++i) pos[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i % c.seq);
+    feed["positions"] = positions;
+    feed["loss_scale"] = Tensor(DType::f32, {});
+  }
+
+  static exec::Bindings copy_params(const exec::Bindings& initial, const std::vector<std::string>& wanted) {
+    exec::Bindings out;
+    for (const std::string& name : wanted) {
+      auto it = initial.find(name);
+      if (it == initial.end()) throw Error("train: the model has no weight '" + name + "' that its graph needs");
+      out.emplace(name, it->second.to(DType::f32).contiguous().clone());
+    }
+    return out;
+  }
+
+  static AdamWConfig adamw_config(const TrainConfig& c) {
+    AdamWConfig a = c.adamw;
+    a.threads = c.threads;
+    return a;
+  }
+
+  static LossScalerConfig scaler_config(const TrainConfig& c) {
+    LossScalerConfig s;
+    s.enabled = c.scaling();
+    if (c.precision == exec::Numerics::f16) {
+      // The scale is the seed of the backward pass, an fp16 value in the ANE's numerics: 2^15
+      // is the largest power of two below 65504.
+      s.initial = std::min(s.initial, 32768.0);
+      s.max_scale = std::min(s.max_scale, 32768.0);
+    }
+    return s;
+  }
+
+  void load_batch(const Batch& b) {
+    std::copy(b.tokens.begin(), b.tokens.end(), feed["tokens"].span<std::int32_t>().begin());
+    std::copy(b.targets.begin(), b.targets.end(), feed["targets"].span<std::int32_t>().begin());
+  }
+};
+
+Trainer::Trainer(const LossGraphFn& loss_graph, const exec::Bindings& params, const TrainConfig& config,
+                 std::shared_ptr<const TokenFile> data)
+    : impl_(std::make_unique<Impl>(loss_graph, params, config, std::move(data))) {}
+
+Trainer::~Trainer() = default;
+
+StepStats Trainer::step() {
+  Impl& m = *impl_;
+  Stopwatch watch;
+  StepStats s;
+  s.lr = m.schedule.at(m.steps);
+  s.loss_scale = m.scaler.scale();  // 1 when scaling is off
+  m.feed["loss_scale"].span<float>()[0] = static_cast<float>(s.loss_scale);
+
+  exec::Bindings grads;
+  double loss_sum = 0;
+  for (std::int64_t micro = 0; micro < m.config.accum; ++micro) {
+    m.load_batch(m.loader.next());
+    std::vector<Tensor> out = m.grads.run(m.feed);
+    loss_sum += static_cast<double>(out[0].span<const float>()[0]);
+    for (std::size_t i = 0; i < m.names.size(); ++i) {
+      Tensor& g = out[1 + i];
+      if (micro == 0)
+        grads.insert_or_assign(m.names[i], std::move(g));
+      else
+        add_into(grads.at(m.names[i]), g);
+    }
+  }
+  s.loss = loss_sum / static_cast<double>(m.config.accum);
+  s.tokens = m.config.accum * m.config.batch * m.config.seq;
+
+  const bool finite = std::isfinite(s.loss) && all_finite(grads);
+  const bool may_apply = m.scaler.update(finite);
+  s.skipped = !(finite && may_apply);
+  if (s.skipped) {
+    ++m.skipped;
+  } else {
+    const AdamW::StepResult r =
+        m.optimizer.step(m.params, grads, s.lr, s.loss_scale * static_cast<double>(m.config.accum));
+    s.grad_norm = r.grad_norm;
+    if (m.config.precision == exec::Numerics::f16) m.clamped += clamp_to_f16_range(m.params);
+  }
+  s.step = ++m.steps;
+  s.seconds = watch.seconds();
+  return s;
+}
+
+double Trainer::evaluate(std::int64_t batches) {
+  Impl& m = *impl_;
+  if (!m.eval)
+    m.eval = std::make_unique<exec::CpuExecutor>(m.loss_graph(m.config.batch, m.config.seq),
+                                                 exec::CpuOptions{.numerics = m.config.precision, .threads = m.config.threads});
+  // Seed 0 whatever the run's: every evaluation of every run sees the same windows.
+  DataLoader val(*m.data, Split::val, m.config.batch, m.config.seq, 0);
+  double sum = 0;
+  for (std::int64_t i = 0; i < batches; ++i) {
+    m.load_batch(val.next());
+    sum += static_cast<double>(m.eval->run(m.feed)[0].span<const float>()[0]);
+  }
+  return sum / static_cast<double>(std::max<std::int64_t>(batches, 1));
+}
+
+std::int64_t Trainer::steps_done() const { return impl_->steps; }
+const TrainConfig& Trainer::config() const { return impl_->config; }
+const exec::Bindings& Trainer::params() const { return impl_->params; }
+std::int64_t Trainer::skipped_steps() const { return impl_->skipped; }
+std::int64_t Trainer::clamped_values() const { return impl_->clamped; }
+double Trainer::matmul_flops_per_micro_batch() const { return impl_->flops; }
+exec::Bindings Trainer::optimizer_state() const { return impl_->optimizer.state(); }
+
+nlohmann::json Trainer::state() const {
+  const Impl& m = *impl_;
+  return {{"steps", m.steps},
+          {"skipped_steps", m.skipped},
+          {"clamped_values", m.clamped},
+          {"optimizer_steps", m.optimizer.steps()},
+          {"loss_scaler", m.scaler.to_json()},
+          {"loader", to_json(m.loader.state())},
+          {"options", m.config.identity()}};
+}
+
+void Trainer::restore(const exec::Bindings& params, const exec::Bindings& optimizer, const nlohmann::json& state,
+                      const std::string& source) {
+  Impl& m = *impl_;
+  try {
+    const nlohmann::json want = m.config.identity();
+    const nlohmann::json& have = state.at("options");
+    for (auto it = want.begin(); it != want.end(); ++it)
+      if (!have.contains(it.key()) || have.at(it.key()) != it.value())
+        throw Error::in_file(source, "the checkpoint was made with " + it.key() + " = " +
+                                         (have.contains(it.key()) ? have.at(it.key()).dump() : "(none)") +
+                                         ", this run asks for " + it.value().dump());
+    for (const std::string& name : m.names) {
+      auto it = params.find(name);
+      if (it == params.end()) throw Error::in_file(source, "has no weight '" + name + "'");
+      Tensor& dst = m.params.at(name);
+      if (it->second.shape() != dst.shape()) throw Error::in_file(source, "weight '" + name + "' has another shape");
+      const Tensor src = it->second.to(DType::f32).contiguous();
+      std::copy(src.span<const float>().begin(), src.span<const float>().end(), dst.span<float>().begin());
+    }
+    m.optimizer.restore(optimizer, state.at("optimizer_steps").get<std::int64_t>());
+    m.scaler.from_json(state.at("loss_scaler"));
+    m.loader.restore(loader_state_from_json(state.at("loader"), source));
+    m.steps = state.at("steps").get<std::int64_t>();
+    m.skipped = state.at("skipped_steps").get<std::int64_t>();
+    m.clamped = state.at("clamped_values").get<std::int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error::in_file(source, std::string("trainer state: ") + e.what());
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).starts_with(source)) throw;
+    throw Error::in_file(source, e.what());
+  }
+}
+
+}  // namespace orion::train

@@ -1,0 +1,96 @@
+#pragma once
+// The trainer: one optimizer step is `accum` micro-batches of forward and backward through one
+// gradient graph (autodiff of the model's loss graph), the sum of their gradients checked for
+// inf/NaN, then AdamW on fp32 master weights. In f16 numerics (the ANE's: every tensor rounded to
+// fp16) the loss is scaled dynamically and the weights are clamped to the fp16 range where they
+// are handed to the device; a step whose gradients are not finite is skipped, so a NaN never
+// reaches the weights.
+//
+// Everything a step depends on (weights, moments, loss scale, data position, step count) is in
+// the state the trainer saves and restores, and each step is a pure function of it: a run
+// resumed from a checkpoint is bit-identical to one that was never interrupted (with the same
+// thread count: the kernels are deterministic for a given one).
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "exec/cpu/executor.h"
+#include "ir/graph.h"
+#include "train/adamw.h"
+#include "train/data_loader.h"
+#include "train/loss_scaler.h"
+#include "train/lr_schedule.h"
+
+namespace orion::train {
+
+struct TrainConfig {
+  std::int64_t steps = 1000;
+  std::int64_t batch = 4;  // sequences per micro-batch
+  std::int64_t seq = 64;   // tokens per sequence
+  std::int64_t accum = 1;  // micro-batches per optimizer step
+  double lr = 3e-4, min_lr_fraction = 0.1;
+  std::int64_t warmup = 0;
+  AdamWConfig adamw;
+  exec::Numerics precision = exec::Numerics::f32;
+  // Dynamic loss scaling; nullopt: on in f16, off in f32.
+  std::optional<bool> loss_scaling;
+  std::uint64_t seed = 0;  // the data order
+  int threads = 0;
+
+  LrSchedule schedule() const;
+  bool scaling() const { return loss_scaling.value_or(precision == exec::Numerics::f16); }
+  // The options that fix a run's trajectory, for checkpoints: a resumed run must match them.
+  nlohmann::json identity() const;
+};
+
+struct StepStats {
+  std::int64_t step = 0;  // steps done, this one included
+  double loss = 0;        // mean over the micro-batches, unscaled
+  double lr = 0;
+  double grad_norm = 0;   // global norm before clipping (0 for a skipped step)
+  double loss_scale = 1;
+  bool skipped = false;   // gradients were not finite: the weights were not touched
+  std::int64_t tokens = 0;
+  double seconds = 0;
+};
+
+// The model's loss graph for (batch, seq): inputs tokens, positions and targets, each
+// i32[batch * seq], params by name, and one output `loss`, an f32 scalar.
+using LossGraphFn = std::function<ir::Graph(std::int64_t batch, std::int64_t seq)>;
+
+class Trainer {
+ public:
+  // `params`: the initial weights by the loss graph's param names (copied into fp32 masters).
+  Trainer(const LossGraphFn& loss_graph, const exec::Bindings& params, const TrainConfig& config,
+          std::shared_ptr<const TokenFile> data);
+  ~Trainer();
+
+  StepStats step();
+  // Mean loss over the validation split's first `batches` batches (the same ones every time).
+  double evaluate(std::int64_t batches);
+
+  std::int64_t steps_done() const;
+  const TrainConfig& config() const;
+  const exec::Bindings& params() const;
+  std::int64_t skipped_steps() const;
+  std::int64_t clamped_values() const;  // weights clamped to +-65504 where handed to the device
+  // Floating-point operations (2 per multiply-add) of one micro-batch's matrix products, forward
+  // and backward: what `orion bench train` divides by the time.
+  double matmul_flops_per_micro_batch() const;
+
+  // What a checkpoint holds besides the weights: the optimizer's moments, and the rest as JSON.
+  exec::Bindings optimizer_state() const;
+  nlohmann::json state() const;
+  // Continues from a checkpoint's weights, moments and state; errors name `source` when the
+  // state does not fit this trainer (another model, other options).
+  void restore(const exec::Bindings& params, const exec::Bindings& optimizer, const nlohmann::json& state,
+               const std::string& source);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace orion::train

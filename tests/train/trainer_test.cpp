@@ -1,0 +1,105 @@
+#include "train/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/temp_folder.h"
+#include "model/gpt2.h"
+#include "model/gpt2_model.h"
+#include "train/token_file.h"
+
+namespace orion::train {
+namespace {
+
+model::Gpt2Config tiny_config() {
+  model::Gpt2Config c;
+  c.n_layer = 2;
+  c.n_embd = 32;
+  c.n_head = 2;
+  c.n_positions = 32;
+  c.vocab_size = 61;
+  return c;
+}
+
+LossGraphFn gpt2_loss(const model::Gpt2Config& c) {
+  return [c](std::int64_t batch, std::int64_t seq) {
+    return model::gpt2_graph(c, model::Gpt2GraphOptions{.seq = seq, .past = 0, .last_only = false, .batch = batch, .loss = true});
+  };
+}
+
+// A token file holding one short sequence (and a copy as its validation split): every window the
+// loader draws is part of it, so a model can learn it by heart.
+std::shared_ptr<const TokenFile> memorisable_data(const TempFolder& tmp, std::int64_t vocab) {
+  std::vector<std::int32_t> tokens;
+  for (int i = 0; i < 40; ++i) tokens.push_back(static_cast<std::int32_t>((i * 17 + 3) % vocab));
+  const std::string path = tmp.path() + "/tokens.bin";
+  write_token_file(path, static_cast<std::uint64_t>(vocab), std::nullopt, tokens, tokens);
+  return std::make_shared<const TokenFile>(TokenFile::open(path));
+}
+
+TrainConfig overfit_config(exec::Numerics precision) {
+  TrainConfig c;
+  c.steps = 150;
+  c.batch = 2;
+  c.seq = 16;
+  c.lr = 1e-2;
+  c.warmup = 10;
+  c.adamw.weight_decay = 0.0;
+  c.precision = precision;
+  c.threads = 2;
+  return c;
+}
+
+std::vector<double> train_curve(exec::Numerics precision) {
+  TempFolder tmp("orion-trainer-test");
+  const model::Gpt2Config mc = tiny_config();
+  Trainer t(gpt2_loss(mc), model::gpt2_init_weights(mc, 7), overfit_config(precision), memorisable_data(tmp, mc.vocab_size));
+  std::vector<double> losses;
+  while (t.steps_done() < t.config().steps) {
+    const StepStats s = t.step();
+    EXPECT_FALSE(s.skipped) << "step " << s.step;
+    losses.push_back(s.loss);
+  }
+  EXPECT_EQ(t.skipped_steps(), 0);
+  return losses;
+}
+
+TEST(Trainer, OverfitsASmallBatchInF32AndF16AndTheCurvesAgree) {
+  const std::vector<double> f32 = train_curve(exec::Numerics::f32);
+  const std::vector<double> f16 = train_curve(exec::Numerics::f16);
+  ASSERT_EQ(f32.size(), f16.size());
+  EXPECT_NEAR(f32.front(), std::log(61.0), 0.3);  // a fresh model guesses uniformly
+  EXPECT_LT(f32.back(), 0.05);
+  EXPECT_LT(f16.back(), 0.1);
+  // Over the first half, where the loss is well above fp16's resolution, the curves coincide
+  // to fp16 tolerance (the step's rounding grows along the run, so the tail only has to fall).
+  for (std::size_t i = 0; i < f32.size() / 2; ++i) EXPECT_NEAR(f16[i], f32[i], 0.02 + 0.02 * f32[i]) << "step " << i + 1;
+}
+
+TEST(Trainer, AStepWithInfiniteGradientsIsSkippedAndLeavesTheWeightsAlone) {
+  TempFolder tmp("orion-trainer-test");
+  const model::Gpt2Config mc = tiny_config();
+  exec::Bindings w = model::gpt2_init_weights(mc, 7);
+  // Token embeddings past fp16's range: the forward pass overflows in the ANE's numerics.
+  for (float& v : w.at("wte.weight").span<float>()) v *= 3e4f;
+  TrainConfig c = overfit_config(exec::Numerics::f16);
+  Trainer t(gpt2_loss(mc), w, c, memorisable_data(tmp, mc.vocab_size));
+  const exec::Bindings before = [&] {
+    exec::Bindings copy;
+    for (const auto& [name, tensor] : t.params()) copy.emplace(name, tensor.clone());
+    return copy;
+  }();
+  const StepStats s = t.step();
+  EXPECT_TRUE(s.skipped);
+  EXPECT_EQ(t.skipped_steps(), 1);
+  for (const auto& [name, tensor] : t.params()) {
+    const auto a = tensor.span<const float>(), b = before.at(name).span<const float>();
+    ASSERT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << name;
+  }
+  EXPECT_LT(t.step().loss_scale, s.loss_scale);  // halved after the overflow
+}
+
+}  // namespace
+}  // namespace orion::train

@@ -1,0 +1,133 @@
+// orion train: trains a model folder on a token file, on the CPU in the ANE's fp16 numerics or
+// in f32, with checkpoints a killed run resumes from bit for bit (train/train_run.h). Shows a
+// live progress line (step, loss, learning rate, tokens/s, ETA) and writes OUT/metrics.jsonl,
+// which `orion plot` draws.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "commands.h"
+#include "core/error.h"
+#include "numerics_option.h"
+#include "train/train_run.h"
+
+namespace orion::cli {
+
+namespace {
+
+std::string duration(double seconds) {
+  const long s = std::lround(std::max(seconds, 0.0));
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, s / 60 % 60);
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lds", s);
+  return buf;
+}
+
+struct TrainOpts {
+  train::RunOptions run;
+  std::string precision = "f32", device = "cpu";
+  double weight_decay = 0.1, clip = 1.0;
+  bool no_loss_scaling = false;
+};
+
+void train_command(TrainOpts& o) {
+  if (o.device != "cpu")
+    throw Error("--device " + o.device +
+                ": training runs on the cpu device so far; compiling the backward graph to ANE kernels is not built yet");
+  o.run.config.precision = parse_numerics(o.precision);
+  o.run.config.adamw.weight_decay = o.weight_decay;
+  o.run.config.adamw.clip_norm = o.clip;
+  if (o.no_loss_scaling) o.run.config.loss_scaling = false;
+  const std::int64_t total = o.run.config.steps;
+  const bool tty = isatty(fileno(stderr));
+  double window_tokens = 0, window_seconds = 0;  // tokens/s over the recent steps
+  std::int64_t started_at = 0;
+  double elapsed = 0;
+
+  train::RunEvents events;
+  events.on_start = [&](const train::Trainer& t, std::int64_t resumed) {
+    started_at = resumed;
+    std::fprintf(stderr, "train: %s on %s, %lld steps of %lld x %lld tokens%s, %s, %s\n", o.run.model_dir.c_str(),
+                 o.run.data.c_str(), static_cast<long long>(total), static_cast<long long>(t.config().batch * t.config().accum),
+                 static_cast<long long>(t.config().seq),
+                 t.config().accum > 1 ? (" (" + std::to_string(t.config().accum) + " micro-batches)").c_str() : "",
+                 o.precision.c_str(), t.config().scaling() ? "dynamic loss scaling" : "no loss scaling");
+    if (resumed > 0) std::fprintf(stderr, "train: resumed from step %lld\n", static_cast<long long>(resumed));
+  };
+  events.on_step = [&](const train::StepStats& s, std::optional<double> val) {
+    window_tokens = 0.9 * window_tokens + static_cast<double>(s.tokens);
+    window_seconds = 0.9 * window_seconds + s.seconds;
+    elapsed += s.seconds;
+    const double tok_s = window_tokens / window_seconds;
+    const double eta = static_cast<double>(total - s.step) * window_seconds / (window_tokens / static_cast<double>(s.tokens));
+    char line[256];
+    std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  ETA %s%s",
+                  static_cast<long long>(s.step), static_cast<long long>(total), s.loss, s.lr, tok_s,
+                  duration(eta).c_str(), s.skipped ? "  (skipped: gradients not finite)" : "");
+    if (val) {
+      std::fprintf(stderr, "%s%s  val %.4f\n", tty ? "\r\033[K" : "", line, *val);
+    } else if (tty) {
+      std::fprintf(stderr, "\r\033[K%s", line);
+    } else if (s.step == started_at + 1 || s.step % 10 == 0) {
+      std::fprintf(stderr, "%s\n", line);
+    }
+    std::fflush(stderr);
+  };
+  events.on_save = [&](const std::string& dir) {
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    std::fprintf(stderr, "train: saved %s\n", dir.c_str());
+  };
+
+  const train::RunResult r = train::run_training(o.run, events);
+  if (r.already_complete) {
+    std::printf("the run in %s is complete: %lld steps (checkpoint %s); nothing to do\n", o.run.out.c_str(),
+                static_cast<long long>(r.steps), r.final_checkpoint.c_str());
+    return;
+  }
+  std::printf("trained %lld steps in %s: loss %.4f -> %.4f", static_cast<long long>(r.steps - r.resumed_from),
+              duration(r.seconds).c_str(), r.first_loss.value_or(NAN), r.last_loss.value_or(NAN));
+  if (r.val_loss) std::printf(", validation loss %.4f", *r.val_loss);
+  std::printf("\n  skipped steps %lld, clamped weights %lld\n  model: %s\n", static_cast<long long>(r.skipped_steps),
+              static_cast<long long>(r.clamped_values), r.final_checkpoint.c_str());
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto o = std::make_shared<TrainOpts>();
+  train::RunOptions& r = o->run;
+  train::TrainConfig& c = r.config;
+  auto* cmd = app.add_subcommand("train", "Train a model on a token file, with resumable checkpoints");
+  cmd->add_option("-m,--model", r.model_dir, "Model folder to start from (`orion init` makes one)")->required();
+  cmd->add_option("--data", r.data, "Token file (`orion data prepare`)")->required();
+  cmd->add_option("--out", r.out, "Folder of checkpoints (step-NNNNNNNN, each a model folder) and metrics.jsonl")->required();
+  cmd->add_option("--steps", c.steps, "Optimizer steps in all")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--batch", c.batch, "Sequences per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--seq", c.seq, "Tokens per sequence")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--accum", c.accum, "Micro-batches per optimizer step (gradient accumulation)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--lr", c.lr, "Peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--min-lr-fraction", c.min_lr_fraction, "Where the cosine ends, as a fraction of the peak")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--warmup", c.warmup, "Warm-up steps (linear from 0)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--weight-decay", o->weight_decay, "AdamW's decoupled weight decay (matrices only)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--clip", o->clip, "Global gradient-norm clipping (0: none)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--precision", o->precision, "f32, or f16: the ANE's numerics, every tensor rounded to fp16, with dynamic loss scaling")
+      ->check(CLI::IsMember({"f32", "f16"}))->capture_default_str();
+  cmd->add_flag("--no-loss-scaling", o->no_loss_scaling, "Turn dynamic loss scaling off in f16");
+  cmd->add_option("--device", o->device, "Device to train on")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
+  cmd->add_option("--threads", c.threads, "Threads (0: one per hardware thread); a resumed run is bit-identical with the same count")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--seed", c.seed, "Seed of the data order")->capture_default_str();
+  cmd->add_option("--save-every", r.save_every, "Save a checkpoint every N steps (0: only the last)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--keep", r.keep, "Checkpoints kept")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_flag("--resume", r.resume, "Continue from the newest checkpoint in --out (none: start afresh; a complete run: do nothing)");
+  cmd->add_option("--eval-every", r.eval_every, "Validation loss every N steps (0: only after the last)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--eval-batches", r.eval_batches, "Validation batches per evaluation")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->callback([o] { train_command(*o); });
+}
+
+}  // namespace orion::cli
