@@ -32,9 +32,11 @@ configure: $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR)
 
+# The main job (scripts/demo.sh): train a small GPT-2 on the default corpus, plot its loss,
+# compile it for the ANE and generate on the CPU and ane-sim. `orion demo` walks the compiler.
 demo: setup
 	@$(MAKE) --no-print-directory build
-	$(BUILD_DIR)/bin/orion demo
+	scripts/demo.sh $(BUILD_DIR)
 
 test: setup
 	@scripts/fetch_test_data.sh $(BUILD_DIR)/test-data

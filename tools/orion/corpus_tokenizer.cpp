@@ -2,18 +2,30 @@
 
 #include <memory>
 
+#include "core/error.h"
 #include "model_dir.h"
 #include "text/gpt2_pretokenize.h"
 
 namespace orion::cli {
 
 CorpusTokenizer load_corpus_tokenizer(const std::string& dir) {
-  auto tok = std::make_shared<const text::BpeTokenizer>(load_tokenizer(dir));
+  std::shared_ptr<const text::Tokenizer> tok = load_tokenizer(dir);
   CorpusTokenizer c;
-  c.eot_id = tok->eot_id();
+  if (!tok->eos_id()) throw Error::in_file(dir, "the tokenizer has no end-of-text token to separate documents with");
+  c.eot_id = *tok->eos_id();
   c.vocab_size = static_cast<std::uint64_t>(tok->vocab_size());
-  // Parts of about 1 MB, cut where GPT-2's pieces cannot cross, so that progress shows and the
-  // tokens are those of the whole.
+  if (tok->kind() != "bpe") {
+    // SentencePiece: no cutting rule is known to keep its tokens those of the whole, so a
+    // document is encoded in one call.
+    c.encode = [tok](std::string_view text, const CorpusTokenizer::Progress& progress) {
+      std::vector<std::int32_t> out = tok->encode(text);
+      if (progress) progress(text.size());
+      return out;
+    };
+    return c;
+  }
+  // GPT-2's BPE: parts of about 1 MB, cut where its pieces cannot cross, so that progress shows
+  // and the tokens are those of the whole.
   c.encode = [tok](std::string_view text, const CorpusTokenizer::Progress& progress) {
     constexpr std::size_t kPart = std::size_t{1} << 20;
     std::vector<std::int32_t> out;

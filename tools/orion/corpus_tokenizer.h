@@ -1,8 +1,7 @@
 #pragma once
 // The one place where `orion data prepare` meets a tokenizer: text in, token ids out, with the
 // end-of-text id that separates documents and the vocabulary size the token file records.
-// Today a model folder's tokenizer is GPT-2's byte-level BPE; another kind of tokenizer is
-// one more branch of load_corpus_tokenizer.
+// GPT-2's BPE encodes in parts (with progress), SentencePiece a document at a time.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
