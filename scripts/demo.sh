@@ -10,7 +10,7 @@ set -euo pipefail
 build=${1:-build}
 orion=$build/bin/orion
 work=$build/demo
-steps=${ORION_DEMO_STEPS:-300}
+steps=${ORION_DEMO_STEPS:-1000}
 mkdir -p "$work"
 
 say() { printf '\n== %s\n' "$*"; }
@@ -27,7 +27,7 @@ run "$orion" init --out "$work/model" --layers 4 --dim 256 --heads 4 --context 2
 
 say "Training on the CPU: $steps steps of 8 x 128 tokens, AdamW, warm-up and cosine"
 run "$orion" train -m "$work/model" --data "$work/kjv.tokens" --out "$work/run" --steps "$steps" --batch 8 --seq 128 \
-  --lr 2e-3 --warmup 30 --eval-every 50 --save-every 100 --resume
+  --lr 2e-3 --warmup 30 --eval-every 100 --save-every 250 --resume
 final=$(printf '%s/run/step-%08d' "$work" "$steps")
 
 say "The loss curves"
