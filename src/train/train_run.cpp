@@ -1,16 +1,16 @@
 #include "train/train_run.h"
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "model/gpt2.h"
+#include "model/config_json.h"
 #include "model/gpt2_config.h"
 #include "model/gpt2_model.h"
 #include "train/checkpoint.h"
+#include "train/gpt2_loss.h"
 #include "train/metrics_log.h"
 #include "train/token_file.h"
 
@@ -19,14 +19,6 @@ namespace orion::train {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error::in_file(path.string(), "cannot be read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The files of a model folder that are neither its config nor its weights: the tokenizer's,
 // which every checkpoint carries so that it is a model folder of its own.
@@ -69,7 +61,7 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
 
   const model::Gpt2Model model = model::Gpt2Model::load(o.model_dir);
   const model::Gpt2Config config = model.config();
-  const std::string config_json = read_text(fs::path(o.model_dir) / "config.json");
+  const std::string config_json = model::read_config_text((fs::path(o.model_dir) / "config.json").string());
   const std::vector<std::string> model_files = tokenizer_files(o.model_dir);
   auto data = std::make_shared<const TokenFile>(TokenFile::open(o.data));
   if (data->vocab_size() > static_cast<std::uint64_t>(config.vocab_size))
@@ -79,10 +71,7 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     throw Error("--seq " + std::to_string(o.config.seq) + " is longer than the model's context of " +
                 std::to_string(config.n_positions));
 
-  const LossGraphFn loss_graph = [config](std::int64_t batch, std::int64_t seq) {
-    return model::gpt2_graph(config, model::Gpt2GraphOptions{.seq = seq, .past = 0, .last_only = false, .batch = batch, .loss = true});
-  };
-  Trainer trainer(loss_graph, model.weights(), o.config, data);
+  Trainer trainer(gpt2_loss_graph(config), model.weights(), o.config, data);
   if (checkpoint) {
     trainer.restore(checkpoint->params, checkpoint->optimizer, checkpoint->state, checkpoint->dir);
     result.resumed_from = checkpoint->step;

@@ -81,7 +81,7 @@ struct Trainer::Impl {
   TrainConfig config;
   LrSchedule schedule;
   std::shared_ptr<const TokenFile> data;
-  LossGraphFn loss_graph;
+  ir::Graph loss;  // the forward graph, which evaluation runs as it is
   std::vector<std::string> names;  // params, in the gradient graph's output order
   exec::CpuExecutor grads;
   std::unique_ptr<exec::CpuExecutor> eval;  // made on the first evaluation
@@ -97,9 +97,9 @@ struct Trainer::Impl {
       : config(c),
         schedule(c.schedule()),
         data(std::move(d)),
-        loss_graph(fn),
-        names(param_names(fn(c.batch, c.seq))),
-        grads(gradient_graph(fn(c.batch, c.seq), "loss", names, GradientOptions{.seed_input = "loss_scale"}),
+        loss(fn(c.batch, c.seq)),
+        names(param_names(loss)),
+        grads(gradient_graph(loss, "loss", names, GradientOptions{.seed_input = "loss_scale"}),
               exec::CpuOptions{.numerics = c.precision, .threads = c.threads}),
         flops(matmul_flops(grads.graph())),
         params(copy_params(initial, names)),
@@ -204,7 +204,7 @@ StepStats Trainer::step() {
 double Trainer::evaluate(std::int64_t batches) {
   Impl& m = *impl_;
   if (!m.eval)
-    m.eval = std::make_unique<exec::CpuExecutor>(m.loss_graph(m.config.batch, m.config.seq),
+    m.eval = std::make_unique<exec::CpuExecutor>(m.loss,
                                                  exec::CpuOptions{.numerics = m.config.precision, .threads = m.config.threads});
   // Seed 0 whatever the run's: every evaluation of every run sees the same windows.
   DataLoader val(*m.data, Split::val, m.config.batch, m.config.seq, 0);

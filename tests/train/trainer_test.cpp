@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "core/temp_folder.h"
-#include "model/gpt2.h"
+#include "train/gpt2_loss.h"
 #include "model/gpt2_model.h"
 #include "train/token_file.h"
 
@@ -21,12 +21,6 @@ model::Gpt2Config tiny_config() {
   c.n_positions = 32;
   c.vocab_size = 61;
   return c;
-}
-
-LossGraphFn gpt2_loss(const model::Gpt2Config& c) {
-  return [c](std::int64_t batch, std::int64_t seq) {
-    return model::gpt2_graph(c, model::Gpt2GraphOptions{.seq = seq, .past = 0, .last_only = false, .batch = batch, .loss = true});
-  };
 }
 
 // A token file holding one short sequence (and a copy as its validation split): every window the
@@ -55,7 +49,7 @@ TrainConfig overfit_config(exec::Numerics precision) {
 std::vector<double> train_curve(exec::Numerics precision) {
   TempFolder tmp("orion-trainer-test");
   const model::Gpt2Config mc = tiny_config();
-  Trainer t(gpt2_loss(mc), model::gpt2_init_weights(mc, 7), overfit_config(precision), memorisable_data(tmp, mc.vocab_size));
+  Trainer t(gpt2_loss_graph(mc), model::gpt2_init_weights(mc, 7), overfit_config(precision), memorisable_data(tmp, mc.vocab_size));
   std::vector<double> losses;
   while (t.steps_done() < t.config().steps) {
     const StepStats s = t.step();
@@ -85,7 +79,7 @@ TEST(Trainer, AStepWithInfiniteGradientsIsSkippedAndLeavesTheWeightsAlone) {
   // Token embeddings past fp16's range: the forward pass overflows in the ANE's numerics.
   for (float& v : w.at("wte.weight").span<float>()) v *= 3e4f;
   TrainConfig c = overfit_config(exec::Numerics::f16);
-  Trainer t(gpt2_loss(mc), w, c, memorisable_data(tmp, mc.vocab_size));
+  Trainer t(gpt2_loss_graph(mc), w, c, memorisable_data(tmp, mc.vocab_size));
   const exec::Bindings before = [&] {
     exec::Bindings copy;
     for (const auto& [name, tensor] : t.params()) copy.emplace(name, tensor.clone());

@@ -12,9 +12,9 @@
 #include "core/temp_folder.h"
 #include "core/thread_pool.h"
 #include "exec/cpu/machine_limits.h"
-#include "model/gpt2.h"
 #include "model/gpt2_model.h"
 #include "numerics_option.h"
+#include "train/gpt2_loss.h"
 #include "train/token_file.h"
 #include "train/trainer.h"
 
@@ -61,10 +61,7 @@ void bench_train(const BenchTrainOpts& o) {
   tc.seq = o.seq;
   tc.precision = parse_numerics(o.precision);
   tc.threads = o.threads;
-  const auto loss_graph = [c](std::int64_t batch, std::int64_t seq) {
-    return model::gpt2_graph(c, model::Gpt2GraphOptions{.seq = seq, .past = 0, .last_only = false, .batch = batch, .loss = true});
-  };
-  train::Trainer trainer(loss_graph, model::gpt2_init_weights(c, o.seed), tc, data);
+  train::Trainer trainer(train::gpt2_loss_graph(c), model::gpt2_init_weights(c, o.seed), tc, data);
   ThreadPool pool(o.threads);
   const double peak = exec::cpu::measure_fma_peak_gflops(pool);
 
