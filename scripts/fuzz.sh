@@ -13,6 +13,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/fuzz_seeds.sh" "$orion" "$build/seeds" || exit 1
 mkdir -p "$build/artifacts" "$build/logs"
 export ORION_FUZZ_MIL_FOLDER=$build/seeds/mil_folder
+export ORION_FUZZ_CHECKPOINT_FOLDER=$build/seeds/checkpoint_folder
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 

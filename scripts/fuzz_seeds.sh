@@ -21,8 +21,13 @@ quiet init -o "$work/m" --layers 1 --dim 32 --heads 2 --context 16
 quiet convert -m "$work/m" --dtype f16 -o "$work/m16"
 quiet convert -m "$work/m" --dtype q8 -o "$work/m8"
 quiet compile -m "$work/m" --target ane --seq 8 -o "$work/pkg"
+# A token file of a short text and two training steps on it: a checkpoint and a metrics file.
+printf 'In the beginning God created the heaven and the earth. And the earth was without form.\n' >"$work/text.txt"
+quiet data prepare -m "$work/m" --in "$work/text.txt" --out "$work/tokens.bin" --val-fraction 0.3
+quiet train -m "$work/m" --data "$work/tokens.bin" --out "$work/run" --steps 2 --batch 1 --seq 8 --save-every 2 \
+  --eval-every 1 --eval-batches 1
 
-mkdir -p "$out"/{safetensors,gpt2_config,bpe_tokenizer,ir_parser,mil,weight_blob,ane_manifest}
+mkdir -p "$out"/{safetensors,gpt2_config,bpe_tokenizer,ir_parser,mil,weight_blob,ane_manifest,token_file,checkpoint,metrics}
 for m in m m16 m8; do
   cp "$work/$m/model.safetensors" "$out/safetensors/$m.safetensors"
   cp "$work/$m/config.json" "$out/gpt2_config/$m.json"
@@ -41,3 +46,8 @@ cp "$work/pkg/host_weights.bin" "$out/weight_blob/host_weights.bin"
 cp "$work/pkg/manifest.json" "$out/ane_manifest/manifest.json"
 # The MIL target resolves BLOBFILE paths in this kernel folder (scripts/fuzz.sh sets it).
 rm -rf "$out/mil_folder" && cp -r "$work/pkg/decode_ane1" "$out/mil_folder"
+cp "$work/tokens.bin" "$out/token_file/tokens.bin"
+cp "$work/run/metrics.jsonl" "$out/metrics/metrics.jsonl"
+# The checkpoint target writes its input as checkpoint.json into a copy of this folder.
+cp "$work/run/step-00000002/checkpoint.json" "$out/checkpoint/checkpoint.json"
+rm -rf "$out/checkpoint_folder" && cp -r "$work/run/step-00000002" "$out/checkpoint_folder"

@@ -11,6 +11,7 @@
 #include "core/atomic_folder.h"
 #include "core/content_hash.h"
 #include "core/error.h"
+#include "core/json_parse.h"
 #include "model/safetensors.h"
 
 namespace orion::train {
@@ -170,30 +171,25 @@ std::optional<LoadedCheckpoint> load_checkpoint(const std::string& dir) {
   const std::string manifest_path = (root / kManifest).string();
   if (!fs::exists(manifest_path, ec)) throw Error::in_file(manifest_path, "missing (an incomplete checkpoint)");
   const std::string text = read_text(manifest_path);
-  json m;
-  try {
-    m = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error::at_offset(manifest_path, e.byte > 0 ? e.byte - 1 : 0, std::string("not valid JSON: ") + e.what());
-  }
+  const json m = parse_json(text, manifest_path);
   const auto bad = [&](const std::string& where, const std::string& what) -> Error {
     return Error::in_file(manifest_path, where + ": " + what);
   };
   if (!m.is_object()) throw bad("/", "expected an object");
   if (m.value("format", json()) != kFormat) throw bad("/format", std::string("expected \"") + kFormat + "\"");
-  if (!m.contains("version") || !m["version"].is_number_integer()) throw bad("/version", "expected an integer");
-  if (m["version"].get<std::int64_t>() != kCheckpointVersion)
-    throw bad("/version", "version " + m["version"].dump() + " is not the supported " + std::to_string(kCheckpointVersion));
-  if (!m.contains("step") || !m["step"].is_number_integer() || m["step"].get<std::int64_t>() < 0)
+  if (!m.contains("version") || !m.at("version").is_number_integer()) throw bad("/version", "expected an integer");
+  if (m.at("version").get<std::int64_t>() != kCheckpointVersion)
+    throw bad("/version", "version " + m.at("version").dump() + " is not the supported " + std::to_string(kCheckpointVersion));
+  if (!m.contains("step") || !m.at("step").is_number_integer() || m.at("step").get<std::int64_t>() < 0)
     throw bad("/step", "expected a non-negative integer");
   if (!m.contains("state")) throw bad("/state", "missing");
-  if (!m.contains("files") || !m["files"].is_object()) throw bad("/files", "expected an object");
-  const json& files = m["files"];
+  if (!m.contains("files") || !m.at("files").is_object()) throw bad("/files", "expected an object");
+  const json& files = m.at("files");
   for (const char* required : {kConfig, kModel, kOptimizer})
     if (!files.contains(required)) throw bad("/files", std::string("does not list ") + required);
   for (const auto& [name, f] : files.items()) {
     const std::string where = "/files/" + name;
-    if (name.empty() || name == "." || name == ".." || name == kManifest || name.find('/') != std::string::npos)
+    if (name.empty() || name == "." || name == ".." || name == kManifest || name.find_first_of(std::string_view("/\0", 2)) != std::string::npos)
       throw bad(where, "not a file name of the checkpoint");
     if (!f.is_object() || !f.contains("bytes") || !f["bytes"].is_number_unsigned() || !f.contains("xxh3_128") ||
         !f["xxh3_128"].is_string())
@@ -211,8 +207,8 @@ std::optional<LoadedCheckpoint> load_checkpoint(const std::string& dir) {
   }
   LoadedCheckpoint out;
   out.dir = dir;
-  out.step = m["step"].get<std::int64_t>();
-  out.state = m["state"];
+  out.step = m.at("step").get<std::int64_t>();
+  out.state = m.at("state");
   out.config_json = read_text((root / kConfig).string());
   out.params = read_tensors((root / kModel).string());
   out.optimizer = read_tensors((root / kOptimizer).string());

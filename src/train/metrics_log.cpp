@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <unistd.h>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json_parse.h"
 #include "core/mapped_file.h"
 
 namespace orion::train {
@@ -58,19 +60,17 @@ void for_each_line(std::string_view text, Fn&& fn) {
 bool blank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 MetricsRecord parse_line(std::string_view line, std::string_view name, std::int64_t number) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte counts from 1 and points just past the offending character; the message's own
-    // location ("at line 1, column N") restates it, so keep only the explanation.
-    std::string why = e.what();
+  JsonParseFailure failure;
+  std::optional<nlohmann::json> j = try_parse_json(line, &failure);
+  if (!j) {
+    // nlohmann's message restates the location ("at line 1, column N"); keep the explanation.
+    std::string why = failure.message;
     if (const auto at = why.find("syntax error"); at != std::string::npos) why = why.substr(at);
-    throw Error::at_line(name, number, static_cast<std::int64_t>(std::max<std::size_t>(e.byte, 1)),
+    throw Error::at_line(name, number, static_cast<std::int64_t>(failure.offset.value_or(0) + 1),
                          "not a JSON metrics record: " + why);
   }
   try {
-    return metrics_record_from_json(j, "metrics record");
+    return metrics_record_from_json(*j, "metrics record");
   } catch (const Error& e) {
     throw Error::at_line(name, number, 1, e.what());
   }

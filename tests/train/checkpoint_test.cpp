@@ -173,6 +173,14 @@ TEST_F(CheckpointTest, SkipsADamagedNewestCheckpointWithAWarning) {
       {"missing tokenizer file", [](const fs::path& d) { fs::remove(d / "vocab.json"); }, "vocab.json: missing"},
       {"missing manifest", [](const fs::path& d) { fs::remove(d / "checkpoint.json"); }, "checkpoint.json: missing"},
       {"torn manifest", [](const fs::path& d) { fs::resize_file(d / "checkpoint.json", 40); }, "not valid JSON"},
+      // Copying or printing a value nested this deep would overflow the stack.
+      {"deeply nested manifest", [](const fs::path& d) {
+         testing_util::write_bytes((d / "checkpoint.json").string(),
+                                   "{\"state\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+       }, "nested more than"},
+      {"number beyond a double", [](const fs::path& d) {
+         testing_util::write_bytes((d / "checkpoint.json").string(), "{\"step\": 1e999}");
+       }, "not valid JSON"},
   };
   const Fixture older(4, tok.path()), newer(5, tok.path());
   for (const Damage& damage : damages) {

@@ -129,6 +129,11 @@ TEST_F(MetricsLogTest, ABadLineIsReportedWithItsLineNumber) {
             "run/metrics.jsonl:1:1: metrics record: \"step\" is 1.5, not an integer");
   EXPECT_EQ(error(R"({"step": 1, "loss": "low", "lr": 0.1, "tokens_per_s": 5})"),
             "run/metrics.jsonl:1:1: metrics record: \"loss\" is \"low\", not a number");
+  // Neither a number beyond a double nor deep nesting escapes as anything but orion::Error.
+  const std::string huge = error(good + "\n" + R"({"step": 2, "loss": 1e999, "lr": 0.1, "tokens_per_s": 5})");
+  EXPECT_TRUE(huge.starts_with("run/metrics.jsonl:2:1: not a JSON metrics record: ")) << huge;
+  EXPECT_EQ(error(std::string(100, '[') + std::string(100, ']')),
+            "run/metrics.jsonl:1:65: not a JSON metrics record: JSON nested more than 64 levels deep");
   // resume refuses a bad line that is not the torn last one, and leaves the file alone.
   std::ofstream(dir_.path() + "/m.jsonl") << good << "\nnot json\n" << good << "\n";
   EXPECT_THROW(MetricsLog::resume(dir_.path() + "/m.jsonl", 0), Error);
