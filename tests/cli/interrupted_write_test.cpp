@@ -1,15 +1,15 @@
-// A writer killed mid-write (SIGKILL: no destructor, no cleanup) leaves each file under its
-// final name either as it was or complete, never torn. `orion init --force` rewrites a model
-// folder through the atomic-write path; a child process runs it and is killed at several
-// points of writing model.safetensors (as soon as its temporary file exists, then at a third and
-// two thirds of its final size), and once more after the weights were renamed into place.
+// A writer killed mid-write (SIGKILL: no destructor, no cleanup) leaves the folder under its
+// final name either as it was or complete, never torn or mixed. `orion init --force` rewrites a
+// model folder as a whole (core/atomic_folder.h); a child process runs it and is killed at
+// several points of writing model.safetensors in the temporary folder (as soon as it exists,
+// then at a third and two thirds of its final size), and once more when the last file is there.
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -60,17 +60,24 @@ class InterruptedWriteTest : public CliFolderTest {
     return killed && WIFSIGNALED(status);
   }
 
-  // The size of the temporary file of `name` in `dir` (".NAME.tmp.XXXXXX"), or -1.
+  // The size of the file `name` in the temporary folder beside `dir` (".DIR.tmp.XXXXXX/NAME"),
+  // or -1.
   static std::intmax_t temp_size(const fs::path& dir, const std::string& name) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-      if (e.path().filename().string().starts_with("." + name + ".tmp."))
-        return static_cast<std::intmax_t>(e.file_size(ec));
+    for (const auto& e : fs::directory_iterator(dir.parent_path(), ec))
+      if (e.path().filename().string().starts_with("." + dir.filename().string() + ".tmp."))
+        if (const auto size = fs::file_size(e.path() / name, ec); !ec) return static_cast<std::intmax_t>(size);
     return -1;
+  }
+  // Removes what killed writers left: their temporary folders beside `dir`.
+  static void remove_leftovers(const fs::path& dir) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir.parent_path(), ec))
+      if (e.path().filename().string().starts_with("." + dir.filename().string() + ".tmp.")) fs::remove_all(e.path(), ec);
   }
 };
 
-TEST_F(InterruptedWriteTest, KilledInitLeavesEachFileOldOrComplete) {
+TEST_F(InterruptedWriteTest, KilledInitLeavesTheOldFolderOrTheCompleteNewOne) {
   // The old model (seed 1) and, in another folder, the complete new one (seed 2) to compare with.
   ASSERT_EQ(run_orion(init_args(path("m"), 1)).status, 0);
   ASSERT_EQ(run_orion(init_args(path("new"), 2)).status, 0);
@@ -83,11 +90,11 @@ TEST_F(InterruptedWriteTest, KilledInitLeavesEachFileOldOrComplete) {
   ASSERT_NE(old_bytes["model.safetensors"], new_bytes["model.safetensors"]);
   const auto final_size = static_cast<std::intmax_t>(new_bytes["model.safetensors"].size());
 
+  // Every file old, or every file new: no mixture, nothing torn.
   auto check_old_or_new = [&](const std::string& when) {
-    for (const auto& f : files) {
-      const std::string now = read(dir_ / "m" / f);
-      EXPECT_TRUE(now == old_bytes[f] || now == new_bytes[f]) << f << " is torn after a kill " << when;
-    }
+    std::map<std::string, std::string> now;
+    for (const auto& f : files) now[f] = read(dir_ / "m" / f);
+    EXPECT_TRUE(now == old_bytes || now == new_bytes) << "the folder is torn or mixed after a kill " << when;
   };
 
   int kills = 0;
@@ -102,26 +109,29 @@ TEST_F(InterruptedWriteTest, KilledInitLeavesEachFileOldOrComplete) {
       EXPECT_EQ(read(dir_ / "m" / "model.safetensors"), old_bytes["model.safetensors"]) << "killed " << when;
     }
     check_old_or_new(when);
-    // What the killed writer had written is in its temporary file, which nothing removed; remove
-    // it, so that the next round's poll sees only the next writer's.
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir_ / "m"))
-      if (e.path().filename().string().starts_with(".")) fs::remove(e.path(), ec);
+    // What the killed writer had written is in its temporary folder, which nothing removed;
+    // remove it, so that the next round's poll sees only the next writer's.
+    remove_leftovers(dir_ / "m");
     // Put the old model back for the next round (a completed run would have replaced it).
     ASSERT_EQ(run_orion(init_args(path("m"), 1) + " --force").status, 0);
   }
-  // After the weights are in place (the name points at a new inode), while the smaller files are
-  // written: the window is short, so this kill may come too late, which is no failure.
-  struct stat before {};
-  ASSERT_EQ(::stat(path("m/model.safetensors").c_str(), &before), 0);
-  init_killed_when(path("m"), 2, [&] {
-    struct stat now {};
-    return ::stat(path("m/model.safetensors").c_str(), &now) == 0 && now.st_ino != before.st_ino;
-  });
-  EXPECT_EQ(read(dir_ / "m" / "model.safetensors"), new_bytes["model.safetensors"]);
-  check_old_or_new("after the weights were renamed into place");
+  // When the last file is in the temporary folder, just before or while it takes the folder's
+  // place: the window is short, so this kill may come too late, which is no failure.
+  init_killed_when(path("m"), 2, [&] { return temp_size(dir_ / "m", "merges.txt") >= 0; });
+  check_old_or_new("when the last file was written");
+  remove_leftovers(dir_ / "m");
   // The kills mid-write must have landed (the file takes far longer to write than one poll).
   EXPECT_GE(kills, 2);
+}
+
+// init writes the folder whole, so it will not take a folder holding files of other kinds.
+TEST_F(InterruptedWriteTest, InitRefusesAFolderWithOtherFiles) {
+  fs::create_directories(dir_ / "m");
+  std::ofstream(dir_ / "m" / "notes.txt") << "mine";
+  const auto r = run_orion(init_args(path("m"), 1) + " --force");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find(path("m/notes.txt") + ": is not a model folder's file"), std::string::npos) << r.out;
+  EXPECT_EQ(read(dir_ / "m" / "notes.txt"), "mine");
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 // orion init: a new model folder in Hugging Face's layout (GPT-2 or Llama), with seeded random
 // weights (the architecture's own initialisation) and tokenizer files. How tests get models,
 // and how users start training from scratch.
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <filesystem>
 
 #include "commands.h"
 #include "core/atomic_file.h"
+#include "core/atomic_folder.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "core/memory_limit.h"
@@ -54,17 +57,25 @@ void apply_preset(InitOpts& o) {
   throw Error("unknown preset '" + o.preset + "'");
 }
 
+// The files a model folder made by init may hold; any other file in the folder stops init.
+constexpr const char* kModelFiles[] = {"config.json", "model.safetensors", "vocab.json", "merges.txt", "tokenizer.model"};
+
+// Writes the folder as a whole (core/atomic_folder.h): a crash or kill leaves the old model or
+// the complete new one, never new weights beside an old config.json. An existing folder is
+// replaced, so the files it held that are not the new model's (the other kind of tokenizer's)
+// go with it; init() has checked that it holds nothing else.
 void write_model(const fs::path& dir, const exec::Bindings& w, const std::string& config_json, const text::Tokenizer& tok) {
-  fs::create_directories(dir);
+  const fs::path target = fs::absolute(dir).lexically_normal();
+  const fs::path folder = target.has_filename() ? target : target.parent_path();
+  if (!folder.has_parent_path() || folder == folder.root_path())
+    throw Error::in_file(dir.string(), "cannot be replaced as a whole (it has no parent folder)");
+  fs::create_directories(folder.parent_path());
+  AtomicFolderWriter out(folder.string());
   std::vector<std::pair<std::string, Tensor>> tensors(w.begin(), w.end());
-  model::write_safetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}});
-  write_file_atomic((dir / "config.json").string(), config_json);
-  tok.save(dir.string());
-  // A folder re-initialised with the other kind of tokenizer must not keep the old one's files:
-  // loading prefers tokenizer.model.
-  const std::vector<const char*> stale = tok.kind() == "sentencepiece" ? std::vector<const char*>{"vocab.json", "merges.txt"}
-                                                                       : std::vector<const char*>{"tokenizer.model"};
-  for (const char* f : stale) fs::remove(dir / f);
+  model::write_safetensors(out.file("model.safetensors"), tensors, {{"format", "pt"}});
+  write_file_atomic(out.file("config.json"), config_json);
+  tok.save(out.temp_path());
+  out.commit(/*replace=*/true);
 }
 
 std::int64_t vocab_for(const InitOpts& o, const text::Tokenizer& tok) {
@@ -131,6 +142,12 @@ void init_llama(const InitOpts& o, const text::Tokenizer& tok) {
 void init(InitOpts o) {
   if (!o.preset.empty()) apply_preset(o);
   const fs::path dir(o.out);
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw Error::in_file(o.out, "is not a folder");
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (std::find(std::begin(kModelFiles), std::end(kModelFiles), e.path().filename().string()) == std::end(kModelFiles))
+      throw Error::in_file(e.path().string(), "is not a model folder's file; orion init writes the folder as a whole and "
+                                              "would delete it, so choose a new or empty folder");
   for (const char* f : {"config.json", "model.safetensors"})
     if (fs::exists(dir / f) && !o.force)
       throw Error::in_file((dir / f).string(), "exists already (use --force to overwrite)");
@@ -172,7 +189,7 @@ void add_init_command(CLI::App& app) {
   cmd->add_option("--tokenizer", o->tokenizer,
                   "Folder with a tokenizer to use: tokenizer.model (SentencePiece, from orion tokenizer train), or vocab.json "
                   "and merges.txt (default: a byte-level vocabulary of 257 tokens)");
-  cmd->add_flag("--force", o->force, "Overwrite an existing model in the folder");
+  cmd->add_flag("--force", o->force, "Replace an existing model in the folder (the folder is written as a whole)");
   cmd->callback([o, arch] {
     o->arch_given = arch->count() > 0;
     init(*o);
