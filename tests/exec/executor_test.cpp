@@ -219,7 +219,7 @@ TEST(Executor, OutputsOfConsecutiveRunsAreIndependent) {
   };
   const auto want1 = expected(in1);
   const std::vector<Tensor> out1 = ex.run({{"x", in1}});
-  const std::vector<Tensor> out2 = ex.run({{"x", in2}});
+  std::vector<Tensor> out2 = ex.run({{"x", in2}});
   in1.span<float>()[0] = 1234.0f;  // the returned source is a copy
   const auto want2 = expected(in2);
   for (std::size_t k = 0; k < 3; ++k) {
@@ -227,6 +227,20 @@ TEST(Executor, OutputsOfConsecutiveRunsAreIndependent) {
     expect_close(out2[k], {3, 40}, want2[k], Numerics::f32, cat("run 2 output ", k));
     EXPECT_NE(out1[k].raw(), out2[k].raw());
   }
+  // Outputs the caller released are recycled (the executor keeps their buffers); a third run
+  // after releasing run 2's but holding run 1's must overwrite neither run 1's values nor
+  // its own, and must give run 1's answer for run 1's input.
+  const std::vector<const std::byte*> addresses2 = {out2[0].raw(), out2[1].raw()};
+  out2.clear();
+  const Tensor in3 = Tensor::from_floats({3, 40}, random_floats(rng, 120, -2, 2));
+  const std::vector<Tensor> out3 = ex.run({{"x", in3}});
+  const auto want3 = expected(in3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    expect_close(out1[k], {3, 40}, want1[k], Numerics::f32, cat("run 1 output after run 3 ", k));
+    expect_close(out3[k], {3, 40}, want3[k], Numerics::f32, cat("run 3 output ", k));
+  }
+  EXPECT_EQ(out3[0].raw(), addresses2[0]) << "a released output's buffer is reused";
+  EXPECT_EQ(out3[1].raw(), addresses2[1]);
 }
 
 // Random graphs of elementwise ops over a few broadcastable shapes, many values alive at once:

@@ -34,6 +34,10 @@ struct CpuExecutor::State {
   // first run and kept: a model's weights are constants on ane-sim, and converting them on
   // every run cost more than the products that read them.
   std::vector<Tensor> bound_constants;
+  // The buffers of the values the memory plan leaves out (the graph's outputs), kept from the
+  // last run and reused once the caller has released the tensors it got: a training step's
+  // gradients are hundreds of MB, and fresh memory each step cost the kernel's page zeroing.
+  std::vector<std::shared_ptr<Buffer>> unplanned;
 
   State(ir::Graph g, CpuOptions o) : graph(std::move(g)), options(o), pool(o.threads, cpu::openmp_fork_join) {}
 
@@ -43,6 +47,13 @@ struct CpuExecutor::State {
     auto v = t.span<float>();
     if (n.type.dtype == DType::bf16) round_to_bf16(v);
     if (n.type.dtype == DType::f16 || options.numerics == Numerics::f16) round_to_half(v);
+  }
+
+  std::shared_ptr<Buffer> unplanned_buffer(ir::ValueId id, std::size_t bytes) {
+    std::shared_ptr<Buffer>& b = unplanned[static_cast<std::size_t>(id)];
+    // use_count 1: only this cache holds it, no tensor the caller kept views it.
+    if (!b || b.use_count() != 1 || b->size() != bytes) b = Buffer::allocate(bytes);
+    return b;
   }
 
   Tensor bind(const ir::Node& n, const Tensor& given) const {
@@ -72,6 +83,7 @@ CpuExecutor::CpuExecutor(ir::Graph graph, CpuOptions options)
   for (std::size_t b : s.plan.slot_bytes) s.slots.push_back(Buffer::allocate(b));
   s.values.resize(static_cast<std::size_t>(s.graph.size()));
   s.bound_constants.resize(static_cast<std::size_t>(s.graph.size()));
+  s.unplanned.resize(static_cast<std::size_t>(s.graph.size()));
 }
 
 CpuExecutor::~CpuExecutor() = default;
@@ -107,8 +119,8 @@ std::vector<Tensor> CpuExecutor::run(const Bindings& bindings) {
     }
     const DType cd = compute_dtype(n.type.dtype);
     const int slot = s.plan.slot_of[static_cast<std::size_t>(id)];
-    out = slot >= 0 ? Tensor::view_of(cd, n.type.shape, s.slots[static_cast<std::size_t>(slot)], 0)
-                    : Tensor(cd, n.type.shape);
+    out = Tensor::view_of(cd, n.type.shape,
+                          slot >= 0 ? s.slots[static_cast<std::size_t>(slot)] : s.unplanned_buffer(id, compute_bytes(n)), 0);
     std::vector<Tensor> ins;
     ins.reserve(n.inputs.size());
     for (ir::ValueId in : n.inputs) ins.push_back(s.values[static_cast<std::size_t>(in)]);
