@@ -6,8 +6,9 @@
 #include <filesystem>
 
 #include "core/temp_folder.h"
-#include "train/gpt2_loss.h"
 #include "model/gpt2_model.h"
+#include "model/llama_model.h"
+#include "train/model_loss.h"
 #include "train/token_file.h"
 
 namespace orion::train {
@@ -49,7 +50,7 @@ TrainConfig overfit_config(exec::Numerics precision) {
 std::vector<double> train_curve(exec::Numerics precision) {
   TempFolder tmp("orion-trainer-test");
   const model::Gpt2Config mc = tiny_config();
-  Trainer t(gpt2_loss_graph(mc), model::gpt2_init_weights(mc, 7), overfit_config(precision), memorisable_data(tmp, mc.vocab_size));
+  Trainer t(model_loss_graph(mc), model::gpt2_init_weights(mc, 7), overfit_config(precision), memorisable_data(tmp, mc.vocab_size));
   std::vector<double> losses;
   while (t.steps_done() < t.config().steps) {
     const StepStats s = t.step();
@@ -79,7 +80,7 @@ TEST(Trainer, AStepWithInfiniteGradientsIsSkippedAndLeavesTheWeightsAlone) {
   // Token embeddings past fp16's range: the forward pass overflows in the ANE's numerics.
   for (float& v : w.at("wte.weight").span<float>()) v *= 3e4f;
   TrainConfig c = overfit_config(exec::Numerics::f16);
-  Trainer t(gpt2_loss_graph(mc), w, c, memorisable_data(tmp, mc.vocab_size));
+  Trainer t(model_loss_graph(mc), w, c, memorisable_data(tmp, mc.vocab_size));
   const exec::Bindings before = [&] {
     exec::Bindings copy;
     for (const auto& [name, tensor] : t.params()) copy.emplace(name, tensor.clone());
@@ -93,6 +94,28 @@ TEST(Trainer, AStepWithInfiniteGradientsIsSkippedAndLeavesTheWeightsAlone) {
     ASSERT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << name;
   }
   EXPECT_LT(t.step().loss_scale, s.loss_scale);  // halved after the overflow
+}
+
+// The figure `bench train` divides by its time, for Llama: every product of the forward pass
+// counted here from the shapes, times 3 (the backward pass takes two products of the same size
+// per forward product: the gradients of both operands, none of which is a constant).
+TEST(Trainer, CountsALlamaStepsMatrixProductFlops) {
+  TempFolder tmp("orion-trainer-test");
+  model::LlamaConfig mc;
+  mc.num_hidden_layers = 2;
+  mc.hidden_size = 32;
+  mc.num_attention_heads = 4;
+  mc.num_key_value_heads = 2;
+  mc.intermediate_size = 48;
+  mc.max_position_embeddings = 32;
+  mc.vocab_size = 61;
+  TrainConfig c = overfit_config(exec::Numerics::f32);
+  const Trainer t(model_loss_graph(mc), model::llama_init_weights(mc, 7), c, memorisable_data(tmp, mc.vocab_size));
+  const double rows = static_cast<double>(c.batch * c.seq), T = static_cast<double>(c.seq);
+  const double C = 32, KVW = 2 * (32 / 4), F = 48, V = 61, L = 2;
+  const double per_layer = rows * C * C * 2 + rows * C * KVW * 2 + rows * C * F * 3 + 2 * rows * T * C;  // q o, k v, mlp, attention
+  const double forward_macs = L * per_layer + rows * C * V;
+  EXPECT_DOUBLE_EQ(t.matmul_flops_per_micro_batch(), 3 * 2 * forward_macs);
 }
 
 }  // namespace
