@@ -1,17 +1,11 @@
 #include "model/gpt2.h"
 
-#include "core/error.h"
 #include "ir/builder.h"
 
 namespace orion::model {
 
 ir::Graph gpt2_graph(const Gpt2Config& c, const Gpt2GraphOptions& o) {
-  if (o.seq <= 0 || o.past < 0 || o.past + o.seq > c.n_positions)
-    throw Error("gpt2 graph: a window of " + std::to_string(o.seq) + " after " + std::to_string(o.past) +
-                " positions does not fit the context of " + std::to_string(c.n_positions));
-  if (o.batch < 1 || (o.batch > 1 && o.past > 0))
-    throw Error("gpt2 graph: a batch of " + std::to_string(o.batch) + " windows (batch > 1 only without past positions)");
-  if (o.loss && o.last_only) throw Error("gpt2 graph: the loss needs the logits of every position, not last_only");
+  check_graph_options(o, c.n_positions, "gpt2");
   const std::int64_t T = o.seq, C = c.n_embd, rows = o.batch * o.seq;
   ir::Builder b(o.loss ? "gpt2_train" : o.past > 0 ? "gpt2_decode" : "gpt2_prefill");
   ir::Value tokens = b.input("tokens", DType::i32, {rows});
@@ -41,8 +35,7 @@ ir::Graph gpt2_graph(const Gpt2Config& c, const Gpt2GraphOptions& o) {
                    c.layer_norm_epsilon);
   ir::Value logits = b.name(b.matmul(x, wte, false, true), "logits");  // head tied to wte
   if (o.loss) {
-    ir::Value targets = b.input("targets", DType::i32, {rows});
-    b.output(b.name(b.reduce_mean(b.softmax_cross_entropy(logits, targets), {0}), "loss"));
+    add_loss_output(b, logits);
     return b.finish();
   }
   b.output(logits);

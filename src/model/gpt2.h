@@ -19,17 +19,12 @@
 #include <cstdint>
 
 #include "ir/graph.h"
+#include "model/decoder_graph.h"
 #include "model/gpt2_config.h"
 
 namespace orion::model {
 
-struct Gpt2GraphOptions {
-  std::int64_t seq = 1;
-  std::int64_t past = 0;
-  bool last_only = false;  // logits of the last position only (generation needs no more)
-  std::int64_t batch = 1;  // windows side by side; > 1 only for prefill (past == 0)
-  bool loss = false;       // the training graph: input targets, output loss
-};
+using Gpt2GraphOptions = DecoderGraphOptions;
 
 ir::Graph gpt2_graph(const Gpt2Config& config, const Gpt2GraphOptions& options);
 

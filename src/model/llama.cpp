@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "core/error.h"
 #include "ir/builder.h"
 #include "model/gpt2_block.h"
 #include "model/rope.h"
@@ -34,22 +33,28 @@ struct LayerOutputs {
 
 // Grouped-query attention without copying keys: the H query heads, head-major, are regrouped
 // as [KV, G * T, D] (query head h = kv * G + g reads key head kv, as Hugging Face's repeat_kv
-// has it), so one batched product per key head serves its whole group.
-Value attention(Builder& b, Value q, Value k_all, Value v_all, Value mask, const LlamaConfig& c) {
-  const std::int64_t T = b.shape(q)[0], S = b.shape(k_all)[0];
+// has it), so one batched product per key head serves its whole group. With a batch of windows
+// every shape gains a leading [batch] (one window keeps the inference graphs' shapes).
+Value attention(Builder& b, Value q, Value k_all, Value v_all, Value mask, const LlamaConfig& c, std::int64_t batch) {
+  const std::int64_t B = batch, T = b.shape(q)[0] / B, S = b.shape(k_all)[0] / B;
   const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, G = H / KV, D = c.head_dim();
-  auto heads = [&](Value t, std::int64_t n) {  // [rows, n * D] -> [n, rows, D]
-    return b.transpose(b.reshape(t, {b.shape(t)[0], n, D}), {1, 0, 2});
+  auto shape = [&](std::vector<std::int64_t> dims) {
+    if (B > 1) dims.insert(dims.begin(), B);
+    return dims;
   };
-  Value qg = b.reshape(heads(q, H), {KV, G * T, D});
+  const std::vector<std::int64_t> swap = B > 1 ? std::vector<std::int64_t>{0, 2, 1, 3} : std::vector<std::int64_t>{1, 0, 2};
+  auto heads = [&](Value t, std::int64_t n) {  // [B * rows, n * D] -> [B, n, rows, D]
+    return b.transpose(b.reshape(t, shape({b.shape(t)[0] / B, n, D})), swap);
+  };
+  Value qg = b.reshape(heads(q, H), shape({KV, G * T, D}));
   Value scores = b.mul(b.matmul(qg, heads(k_all, KV), false, true),
                        b.scalar(static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)))));
-  Value probs = b.softmax(b.add(b.reshape(scores, {H, T, S}), mask), -1);
-  Value out = b.matmul(b.reshape(probs, {KV, G * T, S}), heads(v_all, KV));  // [KV, G * T, D]
-  return b.reshape(b.transpose(b.reshape(out, {H, T, D}), {1, 0, 2}), {T, H * D});
+  Value probs = b.softmax(b.add(b.reshape(scores, shape({H, T, S})), mask), -1);
+  Value out = b.matmul(b.reshape(probs, shape({KV, G * T, S})), heads(v_all, KV));  // [B, KV, G * T, D]
+  return b.reshape(b.transpose(b.reshape(out, shape({H, T, D})), swap), {B * T, H * D});
 }
 
-LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const LayerInputs& in) {
+LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const LayerInputs& in, std::int64_t batch) {
   const std::int64_t C = c.hidden_size, KVW = c.kv_width(), F = c.intermediate_size;
   const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   b.push_scope("model.layers." + std::to_string(index));
@@ -60,7 +65,7 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   out.v = linear(b, h, "self_attn.v_proj", C, KVW);
   Value k_all = in.past_k ? b.concat({*in.past_k, out.k}, 0) : out.k;
   Value v_all = in.past_v ? b.concat({*in.past_v, out.v}, 0) : out.v;
-  x = b.add(x, linear(b, attention(b, q, k_all, v_all, in.mask, c), "self_attn.o_proj", C, C));
+  x = b.add(x, linear(b, attention(b, q, k_all, v_all, in.mask, c, batch), "self_attn.o_proj", C, C));
 
   h = rms_norm(b, x, "post_attention_layernorm", c);
   Value gated = b.mul(b.silu(linear(b, h, "mlp.gate_proj", C, F)), linear(b, h, "mlp.up_proj", C, F));
@@ -72,13 +77,11 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
 }  // namespace
 
 ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
-  if (o.seq <= 0 || o.past < 0 || o.past + o.seq > c.max_position_embeddings)
-    throw Error("llama graph: a window of " + std::to_string(o.seq) + " after " + std::to_string(o.past) +
-                " positions does not fit the context of " + std::to_string(c.max_position_embeddings));
-  const std::int64_t T = o.seq, C = c.hidden_size;
-  Builder b(o.past > 0 ? "llama_decode" : "llama_prefill");
-  Value tokens = b.input("tokens", DType::i32, {T});
-  Value positions = b.input("positions", DType::i32, {T});
+  check_graph_options(o, c.max_position_embeddings, "llama");
+  const std::int64_t T = o.seq, C = c.hidden_size, rows = o.batch * o.seq;
+  Builder b(o.loss ? "llama_train" : o.past > 0 ? "llama_decode" : "llama_prefill");
+  Value tokens = b.input("tokens", DType::i32, {rows});
+  Value positions = b.input("positions", DType::i32, {rows});
   Value embed = b.param("model.embed_tokens.weight", DType::f32, {c.vocab_size, C});
   Value x = b.name(b.gather(embed, tokens), "embed");
 
@@ -94,7 +97,7 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
       in.past_k = b.input("past_k." + ls, DType::f32, {o.past, c.kv_width()});
       in.past_v = b.input("past_v." + ls, DType::f32, {o.past, c.kv_width()});
     }
-    LayerOutputs out = layer(b, x, c, l, in);
+    LayerOutputs out = layer(b, x, c, l, in, o.batch);
     cache_out.push_back(b.name(out.k, "k." + ls));
     cache_out.push_back(b.name(out.v, "v." + ls));
     x = out.y;
@@ -102,7 +105,12 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
   if (o.last_only && T > 1) x = b.slice(x, {T - 1, 0}, {T, C});
   x = b.rms_norm(x, b.param("model.norm.weight", DType::f32, {C}), c.rms_norm_eps);
   Value head = c.tie_word_embeddings ? embed : b.param("lm_head.weight", DType::f32, {c.vocab_size, C});
-  b.output(b.name(b.matmul(x, head, false, true), "logits"));
+  Value logits = b.name(b.matmul(x, head, false, true), "logits");
+  if (o.loss) {
+    add_loss_output(b, logits);
+    return b.finish();
+  }
+  b.output(logits);
   for (Value v : cache_out) b.output(v);
   return b.finish();
 }

@@ -11,20 +11,22 @@
 // [positions, num_key_value_heads * head_dim]: grouped-query attention stores each key/value
 // head once, and the num_attention_heads / num_key_value_heads query heads of a group read it
 // together.
+//
+// For training (batch, loss) the graph follows model/gpt2.h: tokens, positions and targets are
+// i32[batch * seq], `batch` windows one after the other, folded into the rows of every
+// projection; attention sees the windows apart ([batch, heads, seq, head_dim]); each row's
+// rotary angles come from its own position; the single output is `loss`.
 #include <cstdint>
 
 #include "core/random.h"
 #include "exec/cpu/executor.h"
 #include "ir/graph.h"
+#include "model/decoder_graph.h"
 #include "model/llama_config.h"
 
 namespace orion::model {
 
-struct LlamaGraphOptions {
-  std::int64_t seq = 1;
-  std::int64_t past = 0;
-  bool last_only = false;  // logits of the last position only (generation needs no more)
-};
+using LlamaGraphOptions = DecoderGraphOptions;
 
 ir::Graph llama_graph(const LlamaConfig& config, const LlamaGraphOptions& options);
 

@@ -50,6 +50,17 @@ std::int64_t LlamaConfig::parameter_count() const {
   return vocab_size * C * (tie_word_embeddings ? 1 : 2) + num_hidden_layers * block + C;
 }
 
+LlamaConfig stories110m_config() {
+  LlamaConfig c;
+  c.num_hidden_layers = 12;
+  c.hidden_size = 768;
+  c.num_attention_heads = c.num_key_value_heads = 12;
+  c.intermediate_size = 2048;
+  c.max_position_embeddings = 1024;
+  c.vocab_size = 32000;
+  return c;
+}
+
 LlamaConfig parse_llama_config(std::string_view text, const std::string& source) {
   const json j = parse_config_object(text, source);
   if (const std::string mt = config_model_type(j, source); mt != "llama")

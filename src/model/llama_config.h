@@ -31,6 +31,12 @@ struct LlamaConfig {
   std::int64_t parameter_count() const;
 };
 
+// The Llama-shaped model Orion's ANE training results are quoted on (llama2.c's stories110M):
+// its layers, width, heads (no grouping), feed-forward width, context and vocabulary, with
+// LlamaConfig's other defaults (untied head). The one definition `orion init --preset
+// stories110m` and `orion bench train --arch stories110m` share.
+LlamaConfig stories110m_config();
+
 // Reads a Hugging Face Llama config.json. Errors name the file and the key; keys that change
 // the architecture in ways Orion does not implement (rope_scaling, attention_bias, mlp_bias,
 // a hidden_act other than silu, a head_dim other than hidden_size / num_attention_heads) are

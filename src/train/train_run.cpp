@@ -6,11 +6,10 @@
 
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "model/any_model.h"
 #include "model/config_json.h"
-#include "model/gpt2_config.h"
-#include "model/gpt2_model.h"
 #include "train/checkpoint.h"
-#include "train/gpt2_loss.h"
+#include "train/model_loss.h"
 #include "train/metrics_log.h"
 #include "train/token_file.h"
 
@@ -20,13 +19,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The files of a model folder that are neither its config nor its weights: the tokenizer's,
-// which every checkpoint carries so that it is a model folder of its own.
+// The files of a model folder that are neither its config nor its weights: the tokenizer's
+// (vocab.json and merges.txt, or SentencePiece's tokenizer.model), which every checkpoint
+// carries so that it is a model folder of its own. A checkpoint's own manifest is not one:
+// training may start from a checkpoint folder.
 std::vector<std::string> tokenizer_files(const fs::path& dir) {
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (!e.is_regular_file() || name == "config.json" || name.ends_with(".safetensors") || name.starts_with("."))
+    if (!e.is_regular_file() || name == "config.json" || name == "checkpoint.json" || name.ends_with(".safetensors") ||
+        name.starts_with("."))
       continue;
     files.push_back(e.path().string());
   }
@@ -59,19 +61,19 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     return result;
   }
 
-  const model::Gpt2Model model = model::Gpt2Model::load(o.model_dir);
-  const model::Gpt2Config config = model.config();
+  const model::AnyModel model = model::load_any_model(o.model_dir);
+  const model::CausalLm& lm = model::causal_lm(model);
   const std::string config_json = model::read_config_text((fs::path(o.model_dir) / "config.json").string());
   const std::vector<std::string> model_files = tokenizer_files(o.model_dir);
   auto data = std::make_shared<const TokenFile>(TokenFile::open(o.data));
-  if (data->vocab_size() > static_cast<std::uint64_t>(config.vocab_size))
+  if (data->vocab_size() > static_cast<std::uint64_t>(lm.vocab_size()))
     throw Error::in_file(o.data, "was tokenized for a vocabulary of " + std::to_string(data->vocab_size()) +
-                                     " tokens; the model " + o.model_dir + " has " + std::to_string(config.vocab_size));
-  if (o.config.seq > config.n_positions)
+                                     " tokens; the model " + o.model_dir + " has " + std::to_string(lm.vocab_size()));
+  if (o.config.seq > lm.context())
     throw Error("--seq " + std::to_string(o.config.seq) + " is longer than the model's context of " +
-                std::to_string(config.n_positions));
+                std::to_string(lm.context()));
 
-  Trainer trainer(gpt2_loss_graph(config), model.weights(), o.config, data);
+  Trainer trainer(model_loss_graph(model), lm.weights(), o.config, data);
   if (checkpoint) {
     trainer.restore(checkpoint->params, checkpoint->optimizer, checkpoint->state, checkpoint->dir);
     result.resumed_from = checkpoint->step;

@@ -4,6 +4,7 @@
 // read files in it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,10 +16,10 @@ namespace orion::test {
 class CliFolderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("orion_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_suite()->name() + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::string name = std::string(::testing::UnitTest::GetInstance()->current_test_suite()->name()) + "_" +
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // parametrised tests: Prefix/Suite.Test/Param
+    dir_ = std::filesystem::temp_directory_path() / ("orion_cli_" + std::to_string(::getpid()) + "_" + name);
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }

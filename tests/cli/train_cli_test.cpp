@@ -1,10 +1,14 @@
-// orion train end to end: a model from `orion init`, a token file from `orion data prepare`,
-// and runs killed with SIGKILL at random moments and resumed, which must end bit-identical to a
-// run that was never interrupted.
+// orion train end to end, for each architecture: a model from `orion init` (GPT-2 with the
+// byte-level vocabulary; Llama with grouped-query attention and a SentencePiece vocabulary from
+// `orion tokenizer train`), a token file from `orion data prepare`, a run whose loss falls and
+// whose checkpoint `orion generate` loads, and runs killed with SIGKILL at random moments and
+// resumed, which must end bit-identical to a run that was never interrupted.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -18,14 +22,30 @@ extern char** environ;
 namespace orion::test {
 namespace {
 
-class TrainCli : public CliFolderTest {
+struct TrainCase {
+  std::string name;
+  std::string init;  // `orion init` arguments
+  bool sentencepiece = false;  // a vocabulary from `orion tokenizer train` (tokenizer.model)
+  std::string model_type;      // config.json's
+};
+
+void PrintTo(const TrainCase& c, std::ostream* os) { *os << c.name; }
+
+class TrainCli : public CliFolderTest, public ::testing::WithParamInterface<TrainCase> {
  protected:
   void SetUp() override {
     CliFolderTest::SetUp();
-    ASSERT_EQ(run_orion("init --out " + path("m") + " --layers 2 --dim 64 --heads 2 --context 64 --seed 3").status, 0);
     std::string text;
     for (int i = 0; i < 400; ++i) text += "In the beginning was the word " + std::to_string(i % 37) + ", and the word was good.\n";
     write("corpus.txt", text);
+    std::string init = "init --out " + path("m") + " " + GetParam().init;
+    if (GetParam().sentencepiece) {
+      const CliResult t = run_orion("tokenizer train --vocab 300 --byte-fallback --in " + path("corpus.txt") + " --out " + path("tok"));
+      ASSERT_EQ(t.status, 0) << t.out;
+      init += " --tokenizer " + path("tok");
+    }
+    const CliResult i = run_orion(init);
+    ASSERT_EQ(i.status, 0) << i.out;
     const CliResult r = run_orion("data prepare -m " + path("m") + " --in " + path("corpus.txt") + " --out " + path("tokens.bin"));
     ASSERT_EQ(r.status, 0) << r.out;
   }
@@ -46,12 +66,19 @@ class TrainCli : public CliFolderTest {
   }
 };
 
-TEST_F(TrainCli, TrainsAndTheCheckpointIsAModelFolder) {
+TEST_P(TrainCli, TrainsAndTheCheckpointIsAModelFolder) {
   const CliResult r = run_orion(train_args("run", 20));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("trained 20 steps"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("val"), std::string::npos) << r.out;
-  const CliResult g = run_orion("generate -m " + path("run/step-00000020") + " -p \"In the\" -n 8 --seed 1");
+  // The corpus repeats one sentence: 20 steps learn much of it.
+  double first = 0, last = 0;
+  ASSERT_EQ(std::sscanf(r.out.c_str() + r.out.find(": loss "), ": loss %lf -> %lf", &first, &last), 2) << r.out;
+  EXPECT_LT(last, first - 1.0) << r.out;
+  const std::string step = path("run/step-00000020");
+  EXPECT_EQ(nlohmann::json::parse(read(step + "/config.json")).at("model_type"), GetParam().model_type);
+  EXPECT_EQ(std::filesystem::exists(step + "/tokenizer.model"), GetParam().sentencepiece);
+  const CliResult g = run_orion("generate -m " + step + " -p \"In the\" -n 8 --seed 1");
   EXPECT_EQ(g.status, 0) << g.out;
   // A complete run resumed does nothing; without --resume the folder is refused.
   const CliResult again = run_orion(train_args("run", 20) + " --resume");
@@ -62,7 +89,7 @@ TEST_F(TrainCli, TrainsAndTheCheckpointIsAModelFolder) {
   EXPECT_NE(refused.out.find("--resume"), std::string::npos) << refused.out;
 }
 
-TEST_F(TrainCli, RunsKilledAtRandomMomentsAndResumedEndBitIdentical) {
+TEST_P(TrainCli, RunsKilledAtRandomMomentsAndResumedEndBitIdentical) {
   constexpr int kSteps = 60;
   const CliResult ref = run_orion(train_args("ref", kSteps));
   ASSERT_EQ(ref.status, 0) << ref.out;
@@ -98,6 +125,13 @@ TEST_F(TrainCli, RunsKilledAtRandomMomentsAndResumedEndBitIdentical) {
   }
   EXPECT_EQ(expect, kSteps + 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Archs, TrainCli,
+    ::testing::Values(TrainCase{"Gpt2", "--layers 2 --dim 64 --heads 2 --context 64 --seed 3", false, "gpt2"},
+                      TrainCase{"LlamaGqaSentencePiece", "--arch llama --layers 2 --dim 64 --heads 4 --kv-heads 2 --context 64 --seed 3",
+                                true, "llama"}),
+    [](const ::testing::TestParamInfo<TrainCase>& p) { return p.param.name; });
 
 }  // namespace
 }  // namespace orion::test

@@ -6,8 +6,9 @@
 #include <filesystem>
 
 #include "core/temp_folder.h"
-#include "train/gpt2_loss.h"
 #include "model/gpt2_model.h"
+#include "model/llama_model.h"
+#include "train/model_loss.h"
 #include "train/token_file.h"
 
 namespace orion::train {
@@ -46,10 +47,35 @@ TrainConfig overfit_config(exec::Numerics precision) {
   return c;
 }
 
-std::vector<double> train_curve(exec::Numerics precision) {
+// A small Llama with grouped-query attention, the vocabulary of tiny_config().
+model::LlamaConfig tiny_llama() {
+  model::LlamaConfig c;
+  c.num_hidden_layers = 2;
+  c.hidden_size = 32;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.intermediate_size = 48;
+  c.max_position_embeddings = 32;
+  c.vocab_size = 61;
+  return c;
+}
+
+struct Arch {
+  std::string name;
+  LossGraphFn loss;
+  exec::Bindings weights;
+};
+
+void PrintTo(const Arch& a, std::ostream* os) { *os << a.name; }
+
+std::vector<Arch> archs() {
+  return {{"Gpt2", model_loss_graph(tiny_config()), model::gpt2_init_weights(tiny_config(), 7)},
+          {"LlamaGqa", model_loss_graph(tiny_llama()), model::llama_init_weights(tiny_llama(), 7)}};
+}
+
+std::vector<double> train_curve(const Arch& arch, exec::Numerics precision) {
   TempFolder tmp("orion-trainer-test");
-  const model::Gpt2Config mc = tiny_config();
-  Trainer t(gpt2_loss_graph(mc), model::gpt2_init_weights(mc, 7), overfit_config(precision), memorisable_data(tmp, mc.vocab_size));
+  Trainer t(arch.loss, arch.weights, overfit_config(precision), memorisable_data(tmp, tiny_config().vocab_size));
   std::vector<double> losses;
   while (t.steps_done() < t.config().steps) {
     const StepStats s = t.step();
@@ -60,9 +86,11 @@ std::vector<double> train_curve(exec::Numerics precision) {
   return losses;
 }
 
-TEST(Trainer, OverfitsASmallBatchInF32AndF16AndTheCurvesAgree) {
-  const std::vector<double> f32 = train_curve(exec::Numerics::f32);
-  const std::vector<double> f16 = train_curve(exec::Numerics::f16);
+class TrainerArch : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(TrainerArch, OverfitsASmallBatchInF32AndF16AndTheCurvesAgree) {
+  const std::vector<double> f32 = train_curve(GetParam(), exec::Numerics::f32);
+  const std::vector<double> f16 = train_curve(GetParam(), exec::Numerics::f16);
   ASSERT_EQ(f32.size(), f16.size());
   EXPECT_NEAR(f32.front(), std::log(61.0), 0.3);  // a fresh model guesses uniformly
   EXPECT_LT(f32.back(), 0.05);
@@ -72,6 +100,9 @@ TEST(Trainer, OverfitsASmallBatchInF32AndF16AndTheCurvesAgree) {
   for (std::size_t i = 0; i < f32.size() / 2; ++i) EXPECT_NEAR(f16[i], f32[i], 0.02 + 0.02 * f32[i]) << "step " << i + 1;
 }
 
+INSTANTIATE_TEST_SUITE_P(Archs, TrainerArch, ::testing::ValuesIn(archs()),
+                         [](const ::testing::TestParamInfo<Arch>& p) { return p.param.name; });
+
 TEST(Trainer, AStepWithInfiniteGradientsIsSkippedAndLeavesTheWeightsAlone) {
   TempFolder tmp("orion-trainer-test");
   const model::Gpt2Config mc = tiny_config();
@@ -79,7 +110,7 @@ TEST(Trainer, AStepWithInfiniteGradientsIsSkippedAndLeavesTheWeightsAlone) {
   // Token embeddings past fp16's range: the forward pass overflows in the ANE's numerics.
   for (float& v : w.at("wte.weight").span<float>()) v *= 3e4f;
   TrainConfig c = overfit_config(exec::Numerics::f16);
-  Trainer t(gpt2_loss_graph(mc), w, c, memorisable_data(tmp, mc.vocab_size));
+  Trainer t(model_loss_graph(mc), w, c, memorisable_data(tmp, mc.vocab_size));
   const exec::Bindings before = [&] {
     exec::Bindings copy;
     for (const auto& [name, tensor] : t.params()) copy.emplace(name, tensor.clone());
@@ -93,6 +124,21 @@ TEST(Trainer, AStepWithInfiniteGradientsIsSkippedAndLeavesTheWeightsAlone) {
     ASSERT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << name;
   }
   EXPECT_LT(t.step().loss_scale, s.loss_scale);  // halved after the overflow
+}
+
+// The figure `bench train` divides by its time, for Llama: every product of the forward pass
+// counted here from the shapes, times 3 (the backward pass takes two products of the same size
+// per forward product: the gradients of both operands, none of which is a constant).
+TEST(Trainer, CountsALlamaStepsMatrixProductFlops) {
+  TempFolder tmp("orion-trainer-test");
+  const model::LlamaConfig mc = tiny_llama();
+  TrainConfig c = overfit_config(exec::Numerics::f32);
+  const Trainer t(model_loss_graph(mc), model::llama_init_weights(mc, 7), c, memorisable_data(tmp, mc.vocab_size));
+  const double rows = static_cast<double>(c.batch * c.seq), T = static_cast<double>(c.seq);
+  const double C = 32, KVW = 2 * (32 / 4), F = 48, V = 61, L = 2;  // tiny_llama()'s shapes
+  const double per_layer = rows * C * C * 2 + rows * C * KVW * 2 + rows * C * F * 3 + 2 * rows * T * C;  // q o, k v, mlp, attention
+  const double forward_macs = L * per_layer + rows * C * V;
+  EXPECT_DOUBLE_EQ(t.matmul_flops_per_micro_batch(), 3 * 2 * forward_macs);
 }
 
 }  // namespace

@@ -39,9 +39,11 @@ struct InitOpts {
 // Hugging Face's GPT-2 sizes, and the Llama-shaped model the ANE training results are quoted on.
 void apply_preset(InitOpts& o) {
   struct P { const char* name; const char* arch; std::int64_t layers, dim, heads, hidden, context, vocab; };
+  const model::LlamaConfig s = model::stories110m_config();
   for (const P& p : {P{"gpt2", "gpt2", 12, 768, 12, 0, 1024, 50257}, P{"gpt2-medium", "gpt2", 24, 1024, 16, 0, 1024, 50257},
                      P{"gpt2-large", "gpt2", 36, 1280, 20, 0, 1024, 50257}, P{"gpt2-xl", "gpt2", 48, 1600, 25, 0, 1024, 50257},
-                     P{"stories110m", "llama", 12, 768, 12, 2048, 1024, 32000}})
+                     P{"stories110m", "llama", s.num_hidden_layers, s.hidden_size, s.num_attention_heads, s.intermediate_size,
+                       s.max_position_embeddings, s.vocab_size}})
     if (o.preset == p.name) {
       if (o.arch_given && o.arch != p.arch)
         throw Error("--preset " + o.preset + " is a " + p.arch + " model, not --arch " + o.arch);

@@ -1,0 +1,21 @@
+#include "model/decoder_graph.h"
+
+#include "core/error.h"
+
+namespace orion::model {
+
+void check_graph_options(const DecoderGraphOptions& o, std::int64_t context, const std::string& arch) {
+  if (o.seq <= 0 || o.past < 0 || o.past + o.seq > context)
+    throw Error(arch + " graph: a window of " + std::to_string(o.seq) + " after " + std::to_string(o.past) +
+                " positions does not fit the context of " + std::to_string(context));
+  if (o.batch < 1 || (o.batch > 1 && o.past > 0))
+    throw Error(arch + " graph: a batch of " + std::to_string(o.batch) + " windows (batch > 1 only without past positions)");
+  if (o.loss && o.last_only) throw Error(arch + " graph: the loss needs the logits of every position, not last_only");
+}
+
+void add_loss_output(ir::Builder& b, ir::Value logits) {
+  ir::Value targets = b.input("targets", DType::i32, {b.shape(logits)[0]});
+  b.output(b.name(b.reduce_mean(b.softmax_cross_entropy(logits, targets), {0}), "loss"));
+}
+
+}  // namespace orion::model

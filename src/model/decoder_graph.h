@@ -1,0 +1,28 @@
+#pragma once
+// What every architecture's graph builder (model/gpt2.h, model/llama.h) shares: the options
+// that choose a graph (a window after `past` cached positions, or `batch` windows side by side
+// for training, with or without the loss), their checks, and the training graph's loss head.
+#include <cstdint>
+#include <string>
+
+#include "ir/builder.h"
+
+namespace orion::model {
+
+struct DecoderGraphOptions {
+  std::int64_t seq = 1;
+  std::int64_t past = 0;
+  bool last_only = false;  // logits of the last position only (generation needs no more)
+  std::int64_t batch = 1;  // windows side by side; > 1 only for prefill (past == 0)
+  bool loss = false;       // the training graph: input targets, output loss
+};
+
+// Throws orion::Error, naming `arch`, for options no graph has: a window that does not fit the
+// context, a batch with past positions, the loss of the last position only.
+void check_graph_options(const DecoderGraphOptions& options, std::int64_t context, const std::string& arch);
+
+// The training graph's end: input targets i32[rows] (rows = logits' rows) and the single output
+// `loss` f32[], the mean over the rows of softmax_cross_entropy(logits, targets).
+void add_loss_output(ir::Builder& b, ir::Value logits);
+
+}  // namespace orion::model

@@ -1,0 +1,28 @@
+#include "train/model_loss.h"
+
+#include "model/gpt2.h"
+#include "model/llama.h"
+
+namespace orion::train {
+
+namespace {
+
+constexpr model::DecoderGraphOptions training_options(std::int64_t batch, std::int64_t seq) {
+  return {.seq = seq, .past = 0, .last_only = false, .batch = batch, .loss = true};
+}
+
+}  // namespace
+
+LossGraphFn model_loss_graph(const model::Gpt2Config& config) {
+  return [config](std::int64_t batch, std::int64_t seq) { return model::gpt2_graph(config, training_options(batch, seq)); };
+}
+
+LossGraphFn model_loss_graph(const model::LlamaConfig& config) {
+  return [config](std::int64_t batch, std::int64_t seq) { return model::llama_graph(config, training_options(batch, seq)); };
+}
+
+LossGraphFn model_loss_graph(const model::AnyModel& model) {
+  return std::visit([](const auto& m) { return model_loss_graph(m.config()); }, model);
+}
+
+}  // namespace orion::train

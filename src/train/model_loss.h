@@ -1,0 +1,15 @@
+#pragma once
+// The loss graph the trainer takes (train/trainer.h's LossGraphFn), for each architecture and
+// for any loaded model: the batched training graph of model/gpt2.h or model/llama.h (tokens,
+// positions and targets in, the mean cross-entropy `loss` out). The one place training
+// dispatches on architecture.
+#include "model/any_model.h"
+#include "train/trainer.h"
+
+namespace orion::train {
+
+LossGraphFn model_loss_graph(const model::Gpt2Config& config);
+LossGraphFn model_loss_graph(const model::LlamaConfig& config);
+LossGraphFn model_loss_graph(const model::AnyModel& model);
+
+}  // namespace orion::train
