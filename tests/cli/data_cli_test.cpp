@@ -2,9 +2,12 @@
 // that the trainer's reader opens; and its errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "cli/cli_folder_test.h"
 #include "cli/run_cli.h"
 #include "text/bpe_tokenizer.h"
+#include "text/sentencepiece_trainer.h"
 #include "text/text_test_data.h"
 #include "train/token_file.h"
 
@@ -61,6 +64,36 @@ TEST_F(DataCli, ALargeTextEncodesInPartsToTheTokensOfTheWhole) {
   EXPECT_EQ(f.size(Split::val), 0u);
   EXPECT_TRUE(f.tokens(Split::train) == expected) << f.size(Split::train) << " tokens, expected " << expected.size();
   EXPECT_EQ(f.header().width, 2u);
+}
+
+// A Llama model's texts start with BOS (its config.json's bos_token_id, which generation puts
+// before every prompt): each part of each document starts with it in the token file.
+TEST_F(DataCli, LlamaDocumentsStartWithBos) {
+  const std::string text = text::testing::english_prose(20'000);
+  text::SentencePieceTrainOptions o;
+  o.inputs = {write("corpus.txt", text)};
+  o.vocab_size = 600;  // the prose's characters and 256 byte pieces, and some merges
+  o.byte_fallback = true;
+  o.threads = 1;
+  const text::SentencePieceTokenizer spm = text::train_sentencepiece(o);
+  spm.save(path("tok"));
+  const CliResult init = run_orion("init --arch llama -o " + path("l") + " --layers 1 --dim 32 --heads 2 --context 32 "
+                                   "--tokenizer " + path("tok"));
+  ASSERT_EQ(init.status, 0) << init.out;
+  const CliResult r = run_orion("data prepare -m " + path("l") + " --in " + path("corpus.txt") + " --out " + path("l.tok") +
+                                " --val-fraction 0.25");
+  ASSERT_EQ(r.status, 0) << r.out;
+  ASSERT_TRUE(spm.bos_id() && spm.eos_id());
+  const std::vector<std::int32_t> all = spm.encode(text);
+  const auto held = static_cast<std::size_t>(std::llround(0.25 * static_cast<double>(all.size())));
+  std::vector<std::int32_t> train = {*spm.bos_id()}, val = {*spm.bos_id()};
+  train.insert(train.end(), all.begin(), all.end() - static_cast<std::ptrdiff_t>(held));
+  val.insert(val.end(), all.end() - static_cast<std::ptrdiff_t>(held), all.end());
+  train.push_back(*spm.eos_id());
+  val.push_back(*spm.eos_id());
+  const TokenFile f = TokenFile::open(path("l.tok"));
+  EXPECT_TRUE(f.tokens(Split::train) == train) << f.size(Split::train) << " training tokens, expected " << train.size();
+  EXPECT_TRUE(f.tokens(Split::val) == val) << f.size(Split::val) << " validation tokens, expected " << val.size();
 }
 
 TEST_F(DataCli, AMissingInputIsNamedAndNothingIsWritten) {

@@ -19,6 +19,15 @@ TEST(CorpusSplit, HoldsOutTheTailOfEachDocumentAndEndsEveryPartWithEndOfText) {
   EXPECT_EQ(c.val, (Tokens{9, 10, 0, 14, 0}));
 }
 
+// Llama-style models: each part starts with BOS as well, so both splits read like prompts do.
+TEST(CorpusSplit, ABosTokenStartsEveryPart) {
+  SplitCorpus c;
+  add_document(c, Tokens{3, 4, 5, 6, 7}, 2, 0.4, 1);  // 2 of 5 held out
+  add_document(c, Tokens{8}, 2, 0.4, 1);              // 0.4 rounds to 0: no val part
+  EXPECT_EQ(c.train, (Tokens{1, 3, 4, 5, 2, 1, 8, 2}));
+  EXPECT_EQ(c.val, (Tokens{1, 6, 7, 2}));
+}
+
 TEST(CorpusSplit, ZeroHoldsOutNothingAndTheFractionMustBeBelowOne) {
   SplitCorpus c;
   add_document(c, Tokens{4, 5, 6}, 9, 0.0);

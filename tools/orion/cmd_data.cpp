@@ -65,7 +65,7 @@ void prepare(const PrepareOpts& o) {
       const std::string_view text(reinterpret_cast<const char*>(f->bytes().data()), f->size());
       const std::vector<std::int32_t> tokens =
           tok.encode(text, [&](std::size_t done) { progress.update(before + done); });
-      train::add_document(corpus, tokens, tok.eot_id, o.val_fraction);
+      train::add_document(corpus, tokens, tok.eot_id, o.val_fraction, tok.bos_id);
       before += f->size();
     }
   }
