@@ -68,7 +68,13 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   x = b.add(x, linear(b, attention(b, q, k_all, v_all, in.mask, c, batch), "self_attn.o_proj", C, C));
 
   h = rms_norm(b, x, "post_attention_layernorm", c);
-  Value gated = b.mul(b.silu(linear(b, h, "mlp.gate_proj", C, F)), linear(b, h, "mlp.up_proj", C, F));
+  // Two statements, not two arguments of one call: the params' order is the order init draws
+  // their weights in (llama_init_weights), and C++ leaves the order of a call's arguments open
+  // (GCC made up_proj first, clang gate_proj, so a seed gave other weights under clang). Up
+  // first keeps the weights every seed has given so far.
+  Value up = linear(b, h, "mlp.up_proj", C, F);
+  Value gate = linear(b, h, "mlp.gate_proj", C, F);
+  Value gated = b.mul(b.silu(gate), up);
   out.y = b.add(x, linear(b, gated, "mlp.down_proj", F, C));
   b.pop_scope();
   return out;
