@@ -89,6 +89,32 @@ TEST_P(TrainCli, TrainsAndTheCheckpointIsAModelFolder) {
   EXPECT_NE(refused.out.find("--resume"), std::string::npos) << refused.out;
 }
 
+// --init trains the model `orion init` makes from the same options, with --seed as the weights'
+// seed: the run ends bit-identical to init + train -m, and OUT/init is that initial model.
+TEST_P(TrainCli, InitTrainsTheModelOrionInitMakes) {
+  std::string arch = GetParam().init;
+  arch = arch.substr(0, arch.find(" --seed "));  // every case's init arguments end with --seed 3
+  if (GetParam().sentencepiece) arch += " --tokenizer " + path("tok");
+  const std::string common = " --data " + path("tokens.bin") + " --steps 4 --batch 2 --seq 32 --threads 2 --seed 3";
+  const CliResult ref = run_orion("train -m " + path("m") + common + " --out " + path("ref"));
+  ASSERT_EQ(ref.status, 0) << ref.out;
+  const CliResult scratch = run_orion("train --init " + arch + common + " --out " + path("scratch"));
+  ASSERT_EQ(scratch.status, 0) << scratch.out;
+  EXPECT_TRUE(read(path("m/model.safetensors")) == read(path("scratch/init/model.safetensors")));
+  EXPECT_TRUE(read(path("ref/step-00000004/model.safetensors")) == read(path("scratch/step-00000004/model.safetensors")));
+  // Resumed, the complete run does nothing (and leaves OUT/init as it was).
+  const CliResult again = run_orion("train --init " + arch + common + " --out " + path("scratch") + " --resume");
+  EXPECT_EQ(again.status, 0) << again.out;
+  EXPECT_NE(again.out.find("nothing to do"), std::string::npos) << again.out;
+  // One of -m and --init.
+  const CliResult both = run_orion("train --init -m " + path("m") + common + " --out " + path("both"));
+  EXPECT_EQ(both.status, 1);
+  EXPECT_NE(both.out.find("not both"), std::string::npos) << both.out;
+  const CliResult neither = run_orion("train" + common + " --out " + path("neither"));
+  EXPECT_EQ(neither.status, 1);
+  EXPECT_NE(neither.out.find("--init"), std::string::npos) << neither.out;
+}
+
 TEST_P(TrainCli, RunsKilledAtRandomMomentsAndResumedEndBitIdentical) {
   constexpr int kSteps = 60;
   const CliResult ref = run_orion(train_args("ref", kSteps));

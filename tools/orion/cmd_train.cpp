@@ -7,8 +7,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include <filesystem>
+
 #include "commands.h"
 #include "core/error.h"
+#include "model_init.h"
 #include "numerics_option.h"
 #include "train/train_run.h"
 
@@ -30,10 +33,35 @@ std::string duration(double seconds) {
 
 struct TrainOpts {
   train::RunOptions run;
+  bool init = false;  // --init: a new model from the architecture options, in OUT/init
+  InitOptions model;
   std::string precision = "f32", device = "cpu";
   double weight_decay = 0.1, clip = 1.0;
   bool no_loss_scaling = false;
 };
+
+// Whether OUT holds a checkpoint folder (train/checkpoint.h names them step-NNNNNNNN).
+bool has_checkpoints(const std::string& out) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(out, ec))
+    if (e.path().filename().string().starts_with("step-")) return true;
+  return false;
+}
+
+// --init: OUT/init is the run's initial model, a pure function of the architecture options and
+// --seed. A resumed run with checkpoints leaves it alone (they hold the weights, and rewriting
+// 100M weights at every restart would be waste); otherwise it is written afresh, so a run never
+// starts from an initial model made with other options.
+void start_from_scratch(TrainOpts& o) {
+  o.model.out = (std::filesystem::path(o.run.out) / "init").string();
+  o.run.model_dir = o.model.out;
+  if (o.run.resume && has_checkpoints(o.run.out) && std::filesystem::exists(std::filesystem::path(o.model.out) / "config.json"))
+    return;
+  o.model.seed = o.run.config.seed;
+  o.model.force = true;
+  std::filesystem::create_directories(o.run.out);
+  init_model(o.model);
+}
 
 void train_command(TrainOpts& o) {
   if (o.device != "cpu")
@@ -43,6 +71,9 @@ void train_command(TrainOpts& o) {
   o.run.config.adamw.weight_decay = o.weight_decay;
   o.run.config.adamw.clip_norm = o.clip;
   if (o.no_loss_scaling) o.run.config.loss_scaling = false;
+  if (o.init == !o.run.model_dir.empty())
+    throw Error(o.init ? "give -m DIR or --init, not both" : "give -m DIR (a model folder) or --init (a new model)");
+  if (o.init) start_from_scratch(o);
   const std::int64_t total = o.run.config.steps;
   const bool tty = isatty(fileno(stderr));
   double window_tokens = 0, window_seconds = 0;  // tokens/s over the recent steps
@@ -103,7 +134,7 @@ void add_train_command(CLI::App& app) {
   train::RunOptions& r = o->run;
   train::TrainConfig& c = r.config;
   auto* cmd = app.add_subcommand("train", "Train a model on a token file, with resumable checkpoints");
-  cmd->add_option("-m,--model", r.model_dir, "Model folder to start from (`orion init` makes one)")->required();
+  cmd->add_option("-m,--model", r.model_dir, "Model folder to start from (`orion init` makes one), or --init");
   cmd->add_option("--data", r.data, "Token file (`orion data prepare`)")->required();
   cmd->add_option("--out", r.out, "Folder of checkpoints (step-NNNNNNNN, each a model folder) and metrics.jsonl")->required();
   cmd->add_option("--steps", c.steps, "Optimizer steps in all")->check(CLI::PositiveNumber)->capture_default_str();
@@ -121,13 +152,19 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "Device to train on")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
   cmd->add_option("--threads", c.threads, "Threads (0: one per hardware thread); a resumed run is bit-identical with the same count")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--seed", c.seed, "Seed of the data order")->capture_default_str();
+  cmd->add_option("--seed", c.seed, "Seed of the data order, and of the weights with --init")->capture_default_str();
   cmd->add_option("--save-every", r.save_every, "Save a checkpoint every N steps (0: only the last)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--keep", r.keep, "Checkpoints kept")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_flag("--resume", r.resume, "Continue from the newest checkpoint in --out (none: start afresh; a complete run: do nothing)");
   cmd->add_option("--eval-every", r.eval_every, "Validation loss every N steps (0: only after the last)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--eval-batches", r.eval_batches, "Validation batches per evaluation")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->callback([o] { train_command(*o); });
+  auto* scratch = cmd->add_option_group("New model (--init)", "With --init, the model trained is a new one, written to OUT/init");
+  scratch->add_flag("--init", o->init, "Start from a new model made from the options below (as orion init makes it)");
+  CLI::Option* arch = add_architecture_options(*scratch, o->model);
+  cmd->callback([o, arch] {
+    o->model.arch_given = arch->count() > 0;
+    train_command(*o);
+  });
 }
 
 }  // namespace orion::cli
