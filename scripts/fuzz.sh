@@ -26,8 +26,10 @@ for name in "${names[@]}"; do
   corpus=$build/corpus/$name
   mkdir -p "$corpus"
   log=$build/logs/$name.log
-  # -timeout: an input that takes over 10 s is a hang; -rss_limit_mb: one over 2 GB is a finding.
-  "$build/bin/${name}_fuzz" "$corpus" "$build/seeds/$name" -max_total_time="$seconds" -timeout=10 \
+  # -timeout: an input that takes over 30 s of wall time is a hang (every seed takes milliseconds;
+  # 10 s tripped on a starved run on a loaded machine, docs/RELIABILITY.md); -rss_limit_mb: one
+  # over 2 GB is a finding.
+  "$build/bin/${name}_fuzz" "$corpus" "$build/seeds/$name" -max_total_time="$seconds" -timeout=30 \
     -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/$name-" >"$log" 2>&1
   status=$?
