@@ -26,8 +26,11 @@ printf 'In the beginning God created the heaven and the earth. And the earth was
 quiet data prepare -m "$work/m" --in "$work/text.txt" --out "$work/tokens.bin" --val-fraction 0.3
 quiet train -m "$work/m" --data "$work/tokens.bin" --out "$work/run" --steps 2 --batch 1 --seq 8 --save-every 2 \
   --eval-every 1 --eval-batches 1
+# A SentencePiece vocabulary of the same text and a Llama model using it.
+quiet tokenizer train --vocab 64 --in "$work/text.txt" --out "$work/spm" --threads 1
+quiet init --arch llama -o "$work/llama" --layers 1 --dim 32 --heads 2 --kv-heads 1 --context 16 --tokenizer "$work/spm"
 
-mkdir -p "$out"/{safetensors,gpt2_config,bpe_tokenizer,ir_parser,mil,weight_blob,ane_manifest,token_file,checkpoint,metrics}
+mkdir -p "$out"/{safetensors,gpt2_config,bpe_tokenizer,ir_parser,mil,weight_blob,ane_manifest,token_file,checkpoint,metrics,llama_config,sentencepiece}
 for m in m m16 m8; do
   cp "$work/$m/model.safetensors" "$out/safetensors/$m.safetensors"
   cp "$work/$m/config.json" "$out/gpt2_config/$m.json"
@@ -51,3 +54,5 @@ cp "$work/run/metrics.jsonl" "$out/metrics/metrics.jsonl"
 # The checkpoint target writes its input as checkpoint.json into a copy of this folder.
 cp "$work/run/step-00000002/checkpoint.json" "$out/checkpoint/checkpoint.json"
 rm -rf "$out/checkpoint_folder" && cp -r "$work/run/step-00000002" "$out/checkpoint_folder"
+cp "$work/llama/config.json" "$out/llama_config/llama.json"
+cp "$work/spm/tokenizer.model" "$out/sentencepiece/tokenizer.model"
