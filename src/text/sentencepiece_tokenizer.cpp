@@ -20,7 +20,15 @@ constexpr std::string_view kUnknown = " \xE2\x81\x87 ";       // what the librar
 
 SentencePieceTokenizer SentencePieceTokenizer::from_serialized(std::string_view bytes, const std::string& source) {
   auto sp = std::make_shared<sentencepiece::SentencePieceProcessor>();
-  const auto status = sp->LoadFromSerializedProto(bytes);
+  sentencepiece::util::Status status;
+  try {
+    status = sp->LoadFromSerializedProto(bytes);
+  } catch (const std::exception& e) {
+    // The library reports most problems in its Status, but its trie builder throws (a unigram
+    // piece of zero length: "failed to insert key: zero-length key", found by
+    // fuzz/sentencepiece_fuzz.cpp); uncaught, it ended the process.
+    throw Error::in_file(source, std::string("not a SentencePiece model: ") + e.what());
+  }
   if (!status.ok()) throw Error::in_file(source, "not a SentencePiece model: " + status.ToString());
   if (sp->GetPieceSize() <= 0) throw Error::in_file(source, "the SentencePiece model has no pieces");
   SentencePieceTokenizer t;

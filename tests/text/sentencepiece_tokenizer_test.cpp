@@ -84,6 +84,29 @@ TEST_F(SentencePiece, ErrorsNameTheFile) {
   EXPECT_THROW(tok_->piece(-1), Error);
 }
 
+// A model with a zero-length unigram piece, the input fuzz/sentencepiece_fuzz.cpp found: the
+// library's trie builder throws from inside the load instead of returning its Status.
+TEST_F(SentencePiece, AZeroLengthPieceIsAnErrorNotACrash) {
+  const std::string hex =
+      "0a0e0a053c756e6b3e150000000018020a0c0a033c733e150009000018030a0d0a043c2f73c2150000000018030a090a"
+      "02746815000004c20a0d0a06e29681416e6415000008c20a0d0a06e29681476f641500000cc20a0d0a06e29681616e64"
+      "15000010c20a0d0a06e2968162656715000014c20a0a0a03e2968115000018c20a080a01651500001cc20a080a017415"
+      "000020c20a080a016815000024c20a080a016e15000028c20a080a01611500002cc20a080a016415000030c20a080a01"
+      "7215000034c20a080a016915000038c20a080a016f1500003cc20a080a012e15000040c20a080a016715000044c20a08"
+      "0a017715000048c20a080a01411500004cc20a080a014715000050c20a080a014915000054c20a080a016215000058c2"
+      "0a080a01001563005cc20a080a016615000060c20a080a016d15000064746578742e7478741802204080010190018080"
+      "04c80101d00101980200c00200c80201d00202d802ffffffffffffffffff011a100a086964656e746974791200180120"
+      "00";
+  std::string bytes;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  try {
+    (void)SentencePieceTokenizer::from_serialized(bytes, "fuzz/tokenizer.model");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fuzz/tokenizer.model: not a SentencePiece model: "), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(SentencePiece, TrainingErrorsAreClear) {
   SentencePieceTrainOptions o;
   o.inputs = {dir_->file("nothing.txt")};
