@@ -215,6 +215,11 @@ std::optional<LoadedCheckpoint> load_checkpoint(const std::string& dir) {
   return out;
 }
 
+bool has_checkpoint_folders(const std::string& out_dir) {
+  std::error_code ec;
+  return fs::is_directory(out_dir, ec) && !list_checkpoints(out_dir).empty();
+}
+
 std::optional<LoadedCheckpoint> load_latest_checkpoint(const std::string& out_dir) {
   std::error_code ec;
   if (!fs::is_directory(out_dir, ec)) return std::nullopt;

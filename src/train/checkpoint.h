@@ -56,6 +56,10 @@ std::optional<LoadedCheckpoint> load_latest_checkpoint(const std::string& out_di
 // and the problem when it does not verify.
 std::optional<LoadedCheckpoint> load_checkpoint(const std::string& dir);
 
+// Whether out_dir holds any folder named as a checkpoint (verified or not); false when out_dir
+// does not exist.
+bool has_checkpoint_folders(const std::string& out_dir);
+
 // "step-00000100": the folder name of a step's checkpoint.
 std::string checkpoint_folder_name(std::int64_t step);
 

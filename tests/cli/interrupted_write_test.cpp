@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "cli/cli_folder_test.h"
 #include "cli/run_cli.h"
@@ -60,20 +61,24 @@ class InterruptedWriteTest : public CliFolderTest {
     return killed && WIFSIGNALED(status);
   }
 
-  // The size of the file `name` in the temporary folder beside `dir` (".DIR.tmp.XXXXXX/NAME"),
-  // or -1.
+  // The temporary folders beside `dir` (".DIR.tmp.XXXXXX"): a writer's, or what killed ones left.
+  static std::vector<fs::path> temp_folders(const fs::path& dir) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir.parent_path(), ec))
+      if (e.path().filename().string().starts_with("." + dir.filename().string() + ".tmp.")) out.push_back(e.path());
+    return out;
+  }
+  // The size of the file `name` in the temporary folder beside `dir`, or -1.
   static std::intmax_t temp_size(const fs::path& dir, const std::string& name) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir.parent_path(), ec))
-      if (e.path().filename().string().starts_with("." + dir.filename().string() + ".tmp."))
-        if (const auto size = fs::file_size(e.path() / name, ec); !ec) return static_cast<std::intmax_t>(size);
+    for (const fs::path& t : temp_folders(dir))
+      if (const auto size = fs::file_size(t / name, ec); !ec) return static_cast<std::intmax_t>(size);
     return -1;
   }
-  // Removes what killed writers left: their temporary folders beside `dir`.
   static void remove_leftovers(const fs::path& dir) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir.parent_path(), ec))
-      if (e.path().filename().string().starts_with("." + dir.filename().string() + ".tmp.")) fs::remove_all(e.path(), ec);
+    for (const fs::path& t : temp_folders(dir)) fs::remove_all(t, ec);
   }
 };
 

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "model_init.h"
 #include "numerics_option.h"
+#include "train/checkpoint.h"
 #include "train/train_run.h"
 
 namespace orion::cli {
@@ -40,14 +41,6 @@ struct TrainOpts {
   bool no_loss_scaling = false;
 };
 
-// Whether OUT holds a checkpoint folder (train/checkpoint.h names them step-NNNNNNNN).
-bool has_checkpoints(const std::string& out) {
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(out, ec))
-    if (e.path().filename().string().starts_with("step-")) return true;
-  return false;
-}
-
 // --init: OUT/init is the run's initial model, a pure function of the architecture options and
 // --seed. A resumed run with checkpoints leaves it alone (they hold the weights, and rewriting
 // 100M weights at every restart would be waste); otherwise it is written afresh, so a run never
@@ -55,7 +48,7 @@ bool has_checkpoints(const std::string& out) {
 void start_from_scratch(TrainOpts& o) {
   o.model.out = (std::filesystem::path(o.run.out) / "init").string();
   o.run.model_dir = o.model.out;
-  if (o.run.resume && has_checkpoints(o.run.out) && std::filesystem::exists(std::filesystem::path(o.model.out) / "config.json"))
+  if (o.run.resume && train::has_checkpoint_folders(o.run.out) && std::filesystem::exists(std::filesystem::path(o.model.out) / "config.json"))
     return;
   o.model.seed = o.run.config.seed;
   o.model.force = true;
