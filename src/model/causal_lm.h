@@ -8,6 +8,7 @@
 //           f32[seq, kv_width] per layer: this window's keys and values for the cache.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "exec/cpu/executor.h"
@@ -23,6 +24,11 @@ class CausalLm {
   virtual std::string_view arch() const = 0;
   // A window of `seq` tokens after `past` cached positions.
   virtual ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const = 0;
+  // The same function as decoding_graph(seq, past, false), written in ops the ANE compiler lowers, for
+  // model/decoder_ane_package.h; GPT-2's decoding graph already is.
+  virtual ir::Graph ane_graph(std::int64_t seq, std::int64_t past) const = 0;
+  // config.json's text: what, with the weights, a compiled package depends on.
+  virtual std::string config_json() const = 0;
   // Parameters by the graphs' names, f32, in the graphs' layout.
   virtual const exec::Bindings& weights() const = 0;
   virtual std::int64_t layers() const = 0;

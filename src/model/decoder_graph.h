@@ -15,6 +15,9 @@ struct DecoderGraphOptions {
   bool last_only = false;  // logits of the last position only (generation needs no more)
   std::int64_t batch = 1;  // windows side by side; > 1 only for prefill (past == 0)
   bool loss = false;       // the training graph: input targets, output loss
+  // The same function in ops the ANE compiler lowers (Llama's; GPT-2's graph has that form
+  // already): see model/llama.h. One window only, without the loss.
+  bool ane_form = false;
 };
 
 // Throws orion::Error, naming `arch`, for options no graph has: a window that does not fit the

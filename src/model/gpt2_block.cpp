@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "model/attention.h"
 
 namespace orion::model {
 
@@ -42,7 +43,7 @@ BlockOutputs gpt2_block(Builder& b, Value x, const Gpt2BlockShape& s, int layer,
   if (s.heads <= 0 || s.dim % s.heads != 0)
     throw Error("gpt2 block: dim " + std::to_string(s.dim) + " is not a multiple of heads " +
                 std::to_string(s.heads));
-  const std::int64_t T = s.seq, C = s.dim, H = s.heads, D = s.head_dim(), B = s.batch;
+  const std::int64_t T = s.seq, C = s.dim, H = s.heads, B = s.batch;
   if (B < 1 || (B > 1 && ctx.past_k)) throw Error("gpt2 block: a batch of " + std::to_string(B) + " windows with past positions");
   b.push_scope("h." + std::to_string(layer));
 
@@ -50,21 +51,12 @@ BlockOutputs gpt2_block(Builder& b, Value x, const Gpt2BlockShape& s, int layer,
   Value h = layer_norm(b, x, "ln_1", s);
   Value qkv = conv1d(b, h, "attn.c_attn", C, 3 * C);
   auto part = [&](std::int64_t i) { return b.slice(qkv, {0, i * C}, {B * T, (i + 1) * C}); };
-  auto heads = [&](Value t) {  // [n, C] -> [H, n, D]; a batch: [B * T, C] -> [B, H, T, D]
-    if (B > 1) return b.transpose(b.reshape(t, {B, T, H, D}), {0, 2, 1, 3});
-    return b.transpose(b.reshape(t, {b.shape(t)[0], H, D}), {1, 0, 2});
-  };
   BlockOutputs out;
   out.k = part(1);
   out.v = part(2);
   Value k_all = ctx.past_k ? b.concat({*ctx.past_k, out.k}, 0) : out.k;
   Value v_all = ctx.past_v ? b.concat({*ctx.past_v, out.v}, 0) : out.v;
-  Value scores = b.mul(b.matmul(heads(part(0)), heads(k_all), false, true),
-                       b.scalar(static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)))));
-  Value probs = b.softmax(b.add(scores, ctx.mask), -1);
-  Value heads_out = b.matmul(probs, heads(v_all));
-  Value att = B > 1 ? b.reshape(b.transpose(heads_out, {0, 2, 1, 3}), {B * T, C})
-                    : b.reshape(b.transpose(heads_out, {1, 0, 2}), {T, C});
+  Value att = multi_head_attention(b, part(0), k_all, v_all, ctx.mask, H, B);
   x = b.add(x, conv1d(b, att, "attn.c_proj", C, C));
 
   // MLP.

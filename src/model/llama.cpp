@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ir/builder.h"
+#include "model/attention.h"
 #include "model/gpt2_block.h"
 #include "model/rope.h"
 
@@ -25,7 +26,21 @@ Value rms_norm(Builder& b, Value x, const std::string& name, const LlamaConfig& 
 struct LayerInputs {
   Value mask, cos, sin;
   std::optional<Value> past_k, past_v;
+  // The ANE form's: tables tiled for the key heads, the rotations, the key/value heads' expansion.
+  std::optional<Value> cos_k, sin_k, rotate_q, rotate_k, expand_kv;
 };
+
+// [kv_width, hidden]: 1 where key/value head kv's column d feeds query head h's column d
+// (h / G == kv); x E repeats every key/value head for its G query heads, as repeat_kv does.
+Tensor expand_kv_matrix(const LlamaConfig& c) {
+  const std::int64_t D = c.head_dim(), G = c.num_attention_heads / c.num_key_value_heads;
+  const std::int64_t rows = c.kv_width(), cols = c.hidden_size;
+  Tensor e(DType::f32, {rows, cols});  // zero-filled
+  float* p = e.data<float>();
+  for (std::int64_t h = 0; h < c.num_attention_heads; ++h)
+    for (std::int64_t d = 0; d < D; ++d) p[((h / G) * D + d) * cols + h * D + d] = 1.0f;
+  return e;
+}
 
 struct LayerOutputs {
   Value y, k, v;
@@ -59,13 +74,29 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   b.push_scope("model.layers." + std::to_string(index));
   Value h = rms_norm(b, x, "input_layernorm", c);
-  Value q = apply_rope(b, linear(b, h, "self_attn.q_proj", C, C), in.cos, in.sin, H, D);
+  const bool ane = in.rotate_q.has_value();
+  auto rope = [&](Value t, std::int64_t heads) {
+    if (!ane) return apply_rope(b, t, in.cos, in.sin, heads, D);
+    return heads == H ? apply_rope_product(b, t, in.cos, in.sin, *in.rotate_q)
+                      : apply_rope_product(b, t, *in.cos_k, *in.sin_k, *in.rotate_k);
+  };
+  Value q = rope(linear(b, h, "self_attn.q_proj", C, C), H);
   LayerOutputs out;
-  out.k = apply_rope(b, linear(b, h, "self_attn.k_proj", C, KVW), in.cos, in.sin, KV, D);
+  out.k = rope(linear(b, h, "self_attn.k_proj", C, KVW), KV);
   out.v = linear(b, h, "self_attn.v_proj", C, KVW);
   Value k_all = in.past_k ? b.concat({*in.past_k, out.k}, 0) : out.k;
   Value v_all = in.past_v ? b.concat({*in.past_v, out.v}, 0) : out.v;
-  x = b.add(x, linear(b, attention(b, q, k_all, v_all, in.mask, c, batch), "self_attn.o_proj", C, C));
+  Value att;
+  if (ane) {
+    if (in.expand_kv) {
+      k_all = b.matmul(k_all, *in.expand_kv);
+      v_all = b.matmul(v_all, *in.expand_kv);
+    }
+    att = multi_head_attention(b, q, k_all, v_all, in.mask, H, batch);
+  } else {
+    att = attention(b, q, k_all, v_all, in.mask, c, batch);
+  }
+  x = b.add(x, linear(b, att, "self_attn.o_proj", C, C));
 
   h = rms_norm(b, x, "post_attention_layernorm", c);
   // Two statements, not two arguments of one call: the params' order is the order init draws
@@ -93,8 +124,28 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
 
   RopeTables tables = rope_tables(c.max_position_embeddings, c.head_dim(), c.rope_theta);
   LayerInputs in;
-  in.cos = b.name(b.gather(b.name(b.constant(std::move(tables.cos)), "rope_cos_table"), positions), "rope_cos");
-  in.sin = b.name(b.gather(b.name(b.constant(std::move(tables.sin)), "rope_sin_table"), positions), "rope_sin");
+  auto rows_of = [&](Tensor table, const std::string& name) {  // the window's rows, gathered on the host
+    return b.name(b.gather(b.name(b.constant(std::move(table)), name + "_table"), positions), name);
+  };
+  if (!o.ane_form) {
+    in.cos = rows_of(std::move(tables.cos), "rope_cos");
+    in.sin = rows_of(std::move(tables.sin), "rope_sin");
+  } else {
+    // Per-head tables, the rotation and the heads' expansion as constants the device takes.
+    const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
+    in.cos = rows_of(tile_heads(tables.cos, H), "rope_cos");
+    in.sin = rows_of(tile_heads(tables.sin, H), "rope_sin");
+    in.rotate_q = b.name(b.constant(rotate_half_matrix(H, D)), "rope_rotate");
+    in.cos_k = in.cos;
+    in.sin_k = in.sin;
+    in.rotate_k = in.rotate_q;
+    if (KV != H) {
+      in.cos_k = rows_of(tile_heads(tables.cos, KV), "rope_cos_kv");
+      in.sin_k = rows_of(tile_heads(tables.sin, KV), "rope_sin_kv");
+      in.rotate_k = b.name(b.constant(rotate_half_matrix(KV, D)), "rope_rotate_kv");
+      in.expand_kv = b.name(b.constant(expand_kv_matrix(c)), "expand_kv");
+    }
+  }
   in.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + T}) : causal_mask(b, T);
   std::vector<Value> cache_out;
   for (int l = 0; l < c.num_hidden_layers; ++l) {

@@ -12,6 +12,14 @@
 // head once, and the num_attention_heads / num_key_value_heads query heads of a group read it
 // together.
 //
+// The ANE form (options.ane_form; CausalLm::ane_graph, what model/decoder_ane_package.h
+// compiles) is the same function in ops the ANE compiler lowers on [1, C, 1, S] rows: the
+// rotary tables tiled across the heads (still gathered on the host by positions), rotate_half
+// as a product with a constant signed permutation (model/rope.h's apply_rope_product) instead
+// of slices and a concat, and grouped-query keys and values expanded to every query head by a
+// constant 0/1 product, so attention is GPT-2's (model/attention.h). The KV cache keeps the
+// key/value heads only, as in the ordinary form.
+//
 // For training (batch, loss) the graph follows model/gpt2.h: tokens, positions and targets are
 // i32[batch * seq], `batch` windows one after the other, folded into the rows of every
 // projection; attention sees the windows apart ([batch, heads, seq, head_dim]); each row's

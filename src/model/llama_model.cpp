@@ -58,6 +58,10 @@ ir::Graph LlamaModel::decoding_graph(std::int64_t seq, std::int64_t past, bool l
   return llama_graph(config_, {.seq = seq, .past = past, .last_only = last_only});
 }
 
+ir::Graph LlamaModel::ane_graph(std::int64_t seq, std::int64_t past) const {
+  return llama_graph(config_, {.seq = seq, .past = past, .ane_form = true});
+}
+
 std::optional<std::int32_t> LlamaModel::bos_token_id() const {
   if (!config_.bos_token_id) return std::nullopt;
   return static_cast<std::int32_t>(*config_.bos_token_id);

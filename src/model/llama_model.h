@@ -28,6 +28,8 @@ class LlamaModel final : public CausalLm {
   // CausalLm: the graphs of model/llama.h.
   std::string_view arch() const override { return "llama"; }
   ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const override;
+  ir::Graph ane_graph(std::int64_t seq, std::int64_t past) const override;
+  std::string config_json() const override { return llama_config_json(config_); }
   const exec::Bindings& weights() const override { return weights_; }
   std::int64_t layers() const override { return config_.num_hidden_layers; }
   std::int64_t kv_width() const override { return config_.kv_width(); }

@@ -1,5 +1,6 @@
 #include "model/rope.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -35,6 +36,39 @@ ir::Value apply_rope(ir::Builder& b, ir::Value x, ir::Value cos, ir::Value sin, 
   ir::Value c = b.reshape(cos, {T, 1, D});
   ir::Value s = b.reshape(sin, {T, 1, D});
   return b.reshape(b.add(b.mul(xh, c), b.mul(rotated, s)), {T, heads * D});
+}
+
+}  // namespace orion::model
+
+namespace orion::model {
+
+Tensor rotate_half_matrix(std::int64_t heads, std::int64_t head_dim) {
+  const std::int64_t W = heads * head_dim, half = head_dim / 2;
+  Tensor r(DType::f32, {W, W});  // zero-filled
+  float* p = r.data<float>();
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (std::int64_t j = 0; j < half; ++j) {
+      const std::int64_t lo = h * head_dim + j, hi = lo + half;
+      p[hi * W + lo] = -1.0f;  // out[lo] = -x[hi]
+      p[lo * W + hi] = 1.0f;   // out[hi] = x[lo]
+    }
+  return r;
+}
+
+Tensor tile_heads(const Tensor& table, std::int64_t heads) {
+  const std::int64_t P = table.dim(0), D = table.dim(1);
+  Tensor out(DType::f32, {P, heads * D});
+  const float* src = table.data<float>();
+  float* dst = out.data<float>();
+  for (std::int64_t p = 0; p < P; ++p)
+    for (std::int64_t h = 0; h < heads; ++h) std::copy_n(src + p * D, D, dst + (p * heads + h) * D);
+  return out;
+}
+
+ir::Value apply_rope_product(ir::Builder& b, ir::Value x, ir::Value cos_tiled, ir::Value sin_tiled,
+                             ir::Value rotation) {
+  ir::Value straight = b.mul(x, cos_tiled);
+  return b.add(straight, b.mul(b.matmul(x, rotation), sin_tiled));
 }
 
 }  // namespace orion::model

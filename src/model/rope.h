@@ -23,4 +23,15 @@ RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double the
 ir::Value apply_rope(ir::Builder& b, ir::Value x, ir::Value cos, ir::Value sin, std::int64_t heads,
                      std::int64_t head_dim);
 
+// The same rotation in the ops the ANE compiler lowers (model/llama.h's ANE form), on
+// token-major rows without a per-head reshape: rotate_half as a product with the constant
+// signed permutation rotate_half_matrix, the tables tiled across the heads.
+//   rope(x) = x * cos_tiled + (x R) * sin_tiled,  x [seq, heads * head_dim].
+// R [heads * head_dim, heads * head_dim]: block diagonal, (x R) = rotate_half(x) per head.
+Tensor rotate_half_matrix(std::int64_t heads, std::int64_t head_dim);
+// A table [positions, head_dim] repeated `heads` times along its columns.
+Tensor tile_heads(const Tensor& table, std::int64_t heads);
+ir::Value apply_rope_product(ir::Builder& b, ir::Value x, ir::Value cos_tiled, ir::Value sin_tiled,
+                             ir::Value rotation);
+
 }  // namespace orion::model

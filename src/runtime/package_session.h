@@ -2,7 +2,7 @@
 // PackageSession: a decoder language model run from a compiled package: one prefill over the
 // prompt, then one decode step per token, with the KV cache kept on the host between steps.
 // It knows no architecture: the names it binds come from each program's "session" block in
-// the manifest, which the model's package builder writes (model/gpt2_ane_package.h):
+// the manifest, which the model's package builder writes (model/decoder_ane_package.h):
 //
 //   prefill: {"tokens", "positions", "logits", "cache": [{"new": "k.0", "past": "past_k.0"}...]}
 //            a window of `seq` tokens from position 0; a shorter prompt is padded at the end

@@ -24,10 +24,21 @@ class AnePackageCli : public CliFolderTest {
   void SetUp() override {
     CliFolderTest::SetUp();
     model_ = (dir_ / "model").string();
-    ASSERT_EQ(orion("init -o " + model_ + " --layers 2 --dim 64 --heads 2 --context 128 --seed 3").status, 0);
+    ASSERT_EQ(orion("init -o " + model_ + " --layers 2 --dim 64 --context 128 --seed 3 " + arch_args()).status, 0);
   }
+  virtual std::string arch_args() const { return "--heads 2"; }
   std::string model_;
 };
+
+// The device paths of every architecture: GPT-2, and Llama with grouped-query attention.
+class AnePackageArchCli : public AnePackageCli, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::string arch_args() const override {
+    return GetParam() == "gpt2" ? "--heads 2" : "--arch llama --heads 4 --kv-heads 2";
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Archs, AnePackageArchCli, ::testing::Values("gpt2", "llama_gqa"));
 
 TEST_F(AnePackageCli, CompilesInspectsAndRefusesToOverwrite) {
   const std::string pkg = (dir_ / "pkg").string();
@@ -86,7 +97,7 @@ double loss_of(const CliResult& r) {
 // CPU after the device's prefill). A random model's losses are close to log(vocab) whatever
 // happens, so the logits tests (tests/runtime) are the sharp check; this one proves the
 // commands' paths end to end.
-TEST_F(AnePackageCli, PerplexityOnAneSimIsWithinOnePercentOfTheCpuInEveryMode) {
+TEST_P(AnePackageArchCli, PerplexityOnAneSimIsWithinOnePercentOfTheCpuInEveryMode) {
   std::string text;
   for (int i = 0; i < 12; ++i) text += "The quick brown fox jumps over the lazy dog, line " + std::to_string(i) + ".\n";
   const std::string t = write("text.txt", text);
@@ -99,10 +110,20 @@ TEST_F(AnePackageCli, PerplexityOnAneSimIsWithinOnePercentOfTheCpuInEveryMode) {
   const CliResult fresh = orion(base + "--device ane-sim --seq 64 --no-cache");
   for (const CliResult* r : {&cpu, &sim, &hybrid, &fresh}) ASSERT_EQ(r->status, 0) << r->out;
   const double lc = loss_of(cpu), ls = loss_of(sim), lh = loss_of(hybrid);
-  std::cout << "[ info ] loss cpu " << lc << ", ane-sim " << ls << ", ane-sim prefill + cpu decode " << lh << "\n";
+  std::cout << "[ info ] " << GetParam() << ": loss cpu " << lc << ", ane-sim " << ls << ", ane-sim prefill + cpu decode " << lh << "\n";
   EXPECT_LT(std::abs(std::exp(ls - lc) - 1), 0.01);
   EXPECT_LT(std::abs(std::exp(lh - lc) - 1), 0.01);
-  EXPECT_NE(ls, lh);  // the two modes did run different code
+  // The two modes ran different code: decoding on the device runs kernels every token, the
+  // other only the prefill's (their losses can agree to the printed digits).
+  const auto kernel_runs = [&](const std::string& mode) {
+    const CliResult r = orion("perplexity -m " + model_ + " -f " + t + " --window 96 --device ane-sim --package " + pkg + mode);
+    const std::size_t at = r.out.find(" kernel runs");
+    EXPECT_NE(at, std::string::npos) << r.out;
+    return at == std::string::npos ? -1 : std::stoi(r.out.substr(r.out.rfind(' ', at - 1) + 1));
+  };
+  const int on_device = kernel_runs(""), prefill_only = kernel_runs(" --ane-prefill");
+  EXPECT_GT(on_device, 2 * prefill_only) << on_device << " vs " << prefill_only;
+  EXPECT_GT(prefill_only, 0);
   EXPECT_EQ(loss_of(fresh), ls);  // the package compiled on the fly is the same
   // A window beyond the decode program's cache (127 slots + the token) is refused.
   EXPECT_NE(orion("perplexity -m " + model_ + " -f " + t + " --device ane-sim --package " + pkg + " --window 129").status, 0);
@@ -110,7 +131,7 @@ TEST_F(AnePackageCli, PerplexityOnAneSimIsWithinOnePercentOfTheCpuInEveryMode) {
 
 // generate --device ane-sim compiles into the package cache on first use; the second run finds
 // the package and the device's program cache, and compiles nothing.
-TEST_F(AnePackageCli, GenerateOnAneSimCompilesOnceIntoTheCache) {
+TEST_P(AnePackageArchCli, GenerateOnAneSimCompilesOnceIntoTheCache) {
   const std::string env = "ORION_CACHE_DIR=" + path("cache") + " ";
   const std::string cmd = "generate -m " + model_ + " -p hello -n 8 --temp 0 --device ane-sim --seq 32";
   const CliResult first = run_orion_env(env, cmd);

@@ -106,12 +106,6 @@ TEST_F(LlamaCli, ErrorsAreClear) {
   r = run_orion("generate -m " + path("m") + " -p hi -n 2 --engine fast");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("--engine fast runs GPT-2 models only so far; this is a llama model"), std::string::npos) << r.out;
-  r = run_orion("generate -m " + path("m") + " -p hi -n 2 --device ane-sim --no-cache");
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("--device ane-sim runs GPT-2 models only so far; this is a llama model"), std::string::npos) << r.out;
-  r = run_orion("compile -m " + path("m") + " --target ane -o " + path("pkg"));
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("orion compile --target ane runs GPT-2 models only so far"), std::string::npos) << r.out;
 
   write("m/config.json", R"({"model_type": "mistral"})");
   r = run_orion("generate -m " + path("m") + " -p hi -n 2");

@@ -49,6 +49,51 @@ TEST_P(LlamaGolden, KvCacheDecodingMatchesTorchAndRecomputation) {
   testing::expect_kv_cache_decoding_matches(g, m, 1e-4);
 }
 
+// The model with its graphs in their ANE form (model/llama.h: RoPE's rotation as a product with
+// a constant signed permutation, key/value heads expanded by a constant product): the same
+// function, so the same golden logits.
+class AneForm final : public CausalLm {
+ public:
+  explicit AneForm(const LlamaModel& m) : m_(m) {}
+  std::string_view arch() const override { return m_.arch(); }
+  ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const override {
+    return llama_graph(m_.config(), {.seq = seq, .past = past, .last_only = last_only, .ane_form = true});
+  }
+  ir::Graph ane_graph(std::int64_t seq, std::int64_t past) const override { return m_.ane_graph(seq, past); }
+  std::string config_json() const override { return m_.config_json(); }
+  const exec::Bindings& weights() const override { return m_.weights(); }
+  std::int64_t layers() const override { return m_.layers(); }
+  std::int64_t kv_width() const override { return m_.kv_width(); }
+  std::int64_t context() const override { return m_.context(); }
+  std::int64_t vocab_size() const override { return m_.vocab_size(); }
+  std::int64_t eos_token_id() const override { return m_.eos_token_id(); }
+  std::optional<std::int32_t> bos_token_id() const override { return m_.bos_token_id(); }
+
+ private:
+  const LlamaModel& m_;
+};
+
+TEST_P(LlamaGolden, TheAneFormMatchesTorchInPrefillAndDecoding) {
+  const GoldenLogits g = testing::load_golden("llama_" + GetParam());
+  const LlamaConfig c = golden_config(g);
+  const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, g.seed), g.name);
+  const AneForm ane(m);
+  testing::expect_prefill_matches(g, ane, 1e-4);
+  testing::expect_kv_cache_decoding_matches(g, ane, 1e-4);
+}
+
+TEST(LlamaAneForm, RotateHalfMatrixIsRotateHalfPerHead) {
+  // x R against rotate_half written out: (-x2, x1) per head of 4.
+  const Tensor r = rotate_half_matrix(2, 4);
+  const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const float want[8] = {-3, -4, 1, 2, -7, -8, 5, 6};
+  for (int j = 0; j < 8; ++j) {
+    float y = 0;
+    for (int i = 0; i < 8; ++i) y += x[i] * r.data<float>()[i * 8 + j];
+    EXPECT_EQ(y, want[j]) << j;
+  }
+}
+
 // gqa: 4 query heads on 2 key/value heads, untied; mha_tied: no grouping, tied head;
 // mqa_tied: one key/value head, rope_theta 500000; gqa_wide: 8 heads on 2, 3 layers.
 INSTANTIATE_TEST_SUITE_P(Models, LlamaGolden, ::testing::Values("gqa", "mha_tied", "mqa_tied", "gqa_wide"));

@@ -39,7 +39,7 @@ class Gpt2_124mPackage : public ::testing::Test {
   static model::Gpt2Config config() { return model::Gpt2Config{}; }  // GPT-2 124M
   // A window of 32 and 63 cache slots keep the suite's run short; the kernels are those of any
   // window (only the sequence axis differs).
-  static model::Gpt2PackageShape shape() { return {.window = 32, .capacity = 63}; }
+  static model::AnePackageShape shape() { return {.window = 32, .capacity = 63}; }
   static std::string path(const char* name) { return dir_->path() + "/" + name; }
 
   static testing_util::TempDir* dir_;

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "model/gpt2_ane_package.h"
+#include "model/decoder_ane_package.h"
 
 namespace orion::cli {
 
@@ -22,7 +22,7 @@ void add_ane_package_options(CLI::App* cmd, AnePackageOptions& o) {
       ->capture_default_str();
 }
 
-compile::PackageReport compile_gpt2_package(const model::Gpt2Model& m, const AnePackageOptions& o,
+compile::PackageReport compile_package(const model::CausalLm& m, const std::string& source, const AnePackageOptions& o,
                                             const std::string& out, bool replace, bool progress) {
   if (o.m1_m2 && o.dialect != "ios16") throw Error("compile: M1/M2 targets need --dialect ios16 (ANE024)");
   compile::PackageOptions po;
@@ -32,8 +32,8 @@ compile::PackageReport compile_gpt2_package(const model::Gpt2Model& m, const Ane
   po.dialect = o.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
   po.replace = replace;
   if (progress) po.progress = [](std::string_view line) { std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data()); };
-  const auto programs = model::gpt2_ane_programs(m.config(), {.window = o.seq, .capacity = o.context});
-  return compile::write_ane_package(programs, m.weights(), po, out, model::gpt2_package_model_info(m.config(), m.dir()));
+  const auto programs = model::ane_programs(m, {.window = o.seq, .capacity = o.context});
+  return compile::write_ane_package(programs, m.weights(), po, out, model::package_model_info(m, source));
 }
 
 }  // namespace orion::cli

@@ -1,14 +1,14 @@
 #pragma once
 // The options that shape a compiled ANE package, shared by `orion compile --target ane` and the
 // commands that compile one on the fly (`orion perplexity --device ane-sim`), and the one call
-// that compiles a GPT-2 model into a package folder.
+// that compiles a model (GPT-2 or Llama) into a package folder.
 #include <cstdint>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "compile/ane_package_writer.h"
-#include "model/gpt2_model.h"
+#include "model/causal_lm.h"
 
 namespace orion::cli {
 
@@ -23,9 +23,9 @@ struct AnePackageOptions {
 
 void add_ane_package_options(CLI::App* cmd, AnePackageOptions& o);
 
-// Compiles `model` into the package folder `out` (replaced when `replace`); prints a line per
+// Compiles `model` (read from `source`, which the manifest names) into the package folder `out` (replaced when `replace`); prints a line per
 // step to stderr when `progress`. Returns the writer's report.
-compile::PackageReport compile_gpt2_package(const model::Gpt2Model& model, const AnePackageOptions& o,
+compile::PackageReport compile_package(const model::CausalLm& model, const std::string& source, const AnePackageOptions& o,
                                             const std::string& out, bool replace, bool progress);
 
 }  // namespace orion::cli

@@ -14,12 +14,12 @@ namespace orion::cli {
 
 namespace {
 
-// Everything a GPT-2 package depends on: the package format, the model's shape and weights,
-// and the options that shape the package.
-std::string package_key(const model::Gpt2Model& m, const AnePackageOptions& o) {
+// Everything a package depends on: the package format, the model's architecture, shape and
+// weights, and the options that shape the package.
+std::string package_key(const model::CausalLm& m, const AnePackageOptions& o) {
   ContentHasher h;
   h.update(std::string(compile::kPackageFormat) + " " + std::to_string(compile::kPackageVersion));
-  h.update(model::gpt2_config_json(m.config()));
+  h.update(std::string(m.arch()) + " " + m.config_json());
   for (const auto& [name, t] : m.weights()) {
     h.update(name + " " + std::string(dtype_name(t.dtype())) + shape_str(t.shape()));
     const Tensor c = t.contiguous();
@@ -70,8 +70,8 @@ class DeviceDecoder final : public ModeDecoder {
 // The prompt on the device, decoding on the CPU.
 class PrefillOnDeviceDecoder final : public ModeDecoder {
  public:
-  PrefillOnDeviceDecoder(runtime::PackageSession& s, const model::Gpt2Model& m, int threads)
-      : s_(s), cpu_(m, {exec::Numerics::f32, threads}), layers_(m.config().n_layer) {}
+  PrefillOnDeviceDecoder(runtime::PackageSession& s, const model::CausalLm& m, int threads)
+      : s_(s), cpu_(m, {exec::Numerics::f32, threads}), layers_(m.layers()) {}
   std::vector<float> prefill(std::span<const std::int32_t> tokens) override {
     if (tokens.empty()) throw Error("prefill: no tokens");
     if (!fresh_) return cpu_.prefill(tokens);
@@ -89,7 +89,7 @@ class PrefillOnDeviceDecoder final : public ModeDecoder {
   }
   void adopt_device_prefill() override {
     std::vector<Tensor> k, v;
-    for (int l = 0; l < layers_; ++l) {
+    for (std::int64_t l = 0; l < layers_; ++l) {
       k.push_back(s_.cache_rows("k." + std::to_string(l)));
       v.push_back(s_.cache_rows("v." + std::to_string(l)));
     }
@@ -100,7 +100,7 @@ class PrefillOnDeviceDecoder final : public ModeDecoder {
  private:
   runtime::PackageSession& s_;
   model::GraphSession cpu_;
-  int layers_;
+  std::int64_t layers_;
   bool fresh_ = true;
 };
 
@@ -114,7 +114,7 @@ void add_ane_sim_run_options(CLI::App* cmd, AneSimRunOptions& o) {
 }
 
 AneSimRun::AneSimRun(const ModelDir& md, const AneSimRunOptions& o, const std::function<void(const std::string&)>& say)
-    : model_(md.gpt2("--device " + o.device)), o_(o) {
+    : model_(md.lm()), source_(md.dir), o_(o) {
   // The Neural Engine first: where there is none, say so before compiling anything.
   if (o.device == "ane") device_ = device::open_ane_device();
   const std::string who = o.device + ": ";
@@ -125,12 +125,12 @@ AneSimRun::AneSimRun(const ModelDir& md, const AneSimRunOptions& o, const std::f
     temp_.emplace("orion-package");
     dir_ = temp_->path() + "/pkg";
     Stopwatch sw;
-    compile_gpt2_package(model_, o.pkg, dir_, false, false);
+    compile_package(model_, source_, o.pkg, dir_, false, false);
     say(who + "compiled the model into a temporary package in " + std::to_string(sw.seconds()).substr(0, 5) + " s");
   } else {
     runtime::PackageCache cache(runtime::PackageCache::default_root());
     const std::string key = package_key(model_, o.pkg);
-    const auto e = cache.get(key, [&](const std::string& dir) { compile_gpt2_package(model_, o.pkg, dir, true, false); });
+    const auto e = cache.get(key, [&](const std::string& dir) { compile_package(model_, source_, o.pkg, dir, true, false); });
     dir_ = e.dir;
     say(e.hit ? who + "package cache hit, " + dir_
               : who + "package cache miss: compiled into " + dir_ + " in " + std::to_string(e.compile_s).substr(0, 5) + " s");
@@ -153,7 +153,7 @@ AneSimRun::~AneSimRun() = default;
 
 namespace {
 
-std::unique_ptr<ModeDecoder> mode_decoder(bool ane_prefill, runtime::PackageSession& s, const model::Gpt2Model& m, int threads) {
+std::unique_ptr<ModeDecoder> mode_decoder(bool ane_prefill, runtime::PackageSession& s, const model::CausalLm& m, int threads) {
   if (ane_prefill) return std::make_unique<PrefillOnDeviceDecoder>(s, m, threads);
   return std::make_unique<DeviceDecoder>(s);
 }
@@ -163,12 +163,12 @@ std::unique_ptr<ModeDecoder> mode_decoder(bool ane_prefill, runtime::PackageSess
 std::unique_ptr<model::Decoder> AneSimRun::decoder() { return mode_decoder(o_.ane_prefill, *session_, model_, o_.threads); }
 
 std::int64_t AneSimRun::max_window() const {
-  return std::min(model_.config().n_positions, session_->capacity() + 1);
+  return std::min(model_.context(), session_->capacity() + 1);
 }
 
 model::WindowLogitsFn AneSimRun::window_logits() {
   std::shared_ptr<ModeDecoder> dec = mode_decoder(o_.ane_prefill, *session_, model_, o_.threads);
-  const std::int64_t vocab = model_.config().vocab_size;
+  const std::int64_t vocab = model_.vocab_size();
   return [this, dec, vocab](std::span<const std::int32_t> tokens) {
     const auto n = static_cast<std::int64_t>(tokens.size());
     const std::int64_t split = std::clamp<std::int64_t>(n / 2, 1, session_->prefill_window());

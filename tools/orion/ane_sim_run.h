@@ -36,7 +36,7 @@ void add_ane_sim_run_options(CLI::App* cmd, AneSimRunOptions& o);
 class AneSimRun {
  public:
   // Finds or compiles the package; `say` gets one line about it (hit or miss, time). Throws
-  // orion::Error for a model other than GPT-2.
+  // orion::Error for a model it cannot compile.
   AneSimRun(const ModelDir& md, const AneSimRunOptions& o, const std::function<void(const std::string&)>& say);
   ~AneSimRun();
 
@@ -55,7 +55,8 @@ class AneSimRun {
   std::string profile_table() const;
 
  private:
-  const model::Gpt2Model& model_;  // the package path runs GPT-2 models only so far
+  const model::CausalLm& model_;
+  std::string source_;  // the model's folder
   AneSimRunOptions o_;
   std::optional<TempFolder> temp_;
   std::string dir_;

@@ -75,14 +75,13 @@ void print_io(const char* role, const std::vector<compile::KernelIoTensor>& list
 void run_package(const CompileOptions& o) {
   if (o.model.empty()) throw Error("compile --target ane: name the model folder with -m DIR");
   Stopwatch sw;
-  if (const std::string arch = model::read_model_type(o.model); arch != "gpt2")
-    throw Error("orion compile --target ane runs GPT-2 models only so far; " + o.model + " is a " + arch + " model");
-  const model::Gpt2Model m = model::Gpt2Model::load(o.model);
+  const model::AnyModel any = model::load_any_model(o.model);
+  const model::CausalLm& m = model::causal_lm(any);
   const double load_s = sw.seconds();
   std::fprintf(stderr, "compiling %s for the ANE (%s%s), prefill window %lld:\n", o.model.c_str(), o.pkg.dialect.c_str(),
                o.pkg.m1_m2 ? ", M1/M2" : "", static_cast<long long>(o.pkg.seq));
   sw.restart();
-  const compile::PackageReport r = compile_gpt2_package(m, o.pkg, o.out, o.force, true);
+  const compile::PackageReport r = compile_package(m, o.model, o.pkg, o.out, o.force, true);
   if (o.verbose)
     for (const compile::Diagnostic& d : r.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
   std::printf("wrote %s: %d kernels (%.1f MB of fp16 weights), %d host segments (%.1f MB of host weights) in %.2f s "

@@ -9,7 +9,7 @@
 #include "core/temp_folder.h"
 #include "exec/cpu/executor.h"
 #include "model/gpt2.h"
-#include "model/gpt2_ane_package.h"
+#include "model/decoder_ane_package.h"
 #include "model/gpt2_model.h"
 #include "device/ane_sim.h"
 #include "runtime/package_session.h"

@@ -49,7 +49,7 @@ ModelDir load_model_dir(const std::string& dir) {
   if (tok->vocab_size() > lm.vocab_size())
     throw Error::in_file(tok_file, "the tokenizer has " + std::to_string(tok->vocab_size()) +
                                        " tokens, more than the model's vocab_size " + std::to_string(lm.vocab_size()));
-  return {std::move(m), std::move(tok)};
+  return {std::move(m), std::move(tok), dir};
 }
 
 }  // namespace orion::cli

@@ -15,6 +15,7 @@ namespace orion::cli {
 struct ModelDir {
   model::AnyModel model;
   std::shared_ptr<const text::Tokenizer> tokenizer;
+  std::string dir;  // where it was loaded from
 
   const model::CausalLm& lm() const { return model::causal_lm(model); }
   // The model as GPT-2; throws orion::Error saying that `what` runs GPT-2 models only.

@@ -1,0 +1,44 @@
+#pragma once
+// A decoder compiled for the ANE: the prefill and decode programs of a package
+// (compile/ane_package_writer.h) and the session blocks that tell runtime/package_session.h
+// which inputs and outputs are the tokens, positions, mask, logits and the KV cache. Any
+// architecture whose graphs keep model/causal_lm.h's conventions, in their ANE form.
+//
+//   prefill: the graph of a whole window (seq = window, past = 0): every position's logits and
+//            keys/values.
+//   decode:  one token after a fixed number of cache slots (seq = 1, past = capacity), which
+//            the host masks. Compiled once for that shape; the nodes whose shapes would change
+//            with the cache length (attention over the cache, found by building the graph at
+//            two lengths) run on the host, everything per-token on the ANE.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compile/ane_package_writer.h"
+#include "model/causal_lm.h"
+#include "model/gpt2_config.h"
+
+namespace orion::model {
+
+struct AnePackageShape {
+  std::int64_t window = 128;   // prefill tokens; --seq
+  std::int64_t capacity = 0;   // decode cache slots; 0: the whole context - 1
+};
+
+// graph_at(seq, past): the decoder's ANE-form graph of a window of `seq` after `past` cached
+// positions. Throws orion::Error, naming `arch`, for a window or cache that does not fit `context`.
+using AneGraphAt = std::function<ir::Graph(std::int64_t seq, std::int64_t past)>;
+std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_at, std::int64_t layers,
+                                                       std::int64_t context, const AnePackageShape& shape,
+                                                       const std::string& arch);
+
+// A loaded model's programs (CausalLm::ane_graph), and GPT-2's from its config alone.
+std::vector<compile::ProgramSpec> ane_programs(const CausalLm& model, const AnePackageShape& shape);
+std::vector<compile::ProgramSpec> gpt2_ane_programs(const Gpt2Config& config, const AnePackageShape& shape);
+
+// What `orion inspect` shows of the model a package came from: its architecture, config and source.
+nlohmann::json package_model_info(const CausalLm& model, const std::string& source);
+nlohmann::json gpt2_package_model_info(const Gpt2Config& config, const std::string& source);
+
+}  // namespace orion::model
