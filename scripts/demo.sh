@@ -18,15 +18,15 @@ run() { printf '$ %s\n' "$*"; "$@"; }
 
 say "The corpus: the King James Bible from Debian's bible-kjv (public domain)"
 scripts/fetch_corpus.sh "$build/corpus"
-corpus=$build/corpus/kjv.txt
-echo "$corpus: $(wc -c < "$corpus") bytes"
+books=("$build"/corpus/kjv-books/*.txt)
+echo "$build/corpus/kjv-books: ${#books[@]} books, $(cat "${books[@]}" | wc -c) bytes"
 
-say "A new GPT-2 (4 layers of 256, byte-level vocabulary) and the corpus as tokens"
+say "A new GPT-2 (4 layers of 256, byte-level vocabulary) and the corpus as tokens (5% of each book held out)"
 run "$orion" init --out "$work/model" --layers 4 --dim 256 --heads 4 --context 256 --seed 1 --force
-[[ -s $work/kjv.tokens ]] || run "$orion" data prepare -m "$work/model" --in "$corpus" --out "$work/kjv.tokens"
+[[ -s $work/kjv-books.tokens ]] || run "$orion" data prepare -m "$work/model" --in "${books[@]}" --out "$work/kjv-books.tokens"
 
 say "Training on the CPU: $steps steps of 8 x 128 tokens, AdamW, warm-up and cosine"
-run "$orion" train -m "$work/model" --data "$work/kjv.tokens" --out "$work/run" --steps "$steps" --batch 8 --seq 128 \
+run "$orion" train -m "$work/model" --data "$work/kjv-books.tokens" --out "$work/run" --steps "$steps" --batch 8 --seq 128 \
   --lr 2e-3 --warmup 30 --eval-every 100 --save-every 250 --resume
 final=$(printf '%s/run/step-%08d' "$work" "$steps")
 
