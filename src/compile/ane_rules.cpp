@@ -134,6 +134,11 @@ constexpr std::array kRules = {
     AneRule{"ANE033", "Compile errors come without a diagnosis.", F::loud, S::runtime,
             "validate before compiling; the runtime names the kernel that failed",
             "CONSTRAINTS.md, program text and compilation"},
+    AneRule{"ANE034",
+            "Every intermediate value is fp16: a norm's squares overflow from |x| > 256, and its mean of squares soon after.",
+            F::silent, S::graph,
+            "the layer_norm and rms_norm expansions square their rows divided by a per-row bound on |x| (legalize)",
+            "found here: a trained 110M Llama's residual stream passed 256, and its logits on ane-sim were NaN"},
 };
 
 constexpr bool ids_in_order() {

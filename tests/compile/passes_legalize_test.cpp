@@ -89,15 +89,27 @@ TEST(Legalize, LayerNorm) {
   %beta = param() : f32[4]
   %y.mean = reduce_mean(%x) {axes = [1], keep_dims = true} : f32[2, 1]
   %y.centered = sub(%x, %y.mean) : f32[2, 4]
-  %y.squared = mul(%y.centered, %y.centered) : f32[2, 4]
-  %y.var = reduce_mean(%y.squared) {axes = [1], keep_dims = true} : f32[2, 1]
-  %y.k_eps = const() {value = [1e-05]} : f32[]
-  %y.var_eps = add(%y.var, %y.k_eps) : f32[2, 1]
+  %y.max = reduce_max(%y.centered) {axes = [1], keep_dims = true} : f32[2, 1]
+  %y.k_minus_one = const() {value = [-1]} : f32[]
+  %y.negated = mul(%y.centered, %y.k_minus_one) : f32[2, 4]
+  %y.max_negated = reduce_max(%y.negated) {axes = [1], keep_dims = true} : f32[2, 1]
+  %y.max_pos = relu(%y.max) : f32[2, 1]
+  %y.max_negated_pos = relu(%y.max_negated) : f32[2, 1]
+  %y.bound_sum = add(%y.max_pos, %y.max_negated_pos) : f32[2, 1]
+  %y.k_tiny = const() {value = [6.1035156e-05]} : f32[]
+  %y.bound = add(%y.bound_sum, %y.k_tiny) : f32[2, 1]
+  %y.scaled = div(%y.centered, %y.bound) : f32[2, 4]
+  %y.squared = mul(%y.scaled, %y.scaled) : f32[2, 4]
+  %y.mean_square = reduce_mean(%y.squared) {axes = [1], keep_dims = true} : f32[2, 1]
+  %y.k_sqrt_eps = const() {value = [0.0031622776]} : f32[]
+  %y.eps_root = div(%y.k_sqrt_eps, %y.bound) : f32[2, 1]
+  %y.eps_scaled = mul(%y.eps_root, %y.eps_root) : f32[2, 1]
+  %y.mean_eps = add(%y.mean_square, %y.eps_scaled) : f32[2, 1]
   %y.k_rsqrt = const() {value = [-0.5]} : f32[]
-  %y.rstd = pow(%y.var_eps, %y.k_rsqrt) : f32[2, 1]
-  %y.normed = mul(%y.centered, %y.rstd) : f32[2, 4]
-  %y.scaled = mul(%y.normed, %gamma) : f32[2, 4]
-  %y = add(%y.scaled, %beta) : f32[2, 4]
+  %y.rstd = pow(%y.mean_eps, %y.k_rsqrt) : f32[2, 1]
+  %y.normed = mul(%y.scaled, %y.rstd) : f32[2, 4]
+  %y.scaled_gain = mul(%y.normed, %gamma) : f32[2, 4]
+  %y = add(%y.scaled_gain, %beta) : f32[2, 4]
   return %y
 }
 )");
@@ -114,19 +126,56 @@ TEST(Legalize, RmsNorm) {
   expect_text(got, R"(graph g {
   %x = input() : f32[3, 4]
   %w = param() : f32[4]
-  %y.squared = mul(%x, %x) : f32[3, 4]
-  %y.sum = reduce_sum(%y.squared) {axes = [1], keep_dims = true} : f32[3, 1]
-  %y.k_inv_c = const() {value = [0.25]} : f32[]
-  %y.mean = mul(%y.sum, %y.k_inv_c) : f32[3, 1]
-  %y.k_eps = const() {value = [1e-06]} : f32[]
-  %y.mean_eps = add(%y.mean, %y.k_eps) : f32[3, 1]
+  %y.max = reduce_max(%x) {axes = [1], keep_dims = true} : f32[3, 1]
+  %y.k_minus_one = const() {value = [-1]} : f32[]
+  %y.negated = mul(%x, %y.k_minus_one) : f32[3, 4]
+  %y.max_negated = reduce_max(%y.negated) {axes = [1], keep_dims = true} : f32[3, 1]
+  %y.max_pos = relu(%y.max) : f32[3, 1]
+  %y.max_negated_pos = relu(%y.max_negated) : f32[3, 1]
+  %y.bound_sum = add(%y.max_pos, %y.max_negated_pos) : f32[3, 1]
+  %y.k_tiny = const() {value = [6.1035156e-05]} : f32[]
+  %y.bound = add(%y.bound_sum, %y.k_tiny) : f32[3, 1]
+  %y.scaled = div(%x, %y.bound) : f32[3, 4]
+  %y.squared = mul(%y.scaled, %y.scaled) : f32[3, 4]
+  %y.mean_square = reduce_mean(%y.squared) {axes = [1], keep_dims = true} : f32[3, 1]
+  %y.k_sqrt_eps = const() {value = [0.001]} : f32[]
+  %y.eps_root = div(%y.k_sqrt_eps, %y.bound) : f32[3, 1]
+  %y.eps_scaled = mul(%y.eps_root, %y.eps_root) : f32[3, 1]
+  %y.mean_eps = add(%y.mean_square, %y.eps_scaled) : f32[3, 1]
   %y.k_rsqrt = const() {value = [-0.5]} : f32[]
   %y.rstd = pow(%y.mean_eps, %y.k_rsqrt) : f32[3, 1]
-  %y.normed = mul(%x, %y.rstd) : f32[3, 4]
+  %y.normed = mul(%y.scaled, %y.rstd) : f32[3, 4]
   %y = mul(%y.normed, %w) : f32[3, 4]
   return %y
 }
 )");
+}
+
+// The norms' expansions in fp16 numerics (every value stored as fp16, as on the ANE) against
+// the fused ops in f32, on rows whose magnitudes span 1e-3 to 3000: squaring x itself would
+// overflow fp16 (65504) from |x| > 256 and give inf or NaN; a trained model's residual stream
+// reaches such values.
+TEST(Legalize, NormsStayFiniteAndExactInFp16ForLargeAndSmallRows) {
+  ir::Builder b("g");
+  const std::int64_t C = 768;
+  const ir::Value x = b.input("x", DType::f32, {4, C});
+  const ir::Value gain = b.param("gain", DType::f32, {C});
+  const ir::Value bias = b.param("bias", DType::f32, {C});
+  b.output(b.name(b.rms_norm(x, gain, 1e-5), "rms"));
+  b.output(b.name(b.layer_norm(x, gain, bias, 1e-5), "ln"));
+  const ir::Graph fused = b.finish();
+  ir::Graph expanded = fused;
+  ASSERT_EQ(legalize(expanded), 2);
+  exec::Bindings in = random_bindings(fused, 3, 0.5f, 1.5f);
+  float* px = in["x"].data<float>();
+  const float row_scale[4] = {1e-3f, 1.0f, 300.0f, 3000.0f};
+  for (std::int64_t r = 0; r < 4; ++r)
+    for (std::int64_t c = 0; c < C; ++c) px[r * C + c] = (px[r * C + c] - 1.0f) * 2.0f * row_scale[r];
+  // Outputs are of order 1 (normalised, gains in [0.5, 1.5)): errors relative to max(|y|, 1),
+  // against fp16's rounding of the output alone, 2^-10 of a value up to 4 or so.
+  const double err = max_rel_error(testing::run(fused, in), testing::run(expanded, in, exec::Numerics::f16), 1.0);
+  std::cout << "[ info ] fp16 norms, rows of magnitude 1e-3 to 3000: max error " << err << "\n";
+  EXPECT_LT(err, 1e-2);
 }
 
 // In f16 the scalars are f16 too (binary ops need equal dtypes); sqrt stays.

@@ -8,17 +8,19 @@
 #include "device/ane_bridge_apple.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "executable_identity.h"
 #include "runtime/package_cache.h"
 
 namespace orion::cli {
 
 namespace {
 
-// Everything a package depends on: the package format, the model's architecture, shape and
-// weights, and the options that shape the package.
+// Everything a package depends on: the package format, the compiler (this executable), the
+// model's architecture, shape and weights, and the options that shape the package.
 std::string package_key(const model::CausalLm& m, const AnePackageOptions& o) {
   ContentHasher h;
   h.update(std::string(compile::kPackageFormat) + " " + std::to_string(compile::kPackageVersion));
+  h.update(executable_identity());
   h.update(std::string(m.arch()) + " " + m.config_json());
   for (const auto& [name, t] : m.weights()) {
     h.update(name + " " + std::string(dtype_name(t.dtype())) + shape_str(t.shape()));

@@ -60,30 +60,50 @@ ValueId expand_silu(GraphRewriter& rw, ValueId x, std::string_view base) {
   return w.op(Op::mul, {x, w.op(Op::sigmoid, {x}, "sigmoid")}, "out");
 }
 
+namespace {
+
+struct ScaledRows {
+  ValueId scaled, rstd;  // x / s, and 1 / sqrt(mean((x / s)^2) + epsilon / s^2)
+};
+
+// The rows of x divided by s, a bound on their largest magnitude (relu(max x) + relu(max -x) +
+// 2^-14, per row), and the reciprocal root mean square of that, epsilon scaled alike: the
+// product of the two is x / sqrt(mean(x^2) + epsilon) for any s > 0. Why not square x itself:
+// the ANE stores every value in fp16, where x * x overflows once |x| > 256 and the sum or mean
+// of a row of squares soon after (a trained model's residual stream gets there: the 110M
+// Llama's did, and its logits came out NaN). x / s is at most 1, so nothing overflows, and at
+// least one element of a row is at least 1/2, so the mean stays a normal fp16 number. The
+// epsilon is added as (sqrt(epsilon) / s)^2, which cannot overflow either.
+ScaledRows scaled_rms(Writer& w, ValueId x, int axis, double epsilon) {
+  const ValueId hi = w.reduce(Op::reduce_max, x, axis, "max");
+  const ValueId lo = w.reduce(Op::reduce_max, w.op(Op::mul, {x, w.scalar(-1, "k_minus_one")}, "negated"), axis, "max_negated");
+  const ValueId both = w.op(Op::add, {w.op(Op::relu, {hi}, "max_pos"), w.op(Op::relu, {lo}, "max_negated_pos")}, "bound_sum");
+  const ValueId s = w.op(Op::add, {both, w.scalar(std::ldexp(1.0, -14), "k_tiny")}, "bound");
+  const ValueId xs = w.op(Op::div, {x, s}, "scaled");
+  const ValueId ms = w.reduce(Op::reduce_mean, w.op(Op::mul, {xs, xs}, "squared"), axis, "mean_square");
+  const ValueId e = w.op(Op::div, {w.scalar(std::sqrt(epsilon), "k_sqrt_eps"), s}, "eps_root");
+  const ValueId ve = w.op(Op::add, {ms, w.op(Op::mul, {e, e}, "eps_scaled")}, "mean_eps");
+  return {xs, w.op(Op::pow, {ve, w.scalar(-0.5, "k_rsqrt")}, "rstd")};
+}
+
+}  // namespace
+
 ValueId expand_layer_norm(GraphRewriter& rw, ValueId x, ValueId gamma, ValueId beta, double epsilon,
                           int axis, std::string_view base) {
   Writer w(rw, x, base);
   axis = ir::normalize_axis(axis, rw.node(x).type.rank());  // MIL programs spell axes >= 0
   const ValueId mean = w.reduce(Op::reduce_mean, x, axis, "mean");
-  const ValueId d = w.op(Op::sub, {x, mean}, "centered");
-  const ValueId var = w.reduce(Op::reduce_mean, w.op(Op::mul, {d, d}, "squared"), axis, "var");
-  const ValueId ve = w.op(Op::add, {var, w.scalar(epsilon, "k_eps")}, "var_eps");
-  const ValueId r = w.op(Op::pow, {ve, w.scalar(-0.5, "k_rsqrt")}, "rstd");
-  const ValueId n = w.op(Op::mul, {d, r}, "normed");
-  return w.op(Op::add, {w.op(Op::mul, {n, gamma}, "scaled"), beta}, "out");
+  const ScaledRows r = scaled_rms(w, w.op(Op::sub, {x, mean}, "centered"), axis, epsilon);
+  const ValueId n = w.op(Op::mul, {r.scaled, r.rstd}, "normed");
+  return w.op(Op::add, {w.op(Op::mul, {n, gamma}, "scaled_gain"), beta}, "out");
 }
 
 ValueId expand_rms_norm(GraphRewriter& rw, ValueId x, ValueId weight, double epsilon, int axis,
                         std::string_view base) {
   Writer w(rw, x, base);
-  const ir::TensorType t = rw.node(x).type;
-  axis = ir::normalize_axis(axis, t.rank());
-  const auto c = t.shape[static_cast<std::size_t>(axis)];
-  const ValueId sum = w.reduce(Op::reduce_sum, w.op(Op::mul, {x, x}, "squared"), axis, "sum");
-  const ValueId ms = w.op(Op::mul, {sum, w.scalar(1.0 / static_cast<double>(c), "k_inv_c")}, "mean");
-  const ValueId ve = w.op(Op::add, {ms, w.scalar(epsilon, "k_eps")}, "mean_eps");
-  const ValueId r = w.op(Op::pow, {ve, w.scalar(-0.5, "k_rsqrt")}, "rstd");
-  return w.op(Op::mul, {w.op(Op::mul, {x, r}, "normed"), weight}, "out");
+  axis = ir::normalize_axis(axis, rw.node(x).type.rank());
+  const ScaledRows r = scaled_rms(w, x, axis, epsilon);
+  return w.op(Op::mul, {w.op(Op::mul, {r.scaled, r.rstd}, "normed"), weight}, "out");
 }
 
 ValueId expand_neg(GraphRewriter& rw, ValueId x, std::string_view base) {

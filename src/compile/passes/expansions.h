@@ -32,14 +32,16 @@ ir::ValueId expand_gelu(GraphRewriter& rw, ir::ValueId x, std::string_view base,
 // mul(x, sigmoid(x)).
 ir::ValueId expand_silu(GraphRewriter& rw, ir::ValueId x, std::string_view base);
 
-// reduce_mean over `axis` (keep_dims) -> sub -> mul -> reduce_mean -> add epsilon -> pow(-0.5)
-// -> mul -> mul gamma -> add beta. gamma and beta must broadcast against x with their channels
-// on `axis` ([C] for the last axis; [1, C, 1, 1] for the ANE's channel axis 1).
+// reduce_mean over `axis` (keep_dims) -> sub, then the centred rows' reciprocal root mean square
+// computed on them divided by a per-row bound on their magnitude, so that no square overflows
+// fp16 (expansions.cpp says why) -> mul -> mul gamma -> add beta. gamma and beta must broadcast
+// against x with their channels on `axis` ([C] for the last axis; [1, C, 1, 1] for the ANE's
+// channel axis 1).
 ir::ValueId expand_layer_norm(GraphRewriter& rw, ir::ValueId x, ir::ValueId gamma, ir::ValueId beta,
                               double epsilon, int axis, std::string_view base);
 
-// mul(x, x) -> reduce_sum over `axis` (keep_dims) -> mul by 1/C -> add epsilon -> pow(-0.5)
-// -> mul x -> mul weight, weight shaped as gamma above.
+// x's reciprocal root mean square over `axis`, computed as layer_norm's on x divided by a
+// per-row bound on its magnitude -> mul -> mul weight, weight shaped as gamma above.
 ir::ValueId expand_rms_norm(GraphRewriter& rw, ir::ValueId x, ir::ValueId weight, double epsilon,
                             int axis, std::string_view base);
 
