@@ -20,4 +20,9 @@ class Decoder {
   virtual void reset() = 0;
 };
 
+// Throws orion::Error (naming `arch`) unless `tokens` is non-empty, fits in the `context` after
+// `cached` positions, and every id is below `vocab`: what a fast session checks before running.
+void check_decoder_tokens(std::span<const std::int32_t> tokens, std::int64_t cached, std::int64_t context,
+                          std::int64_t vocab, const char* arch);
+
 }  // namespace orion::model
