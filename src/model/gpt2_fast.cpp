@@ -76,6 +76,12 @@ std::size_t Gpt2FastModel::packed_bytes() const {
   return b;
 }
 
+std::uint64_t Gpt2FastModel::session_bytes() const {
+  const auto& c = config_;
+  const auto acts = static_cast<std::uint64_t>(8 * c.n_embd + c.hidden() + c.vocab_size + c.n_head * c.n_positions);
+  return c.kv_cache_bytes() + acts * sizeof(float);
+}
+
 Gpt2FastSession::Gpt2FastSession(std::shared_ptr<const Gpt2FastModel> model, int threads, exec::cpu::Isa isa)
     : model_(std::move(model)), pool_(threads), isa_(isa) {
   const auto& c = model_->config();
