@@ -1,7 +1,8 @@
 #pragma once
 // What generation and perplexity need from a running model, whichever engine runs it: the
 // graph executor (GraphSession: the reference, any numerics) or the fast decoder
-// (Gpt2FastSession: hand-scheduled kernels streaming each weight once per token).
+// (Gpt2FastSession, LlamaFastSession: hand-scheduled kernels streaming each weight once per
+// token).
 #include <cstdint>
 #include <span>
 #include <vector>
