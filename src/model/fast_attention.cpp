@@ -1,6 +1,7 @@
 #include "model/fast_attention.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "exec/cpu/vector_math.h"
 
@@ -55,6 +56,25 @@ void attend_one_query(const float* q, const float* K, const float* V, std::int64
   scores(q, K, n, D, scale, s);
   exec::cpu::softmax_row(s, n);
   weighted_sum(s, V, n, D, out);
+}
+
+void cache_heads(const float* row, float* cache, std::int64_t kv_heads, std::int64_t positions,
+                 std::int64_t head_dim, std::int64_t position) {
+  for (std::int64_t h = 0; h < kv_heads; ++h)
+    std::memcpy(cache + (h * positions + position) * head_dim, row + h * head_dim,
+                static_cast<std::size_t>(head_dim) * sizeof(float));
+}
+
+void attend_heads(const float* q, const float* K, const float* V, std::int64_t heads, std::int64_t kv_heads,
+                  std::int64_t positions, std::int64_t n, std::int64_t D, float scale, float* scores, float* out,
+                  ThreadPool& pool) {
+  const std::int64_t group = heads / kv_heads;
+  pool.parallel_for(0, heads, 1, [&](std::int64_t h0, std::int64_t h1) {
+    for (std::int64_t h = h0; h < h1; ++h) {
+      const std::int64_t kv = (h / group) * positions * D;
+      attend_one_query(q + h * D, K + kv, V + kv, n, D, scale, scores + h * positions, out + h * D);
+    }
+  });
 }
 
 }  // namespace orion::model

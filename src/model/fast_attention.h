@@ -4,11 +4,28 @@
 // step with the baseline ISA's loops.
 #include <cstdint>
 
+#include "core/thread_pool.h"
+
 namespace orion::model {
 
 // out[0, D) = sum_j softmax_j(scale * dot(q, K_j)) V_j over keys j in [0, n) (n >= 1), K_j and
 // V_j at K + j * D and V + j * D; `scores` is scratch of n floats.
 void attend_one_query(const float* q, const float* K, const float* V, std::int64_t n, std::int64_t D,
                       float scale, float* scores, float* out);
+
+// The cache both fast decoders keep per layer: [kv_heads, positions, head_dim], so that a key
+// (value) head's run over all positions is one sequential stream. Writes the `kv_heads` heads of
+// one token's row `row` ([kv_heads * head_dim]) at `position`.
+void cache_heads(const float* row, float* cache, std::int64_t kv_heads, std::int64_t positions,
+                 std::int64_t head_dim, std::int64_t position);
+
+// Attention of one token's `heads` query heads (q: [heads * D]) over the first n positions of a
+// layer's cache (cache_heads' layout, `positions` slots per head); query head h reads key/value
+// head h / (heads / kv_heads), as grouped-query attention does (kv_heads == heads: GPT-2's).
+// One head per task: each owns its slice of `out` ([heads * D]) and of `scores`
+// ([heads * positions]), so threads share no cache lines but at the heads' edges.
+void attend_heads(const float* q, const float* K, const float* V, std::int64_t heads, std::int64_t kv_heads,
+                  std::int64_t positions, std::int64_t n, std::int64_t D, float scale, float* scores, float* out,
+                  ThreadPool& pool);
 
 }  // namespace orion::model

@@ -1,6 +1,7 @@
 #pragma once
-// Row-wise pieces the fast GPT-2 paths share (token-by-token decode in gpt2_fast.cpp, batched
-// prefill in gpt2_fast_prefill.cpp), so that both compute them the same way. Sums run in
+// Row-wise pieces the fast paths share (GPT-2's token-by-token decode in gpt2_fast.cpp and
+// batched prefill in gpt2_fast_prefill.cpp, Llama's in llama_fast.cpp), so that all compute them
+// the same way. Sums run in
 // several independent partial sums: a single running sum is a chain of dependent additions
 // that compilers may not reorder, while partial sums vectorise with the baseline ISA and are at
 // least as accurate.
@@ -31,6 +32,21 @@ inline void layer_norm_row(const float* x, const float* g, const float* b, float
   for (float p : part) var += p;
   const float inv = 1.0f / std::sqrt(var / static_cast<float>(n) + eps);
   for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * g[i] + b[i];
+}
+
+// y = x / sqrt(mean(x^2) + eps) * g over one row of n (Llama's RMSNorm), the squares summed in
+// double as the graph executor's kernel sums them.
+inline void rms_norm_row(const float* x, const float* g, double eps, float* y, std::size_t n) {
+  constexpr std::size_t kLanes = 8;
+  double part[kLanes] = {};
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) part[l] += static_cast<double>(x[i + l]) * x[i + l];
+  double sq = 0;
+  for (; i < n; ++i) sq += static_cast<double>(x[i]) * x[i];
+  for (double p : part) sq += p;
+  const auto inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
+  for (i = 0; i < n; ++i) y[i] = x[i] * inv * g[i];
 }
 
 }  // namespace orion::model

@@ -76,6 +76,12 @@ std::size_t Gpt2FastModel::packed_bytes() const {
   return b;
 }
 
+std::uint64_t Gpt2FastModel::session_bytes() const {
+  const auto& c = config_;
+  const auto acts = static_cast<std::uint64_t>(8 * c.n_embd + c.hidden() + c.vocab_size + c.n_head * c.n_positions);
+  return c.kv_cache_bytes() + acts * sizeof(float);
+}
+
 Gpt2FastSession::Gpt2FastSession(std::shared_ptr<const Gpt2FastModel> model, int threads, exec::cpu::Isa isa)
     : model_(std::move(model)), pool_(threads), isa_(isa) {
   const auto& c = model_->config();
@@ -97,14 +103,7 @@ Gpt2FastSession::Gpt2FastSession(std::shared_ptr<const Gpt2FastModel> model, int
 
 std::vector<float> Gpt2FastSession::prefill(std::span<const std::int32_t> tokens) {
   const auto& c = model_->config();
-  if (tokens.empty()) throw Error("gpt2: nothing to run (no tokens)");
-  if (position_ + static_cast<std::int64_t>(tokens.size()) > c.n_positions)
-    throw Error("gpt2: the context of " + std::to_string(c.n_positions) + " tokens is full (" +
-                std::to_string(position_) + " cached, " + std::to_string(tokens.size()) + " more)");
-  for (std::size_t i = 0; i < tokens.size(); ++i)
-    if (tokens[i] < 0 || tokens[i] >= c.vocab_size)
-      throw Error("token " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
-                  " is outside the vocabulary of " + std::to_string(c.vocab_size));
+  check_decoder_tokens(tokens, position_, c.n_positions, c.vocab_size, "gpt2");
   if (static_cast<std::int64_t>(tokens.size()) >= batched_min_) {
     prefill_batched(tokens);
     return logits_;
@@ -129,21 +128,13 @@ void Gpt2FastSession::step(std::int32_t token, bool want_logits) {
     const Gpt2FastLayer& L = m.layers_[l];
     layer_norm_row(x_.data(), L.ln1_g.data(), L.ln1_b.data(), eps, h_.data(), C);
     L.attn.apply(h_.data(), qkv_.data(), pool_, isa_);
-    const auto P = static_cast<std::size_t>(c.n_positions);
+    const auto P = static_cast<std::int64_t>(c.n_positions);
     float* kc = k_cache_[l].get();
     float* vc = v_cache_[l].get();
-    for (std::size_t h = 0; h < H; ++h) {
-      std::memcpy(kc + (h * P + pos) * D, qkv_.data() + C + h * D, D * sizeof(float));
-      std::memcpy(vc + (h * P + pos) * D, qkv_.data() + 2 * C + h * D, D * sizeof(float));
-    }
-    // Attention over the cache, one head per task: each head owns its slice of att_ and of
-    // scores_, so threads share no cache lines but at the heads' edges.
-    pool_.parallel_for(0, static_cast<std::int64_t>(H), 1, [&](std::int64_t h0, std::int64_t h1) {
-      for (auto h = static_cast<std::size_t>(h0); h < static_cast<std::size_t>(h1); ++h) {
-        attend_one_query(qkv_.data() + h * D, kc + h * P * D, vc + h * P * D, static_cast<std::int64_t>(pos + 1),
-                         static_cast<std::int64_t>(D), scale, scores_.data() + h * P, att_.data() + h * D);
-      }
-    });
+    const auto heads = static_cast<std::int64_t>(H), d = static_cast<std::int64_t>(D), p = static_cast<std::int64_t>(pos);
+    cache_heads(qkv_.data() + C, kc, heads, P, d, p);
+    cache_heads(qkv_.data() + 2 * C, vc, heads, P, d, p);
+    attend_heads(qkv_.data(), kc, vc, heads, heads, P, p + 1, d, scale, scores_.data(), att_.data(), pool_);
     L.proj.apply(att_.data(), tmp_.data(), pool_, isa_);
     for (std::size_t i = 0; i < C; ++i) x_[i] += tmp_[i];
     layer_norm_row(x_.data(), L.ln2_g.data(), L.ln2_b.data(), eps, h_.data(), C);

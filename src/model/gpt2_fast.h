@@ -39,6 +39,8 @@ class Gpt2FastModel {
   std::size_t weight_bytes_per_token() const;
   // Bytes of matrices this model copied (packed); 0 when it borrows them all from the file.
   std::size_t packed_bytes() const;
+  // Bytes a session allocates: the KV cache of the whole context and the activations.
+  std::uint64_t session_bytes() const;
 
  private:
   friend class Gpt2FastSession;

@@ -1,7 +1,7 @@
 // Llama models through the command line as a user runs them: orion init --arch llama (with the
 // byte-level default vocabulary and with a SentencePiece vocabulary from orion tokenizer train),
-// generate and perplexity on the CPU's graph engine, and the clear errors of the paths that are
-// GPT-2 only so far.
+// generate on the fast engine (by default) and the graph engine, perplexity, bench decode, and
+// the clear errors of the paths that are GPT-2 only so far.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,14 +41,25 @@ TEST_F(LlamaCli, InitWritesAHuggingFaceLlamaFolder) {
   EXPECT_EQ(read(path("t/model.safetensors")).find("lm_head.weight"), std::string::npos);
 }
 
-TEST_F(LlamaCli, GeneratesAndScoresOnTheGraphEngine) {
+TEST_F(LlamaCli, GeneratesOnTheFastEngineByDefaultAndScores) {
   ASSERT_EQ(init("--layers 2 --dim 64 --heads 4 --kv-heads 2 --context 64 --seed 5").status, 0);
-  CliResult r = run_orion("generate -m " + path("m") + " -p 'Once upon' -n 12 --temp 0");
+  const std::string gen = "generate -m " + path("m") + " -p 'Once upon' -n 12 --temp 0";
+  CliResult r = run_orion(gen);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out.rfind("Once upon", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("fast engine, f32 weights packed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" tok/s;"), std::string::npos) << r.out;
+  // Greedy decoding is deterministic, and the graph engine (the reference) picks the same tokens.
+  const std::string text12 = r.out.substr(0, r.out.find('\n'));
+  r = run_orion(gen + " --engine graph");
+  ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("graph engine, f32 numerics"), std::string::npos) << r.out;
-  // Greedy decoding is deterministic.
-  EXPECT_EQ(run_orion("generate -m " + path("m") + " -p 'Once upon' -n 12 --temp 0").out.substr(0, 30), r.out.substr(0, 30));
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), text12);
+  for (const char* w : {"f16", "q8"}) {
+    r = run_orion(gen + " --weights " + w);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find(std::string("fast engine, ") + w + " weights packed"), std::string::npos) << r.out;
+  }
 
   const std::string text = write("t.txt", std::string(300, 'a') + " the quick brown fox\n");
   r = run_orion("perplexity -m " + path("m") + " -f " + text + " --window 40 --json");
@@ -58,6 +69,28 @@ TEST_F(LlamaCli, GeneratesAndScoresOnTheGraphEngine) {
   // near-uniform: loss close to log(257).
   EXPECT_EQ(j.at("tokens"), 321);
   EXPECT_NEAR(j.at("loss").get<double>(), std::log(257.0), 0.5);
+}
+
+TEST_F(LlamaCli, BenchDecodeTakesALlamaFolder) {
+  ASSERT_EQ(init("--layers 2 --dim 64 --heads 4 --kv-heads 2 --context 64 --seed 5 --tied").status, 0);
+  const CliResult r = run_orion("bench decode -m " + path("m") + " --dtype q8 --tokens 8 --runs 1 --threads 1 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("dtype"), "q8");
+  EXPECT_EQ(j.at("weights_mapped"), false);
+  EXPECT_GT(j.at("tok_per_s").get<double>(), 0);
+  EXPECT_GT(j.at("achieved_gbps").get<double>(), 0);
+  EXPECT_GT(j.at("measured_bandwidth_gbps").get<double>(), 0);
+  EXPECT_GT(j.at("bandwidth_fraction").get<double>(), 0);
+  // Tied: the head ([257, 64]) and per layer q/k/v ([64 + 2 * 32, 64]), o ([64, 64]), gate/up
+  // ([2 * 192, 64]) and down ([64, 192]) as int8 with an f32 scale per 32 weights.
+  const double weights = 257 * 64 + 2 * (128 * 64 + 64 * 64 + 384 * 64 + 64 * 192);
+  EXPECT_EQ(j.at("bytes_per_token").get<double>(), weights + weights / 32 * 4);
+  // q8 against f32 on a small random model: close, not equal.
+  const double err = j.at("logits_rel_error").get<double>();
+  EXPECT_GT(err, 0);
+  EXPECT_LT(err, 0.05);
+  EXPECT_GT(j.at("top1_agreement").get<double>(), 0.5);
 }
 
 TEST_F(LlamaCli, TrainsAVocabularyAndUsesIt) {
@@ -103,9 +136,10 @@ TEST_F(LlamaCli, ErrorsAreClear) {
   EXPECT_NE(r.out.find("--preset stories110m is a llama model, not --arch gpt2"), std::string::npos) << r.out;
 
   ASSERT_EQ(init("--layers 1 --dim 32 --heads 2 --context 32").status, 0);
-  r = run_orion("generate -m " + path("m") + " -p hi -n 2 --engine fast");
+  r = run_orion("convert -m " + path("m") + " -o " + path("c") + " --dtype q8");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("--engine fast runs GPT-2 models only so far; this is a llama model"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("orion convert writes GPT-2 models only so far; " + path("m") + " is a llama model"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("c")));
 
   write("m/config.json", R"({"model_type": "mistral"})");
   r = run_orion("generate -m " + path("m") + " -p hi -n 2");

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "model/fast_decoder_check.h"
 #include "model/rel_error.h"
 #include "model/stored_weights_as_f32.h"
 #include "core/error.h"
@@ -47,35 +48,10 @@ TEST_P(FastDecoder, MatchesTheGraphExecutorOnEveryIsa) {
     else if (name.ends_with(".bias")) rng.fill_normal(t.span<float>(), 0.0f, 0.1f);
   const Gpt2Model ref_model = model_stored_as_f32(c, w, k.dtype);
   auto fast = std::make_shared<const Gpt2FastModel>(Gpt2Model::from_weights(c, w, "fast"), k.dtype);
-  std::vector<std::int32_t> tokens;
-  for (int i = 0; i < 20; ++i) tokens.push_back(static_cast<std::int32_t>((i * 37 + 5) % k.vocab));
-  const bool q8 = k.dtype == WeightDType::q8;
-  const double tol = q8 ? kQ8ActivationTol : 1e-5;
-  std::vector<std::vector<float>> scalar_logits;  // q8: every ISA must give these bits
-  double worst = 0;
-  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
-    if (!exec::cpu::isa_supported(isa)) continue;
-    for (int threads : {1, 2}) {
-      GraphSession ref(ref_model);
-      Gpt2FastSession s(fast, threads, isa);
-      std::vector<std::vector<float>> logits;
-      // A prompt of 5, then 15 decode steps.
-      const auto prompt = std::span(tokens).first(5);
-      logits.push_back(s.prefill(prompt));
-      EXPECT_LT(rel_error(logits.back(), ref.prefill(prompt)), tol) << exec::cpu::isa_name(isa);
-      for (std::size_t t = 5; t < tokens.size(); ++t) {
-        logits.push_back(s.decode(tokens[t]));
-        const double e = rel_error(logits.back(), ref.decode(tokens[t]));
-        worst = std::max(worst, e);
-        ASSERT_LT(e, tol) << k.name << " " << exec::cpu::isa_name(isa) << " threads " << threads << " position " << t;
-      }
-      EXPECT_EQ(s.position(), 20);
-      if (!q8) continue;
-      if (scalar_logits.empty()) scalar_logits = logits;
-      EXPECT_TRUE(logits == scalar_logits) << exec::cpu::isa_name(isa) << " threads " << threads << ": not the scalar path's bits";
-    }
-  }
-  std::cout << k.name << ": largest relative error of the logits against the reference " << worst << "\n";
+  // A prompt of 5, then 15 decode steps.
+  testing::expect_fast_matches_reference(
+      ref_model, [&](int threads, Isa isa) { return std::make_unique<Gpt2FastSession>(fast, threads, isa); }, 20, 5, k.dtype,
+      k.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -87,30 +63,18 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(FastDecoder, QuantizationKeepsTheLogitsClose) {
-  // Against the f32 model itself (not the dequantized one): the error the formats cost.
   Gpt2Config c;
   c.n_layer = 2; c.n_embd = 128; c.n_head = 4; c.n_positions = 32; c.vocab_size = 500; c.eos_token_id = 0;
   const Gpt2Model m = Gpt2Model::from_weights(c, gpt2_init_weights(c, 3), "m");
-  GraphSession ref(m);
-  const std::vector<std::int32_t> prompt{1, 2, 3, 4, 5, 6, 7, 8};
-  const std::vector<float> want = ref.prefill(prompt);
-  for (auto [dtype, tol] : {std::pair{WeightDType::f16, 2e-3}, std::pair{WeightDType::q8, 3e-2}}) {
-    Gpt2FastSession s(std::make_shared<const Gpt2FastModel>(m, dtype));
-    EXPECT_LT(rel_error(s.prefill(prompt), want), tol) << weight_dtype_name(dtype);
-  }
+  testing::expect_quantization_keeps_logits_close(
+      m, [&](WeightDType dtype) { return std::make_unique<Gpt2FastSession>(std::make_shared<const Gpt2FastModel>(m, dtype)); });
 }
 
 TEST(FastDecoder, RefusesOverflowAndForeignTokens) {
   Gpt2Config c;
   c.n_layer = 1; c.n_embd = 32; c.n_head = 2; c.n_positions = 4; c.vocab_size = 10; c.eos_token_id = 0;
   Gpt2FastSession s(std::make_shared<const Gpt2FastModel>(Gpt2Model::from_weights(c, gpt2_init_weights(c, 1), "m"), WeightDType::f32));
-  EXPECT_THROW(s.decode(10), Error);
-  EXPECT_THROW(s.decode(-1), Error);
-  const std::vector<std::int32_t> four{1, 2, 3, 4};
-  s.prefill(four);
-  EXPECT_THROW(s.decode(1), Error);
-  s.reset();
-  EXPECT_NO_THROW(s.decode(1));
+  testing::expect_refuses_overflow_and_foreign_tokens(s);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// orion bench decode: tokens per second of the fast decoder, and how close its weight
+// orion bench decode: tokens per second of the fast decoder (GPT-2 or Llama), and how close its weight
 // streaming comes to the machine's read bandwidth, measured in the same run with the same
 // threads. With f16 or q8 weights it also reports what the format costs in accuracy: the
 // relative error of the logits and the top-1 agreement against f32 weights.
@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "exec/cpu/machine_limits.h"
-#include "model/gpt2_fast.h"
+#include "model/fast_engine.h"
 #include "model_dir.h"
 #include "process_memory.h"
 
@@ -27,8 +27,12 @@ struct DecodeOpts {
   bool json = false;
 };
 
-model::Gpt2Model bench_model(const DecodeOpts& o) {
-  if (!o.model_dir.empty()) return load_model_dir(o.model_dir).gpt2("orion bench decode");
+model::AnyModel bench_model(const DecodeOpts& o) {
+  if (!o.model_dir.empty()) return std::move(load_model_dir(o.model_dir).model);
+  if (o.arch == "stories110m") {
+    const model::LlamaConfig c = model::stories110m_config();
+    return model::LlamaModel::from_weights(c, model::llama_init_weights(c, o.seed), o.arch);
+  }
   model::Gpt2Config c;  // GPT-2 124M: the defaults
   return model::Gpt2Model::from_weights(c, model::gpt2_init_weights(c, o.seed), o.arch);
 }
@@ -46,15 +50,13 @@ struct FormatError {
 };
 
 // Teacher-forced over `n` positions: the format's logits against f32's.
-FormatError format_error(std::shared_ptr<const model::Gpt2FastModel> ref, std::shared_ptr<const model::Gpt2FastModel> fmt,
-                         int threads, int n) {
-  const std::int64_t vocab = fmt->config().vocab_size;
-  model::Gpt2FastSession a(std::move(ref), threads), b(std::move(fmt), threads);
+FormatError format_error(const model::FastEngine& ref, const model::FastEngine& fmt, std::int64_t vocab, int threads, int n) {
+  const auto a = ref.session(threads, exec::cpu::best_isa()), b = fmt.session(threads, exec::cpu::best_isa());
   const auto tokens = bench_tokens(n, vocab);
   double num = 0, den = 0;
   int agree = 0;
   for (std::int32_t t : tokens) {
-    const auto x = a.decode(t), y = b.decode(t);
+    const auto x = a->decode(t), y = b->decode(t);
     for (std::size_t i = 0; i < x.size(); ++i) {
       num += (static_cast<double>(x[i]) - y[i]) * (static_cast<double>(x[i]) - y[i]);
       den += static_cast<double>(x[i]) * x[i];
@@ -73,25 +75,29 @@ std::string json_number(bool measured, double v, const char* format) {
 }
 
 // The f32 reference for a converted folder: the folder it was converted from (--reference).
-std::shared_ptr<const model::Gpt2FastModel> reference_model(const DecodeOpts& o, const model::Gpt2Config& c) {
-  const model::Gpt2Model ref = load_model_dir(o.reference).gpt2("orion bench decode");
-  const auto& r = ref.config();
+model::FastEngine reference_engine(const DecodeOpts& o, const model::Gpt2Config& c) {
+  const ModelDir md = load_model_dir(o.reference);
+  const auto& r = md.gpt2("orion bench decode").config();
   if (r.n_layer != c.n_layer || r.n_embd != c.n_embd || r.n_head != c.n_head || r.vocab_size != c.vocab_size ||
       r.n_positions != c.n_positions || r.hidden() != c.hidden())
     throw Error::in_file(o.reference, "--reference has another shape than " + o.model_dir);
-  return std::make_shared<const model::Gpt2FastModel>(ref, model::WeightDType::f32);
+  return model::make_fast_engine(md.model, model::WeightDType::f32);
 }
 
 void bench_decode(DecodeOpts o) {
   Stopwatch sw;
-  std::shared_ptr<const model::Gpt2FastModel> fast;
+  model::FastEngine fast;
   FormatError err;
-  std::int64_t n_params = 0;
+  std::int64_t n_params = 0, context = 0, vocab = 0;
   bool mapped = false;
   {
-    const model::Gpt2Model m = bench_model(o);
-    n_params = m.config().parameter_count();
-    if (const model::StoredWeights* st = m.stored()) {
+    const model::AnyModel any = bench_model(o);
+    const model::CausalLm& lm = model::causal_lm(any);
+    n_params = std::visit([](const auto& m) { return m.config().parameter_count(); }, any);
+    context = lm.context();
+    vocab = lm.vocab_size();
+    const auto* gpt2 = std::get_if<model::Gpt2Model>(&any);
+    if (const model::StoredWeights* st = gpt2 ? gpt2->stored() : nullptr) {
       // A converted folder runs in the format it is stored in: re-encoding it here would measure
       // a format nobody asked for.
       const std::string stored(model::weight_dtype_name(st->format().dtype));
@@ -104,36 +110,35 @@ void bench_decode(DecodeOpts o) {
       throw Error("--reference compares a converted folder with its original; " + o.model_dir + " is not converted");
     }
     const model::WeightDType dtype = model::weight_dtype_from_name(o.dtype);
-    fast = std::make_shared<const model::Gpt2FastModel>(m, dtype);
+    fast = model::make_fast_engine(any, dtype);
     if (dtype != model::WeightDType::f32) {
       if (!mapped)
-        err = format_error(std::make_shared<const model::Gpt2FastModel>(m, model::WeightDType::f32), fast, o.threads, 32);
+        err = format_error(model::make_fast_engine(any, model::WeightDType::f32), fast, vocab, o.threads, 32);
       else if (!o.reference.empty())
-        err = format_error(reference_model(o, m.config()), fast, o.threads, 32);
+        err = format_error(reference_engine(o, gpt2->config()), fast, vocab, o.threads, 32);
     }
-    if (mapped) o.dtype = model::stored_format_name(m.stored()->format());
+    if (mapped) o.dtype = model::stored_format_name(gpt2->stored()->format());
   }  // the f32 weights are gone: what stays resident is the packed (or mapped) model
 #if defined(__GLIBC__)
   malloc_trim(0);  // hand the freed f32 weights back, so that the resident figure is honest
 #endif
   const double setup_s = sw.seconds();
-  const auto& c = fast->config();
-  if (o.tokens + 1 > c.n_positions) throw Error("--tokens must be below the context of " + std::to_string(c.n_positions));
+  if (o.tokens + 1 > context) throw Error("--tokens must be below the context of " + std::to_string(context));
 
-  model::Gpt2FastSession session(fast, o.threads);
+  const std::unique_ptr<model::Decoder> session = fast.session(o.threads, exec::cpu::best_isa());
   ThreadPool pool(o.threads);
-  const auto bytes = static_cast<double>(fast->weight_bytes_per_token());
+  const auto bytes = static_cast<double>(fast.weight_bytes_per_token);
 
   // The read bandwidth of a shared VM moves by a factor of two within seconds (measured here:
   // 42 to 81 GB/s between consecutive runs), so the limit is measured around every timed run,
   // and each run's fraction is taken against the mean of the probes just before and after it.
-  const auto tokens = bench_tokens(o.tokens + 1, c.vocab_size);
+  const auto tokens = bench_tokens(o.tokens + 1, vocab);
   std::vector<double> rates, probes{exec::cpu::measure_read_bandwidth_gbps(pool)}, fractions;
   for (int r = 0; r < o.runs; ++r) {
-    session.reset();
-    session.decode(tokens[0]);
+    session->reset();
+    session->decode(tokens[0]);
     Stopwatch run;
-    for (int i = 1; i <= o.tokens; ++i) session.decode(tokens[static_cast<std::size_t>(i)]);
+    for (int i = 1; i <= o.tokens; ++i) session->decode(tokens[static_cast<std::size_t>(i)]);
     rates.push_back(o.tokens / run.seconds());
     probes.push_back(exec::cpu::measure_read_bandwidth_gbps(pool));
     fractions.push_back(bytes * rates.back() / 1e9 / (0.5 * (probes[probes.size() - 2] + probes.back())));
@@ -147,8 +152,7 @@ void bench_decode(DecodeOpts o) {
   const double frac_hi = *std::max_element(fractions.begin(), fractions.end());
   const double rss = resident_mb();
   // What decoding needs resident: the packed weights, the KV cache and one set of activations.
-  const double need_mb = (bytes + static_cast<double>(c.n_positions * c.n_embd * 2 * c.n_layer * 4) +
-                          static_cast<double>((8 * c.n_embd + c.hidden() + c.vocab_size + c.n_head * c.n_positions) * 4)) / 1e6;
+  const double need_mb = (bytes + static_cast<double>(fast.session_bytes)) / 1e6;
   const char* isa = exec::cpu::isa_name(exec::cpu::best_isa()).data();
   if (o.json) {
     std::printf("{\"bench\": \"decode\", \"model\": \"%s\", \"params\": %lld, \"dtype\": \"%s\", \"threads\": %d, \"isa\": \"%s\", "
@@ -186,8 +190,8 @@ void bench_decode(DecodeOpts o) {
 void add_bench_decode_command(CLI::App& bench) {
   auto o = std::make_shared<DecodeOpts>();
   auto* cmd = bench.add_subcommand("decode", "Decode tok/s of the fast decoder against the machine's measured read bandwidth");
-  cmd->add_option("--arch", o->arch, "A randomly initialised model of these shapes")->check(CLI::IsMember({"gpt2-124m"}))->capture_default_str();
-  cmd->add_option("-m,--model", o->model_dir, "A model folder instead of --arch");
+  cmd->add_option("--arch", o->arch, "A randomly initialised model of these shapes")->check(CLI::IsMember({"gpt2-124m", "stories110m"}))->capture_default_str();
+  cmd->add_option("-m,--model", o->model_dir, "A model folder (GPT-2 or Llama) instead of --arch");
   auto* dtype = cmd->add_option("--dtype", o->dtype, "Weight format: f32, f16 or q8 (a converted folder: its own)")
                     ->check(CLI::IsMember({"f32", "f16", "q8"}))
                     ->capture_default_str();

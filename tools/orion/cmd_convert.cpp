@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "model/any_model.h"
 #include "model/convert.h"
 
 namespace orion::cli {
@@ -25,6 +26,9 @@ void convert(const ConvertOpts& o, bool block_given, bool scale_given) {
   c.q8_block = o.block;
   c.q8_scale = o.scale == "f16" ? DType::f16 : DType::f32;
   c.force = o.force;
+  if (const std::string arch = model::read_model_type(o.model_dir); arch != "gpt2")
+    throw Error("orion convert writes GPT-2 models only so far; " + o.model_dir + " is a " + arch +
+                " model: generate --weights and bench decode --dtype pack its weights as f16 or q8 at startup instead");
   Stopwatch sw;
   const model::ConvertResult r = model::convert_model(o.model_dir, o.out, c);
   for (const std::string& w : r.warnings) std::fprintf(stderr, "orion: warning: %s\n", w.c_str());

@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "model/gpt2_fast.h"
+#include "model/fast_engine.h"
 #include "model/graph_session.h"
 #include "model_dir.h"
 #include "numerics_option.h"
@@ -20,7 +20,6 @@ namespace {
 
 struct GenerateOpts {
   std::string model_dir, prompt, device = "cpu", numerics = "f32", engine = "fast", weights;  // weights "": the folder's own
-  bool engine_given = false;
   int tokens = 64, threads = 0;
   bool profile = false;
   AneSimRunOptions ane;
@@ -38,22 +37,19 @@ void generate(const GenerateOpts& o) {
   if (static_cast<std::int64_t>(ids.size()) >= lm.context())
     throw Error("the prompt has " + std::to_string(ids.size()) + " tokens; the context holds " +
                 std::to_string(lm.context()));
-  // The fast decoder by default; the graph executor for ANE-style f16 numerics, on request, and
-  // for architectures the fast decoder does not know (it is GPT-2's).
-  const bool gpt2 = std::holds_alternative<model::Gpt2Model>(md.model);
-  if (!gpt2 && o.engine_given && o.engine == "fast")
-    throw Error("--engine fast runs GPT-2 models only so far; this is a " + std::string(lm.arch()) +
-                " model: leave out --engine, or use --engine graph");
-  if (!gpt2 && !o.weights.empty())
-    throw Error("--weights chooses the fast engine's format, which runs GPT-2 models only so far");
-  const bool graph = o.engine == "graph" || o.numerics == "f16" || !gpt2;
+  // The fast decoder by default (GPT-2 and Llama); the graph executor for ANE-style f16
+  // numerics and on request.
+  const bool graph = o.engine == "graph" || o.numerics == "f16";
   std::unique_ptr<model::Decoder> decoder;
   std::string weights = o.weights;
-  const model::StoredWeights* stored = gpt2 ? md.gpt2("the fast engine").stored() : nullptr;
+  const auto* gpt2 = std::get_if<model::Gpt2Model>(&md.model);
+  const model::StoredWeights* stored = gpt2 ? gpt2->stored() : nullptr;
   if (stored && !weights.empty() && weights != model::weight_dtype_name(stored->format().dtype))
     throw Error::in_file(stored->path(), "is stored as " + model::stored_format_name(stored->format()) +
                                              " (orion convert), not " + weights +
                                              ": leave out --weights, or convert the original folder to " + weights);
+  const model::WeightDType dtype = weights.empty() ? (stored ? stored->format().dtype : model::WeightDType::f32)
+                                                   : model::weight_dtype_from_name(weights);
   if (weights.empty()) weights = stored ? model::stored_format_name(stored->format()) : "f32";
   // Packing the weights for the fast engine (none for a converted folder, whose weights are
   // mapped); the session's KV cache and activations are not counted.
@@ -72,12 +68,10 @@ void generate(const GenerateOpts& o) {
     decoder = std::make_unique<model::GraphSession>(lm, exec::CpuOptions{parse_numerics(o.numerics), o.threads});
   } else {
     Stopwatch pack_sw;
-    const model::Gpt2Model& m = md.gpt2("the fast engine");
-    auto fast = stored ? std::make_shared<const model::Gpt2FastModel>(m)
-                       : std::make_shared<const model::Gpt2FastModel>(m, model::weight_dtype_from_name(weights));
+    const model::FastEngine fast = model::make_fast_engine(md.model, dtype);
     pack_ms = pack_sw.ms();
-    packed_bytes = fast->packed_bytes();
-    decoder = std::make_unique<model::Gpt2FastSession>(std::move(fast), o.threads);
+    packed_bytes = fast.packed_bytes;
+    decoder = fast.session(o.threads, exec::cpu::best_isa());
   }
   model::Decoder& session = *decoder;
   text::Sampler sampler(o.sampling);
@@ -149,17 +143,14 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "Device to run on: cpu, ane-sim (the emulator), ane (the Neural Engine: macOS on Apple silicon)")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
   add_ane_sim_run_options(cmd, o->ane);
   cmd->add_flag("--profile", o->profile, "ane-sim: per-kernel compile, load and run times");
-  auto* engine = cmd->add_option("--engine", o->engine, "fast: hand-scheduled decoder streaming each weight once per token (GPT-2 only; other models default to graph); graph: the reference executor")
+  cmd->add_option("--engine", o->engine, "fast: hand-scheduled decoder streaming each weight once per token (GPT-2 and Llama); graph: the reference executor")
       ->check(CLI::IsMember({"fast", "graph"}))->capture_default_str();
   cmd->add_option("--weights", o->weights,
-                  "Weight format of the fast engine: f32, f16, or q8 (int8 with a scale per 32 weights), packed at startup; "
+                  "Weight format of the fast engine (GPT-2 or Llama): f32, f16, or q8 (int8 with a scale per 32 weights), packed at startup; "
                   "default: the folder's own (f32 unless written by orion convert, whose weights are used from the file)")
       ->check(CLI::IsMember({"f32", "f16", "q8"}));
   add_numerics_option(cmd, o->numerics);
-  cmd->callback([o, engine] {
-    o->engine_given = engine->count() > 0;
-    generate(*o);
-  });
+  cmd->callback([o] { generate(*o); });
 }
 
 }  // namespace orion::cli
