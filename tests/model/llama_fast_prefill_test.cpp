@@ -12,9 +12,10 @@
 #include <string>
 
 #include "core/error.h"
-#include "core/random.h"
+#include "model/batched_prefill_check.h"
 #include "model/graph_session.h"
 #include "model/llama_fast.h"
+#include "model/llama_test_config.h"
 #include "model/rel_error.h"
 #include "model/stored_weights_as_f32.h"
 
@@ -33,59 +34,22 @@ struct Case {
 };
 
 LlamaConfig config_of(const Case& k) {
-  LlamaConfig c;
-  c.num_hidden_layers = 2;
-  c.hidden_size = k.dim;
-  c.num_attention_heads = k.heads;
-  c.num_key_value_heads = k.kv_heads;
-  c.intermediate_size = k.hidden;
-  c.vocab_size = k.vocab;
-  c.tie_word_embeddings = k.tied;
-  c.max_position_embeddings = 300;
-  c.rms_norm_eps = 1e-5;
-  c.eos_token_id = 0;
-  return c;
+  return testing::small_llama_config({2, k.dim, k.heads, k.kv_heads, k.hidden, k.vocab, k.tied, 300});
 }
 
-// As llama_fast_test's: activations of order 1, norm gains away from 1.
-exec::Bindings large_weights(const LlamaConfig& c) {
-  exec::Bindings w = llama_init_weights(c, 11);
-  Rng rng(12);
-  for (auto& [name, t] : w) rng.fill_normal(t.span<float>(), t.rank() == 2 ? 0.0f : 1.0f, 0.2f);
-  return w;
-}
-
-std::vector<std::int32_t> some_tokens(std::size_t n, std::int64_t vocab) {
-  std::vector<std::int32_t> t;
-  for (std::size_t i = 0; i < n; ++i) t.push_back(static_cast<std::int32_t>((i * 37 + 5) % static_cast<std::size_t>(vocab)));
-  return t;
-}
+using testing::llama_large_weights;
 
 class LlamaBatchedPrefill : public ::testing::TestWithParam<Case> {};
 
 TEST_P(LlamaBatchedPrefill, MatchesTokenByTokenThenDecodesTheSame) {
   const Case k = GetParam();
   const LlamaConfig c = config_of(k);
-  const exec::Bindings w = large_weights(c);
+  const exec::Bindings w = llama_large_weights(c);
   auto fast = std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, w, "m"), k.dtype);
   const bool q8 = k.dtype == WeightDType::q8;
   auto ref_model = q8 ? std::make_shared<const LlamaFastModel>(testing::llama_stored_as_f32(c, w, k.dtype), WeightDType::f32) : fast;
   const double tol = q8 ? testing::kQ8ActivationTol : kTol;
-  const auto tokens = some_tokens(290, c.vocab_size);
-  constexpr std::size_t kDecode = 6;
-  for (int threads : {1, 2}) {
-    for (std::size_t T : {1, 2, 5, 33, 128, 129, 257}) {
-      const std::string what = std::string(k.name) + " prompt " + std::to_string(T) + " threads " + std::to_string(threads);
-      LlamaFastSession ref(ref_model, threads), s(fast, threads);
-      ref.set_batched_prefill_min(1'000'000);  // token by token
-      s.set_batched_prefill_min(1);
-      const auto prompt = std::span(tokens).first(T);
-      EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), tol) << what;
-      EXPECT_EQ(s.position(), static_cast<std::int64_t>(T));
-      for (std::size_t i = T; i < T + kDecode; ++i)
-        ASSERT_LT(rel_error(s.decode(tokens[i]), ref.decode(tokens[i])), tol) << what << " decode at " << i;
-    }
-  }
+  testing::expect_batched_prefill_matches<LlamaFastSession>(fast, ref_model, c.vocab_size, tol, k.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -101,35 +65,22 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 LlamaFastSession f32_session(const LlamaConfig& c, int threads) {
-  return LlamaFastSession(std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, large_weights(c), "m"), WeightDType::f32),
+  return LlamaFastSession(std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, llama_large_weights(c), "m"), WeightDType::f32),
                           threads);
 }
 
 TEST(LlamaBatchedPrefill, ContinuesAfterCachedTokens) {
-  // A prompt in pieces (cache before each batched piece: 0, 3, 40, 170 positions) against the
-  // same tokens one at a time: the batched attention reads the cached keys as well.
   const LlamaConfig c = config_of({"m", 40, 5, 1, 67, 101, false, WeightDType::f32});
-  auto fast = std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, large_weights(c), "m"), WeightDType::f32);
-  const auto tokens = some_tokens(200, c.vocab_size);
-  LlamaFastSession ref(fast, 2), s(fast, 2);
-  ref.set_batched_prefill_min(1'000'000);
-  s.set_batched_prefill_min(2);
-  std::size_t at = 0;
-  for (std::size_t piece : {3, 37, 130, 1, 29}) {  // the piece of 1 takes step()
-    const auto part = std::span(tokens).subspan(at, piece);
-    EXPECT_LT(rel_error(s.prefill(part), ref.prefill(part)), kTol) << "piece from " << at;
-    at += piece;
-  }
-  EXPECT_EQ(s.position(), 200);
-  EXPECT_LT(rel_error(s.decode(9), ref.decode(9)), kTol);
+  auto fast = std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, llama_large_weights(c), "m"), WeightDType::f32);
+  testing::expect_batched_pieces_match<LlamaFastSession>(fast, c.vocab_size, kTol);
 }
 
 TEST(LlamaBatchedPrefill, ThresholdPicksThePath) {
   // Below the threshold the prompt runs token by token: the reference's bits exactly. At it,
   // batched: the same logits to rounding.
   const LlamaConfig c = config_of({"m", 48, 6, 2, 100, 77, true, WeightDType::f32});
-  auto fast = std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, large_weights(c), "m"), WeightDType::f32);
-  const auto tokens = some_tokens(20, c.vocab_size);
+  auto fast = std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, llama_large_weights(c), "m"), WeightDType::f32);
+  const auto tokens = testing::spread_tokens(20, c.vocab_size);
   for (std::size_t T : {15, 16}) {
     LlamaFastSession ref(fast, 2), s(fast, 2);
     ref.set_batched_prefill_min(1'000'000);
@@ -144,10 +95,10 @@ TEST(LlamaBatchedPrefill, ThresholdPicksThePath) {
 TEST(LlamaBatchedPrefill, MatchesTheGraphExecutor) {
   // Independently of step(): the reference executor on the same f32 model.
   const LlamaConfig c = config_of({"m", 48, 6, 2, 100, 77, false, WeightDType::f32});
-  const LlamaModel model = LlamaModel::from_weights(c, large_weights(c), "m");
+  const LlamaModel model = LlamaModel::from_weights(c, llama_large_weights(c), "m");
   GraphSession ref(model);
   LlamaFastSession s(std::make_shared<const LlamaFastModel>(model, WeightDType::f32), 2);
-  const auto prompt = some_tokens(150, c.vocab_size);
+  const auto prompt = testing::spread_tokens(150, c.vocab_size);
   EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), kTol);
   EXPECT_LT(rel_error(s.decode(7), ref.decode(7)), kTol);
 }
