@@ -1,12 +1,13 @@
 #pragma once
 // Row-wise pieces the fast paths share (GPT-2's token-by-token decode in gpt2_fast.cpp and
-// batched prefill in gpt2_fast_prefill.cpp, Llama's in llama_fast.cpp), so that all compute them
+// batched prefill in gpt2_fast_prefill.cpp, Llama's in llama_fast.cpp and llama_fast_prefill.cpp), so that all compute them
 // the same way. Sums run in
 // several independent partial sums: a single running sum is a chain of dependent additions
 // that compilers may not reorder, while partial sums vectorise with the baseline ISA and are at
 // least as accurate.
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <algorithm>
 #include <iterator>
 
@@ -47,6 +48,17 @@ inline void rms_norm_row(const float* x, const float* g, double eps, float* y, s
   for (double p : part) sq += p;
   const auto inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
   for (i = 0; i < n; ++i) y[i] = x[i] * inv * g[i];
+}
+
+// Hugging Face's rotation of one head in place (Llama's RoPE): x * cos + rotate_half(x) * sin, with
+// rotate_half(x) = concat(-x[D/2:], x[:D/2]); cos and sin are the position's table rows.
+inline void rotate_half_head(float* x, const float* cos, const float* sin, std::int64_t D) {
+  const std::int64_t half = D / 2;
+  for (std::int64_t i = 0; i < half; ++i) {
+    const float a = x[i], b = x[half + i];
+    x[i] = a * cos[i] + -b * sin[i];
+    x[half + i] = b * cos[half + i] + a * sin[half + i];
+  }
 }
 
 }  // namespace orion::model

@@ -12,6 +12,7 @@
 #include "core/huge_pages.h"
 #include "core/thread_pool.h"
 #include "model/decoder.h"
+#include "model/fast_prefill.h"
 #include "model/gpt2_model.h"
 #include "model/packed_linear.h"
 
@@ -95,7 +96,7 @@ class Gpt2FastSession final : public Decoder {
   // the whole prompt, and leaves the last token's logits in logits_.
   void prefill_batched(std::span<const std::int32_t> tokens);
   void prefill_scratch();
-  std::int64_t batched_min_ = 16;  // see docs/PERFORMANCE.md, "Prefill"
+  std::int64_t batched_min_ = prefill::kDefaultBatchedMin;
   // [n_positions, width] activations and one f32 copy of the largest matrix (f16 and q8
   // weights are expanded into it for the BLAS), allocated on the first batched prefill.
   std::vector<float> bx_, bh_, bqkv_, batt_, bmlp_, bscores_, bweights_;

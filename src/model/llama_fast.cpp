@@ -33,17 +33,6 @@ Tensor stack_rows(const std::vector<const Tensor*>& parts) {
   return out;
 }
 
-// Hugging Face's rotation of one head in place: x * cos + rotate_half(x) * sin, with
-// rotate_half(x) = concat(-x[D/2:], x[:D/2]); cos and sin are the position's table rows.
-void rotate_head(float* x, const float* cos, const float* sin, std::int64_t D) {
-  const std::int64_t half = D / 2;
-  for (std::int64_t i = 0; i < half; ++i) {
-    const float a = x[i], b = x[half + i];
-    x[i] = a * cos[i] + -b * sin[i];
-    x[half + i] = b * cos[half + i] + a * sin[half + i];
-  }
-}
-
 }  // namespace
 
 LlamaFastModel::LlamaFastModel(const LlamaModel& model, WeightDType dtype) : config_(model.config()), dtype_(dtype) {
@@ -130,6 +119,10 @@ LlamaFastSession::LlamaFastSession(std::shared_ptr<const LlamaFastModel> model, 
 std::vector<float> LlamaFastSession::prefill(std::span<const std::int32_t> tokens) {
   const auto& c = model_->config();
   check_decoder_tokens(tokens, position_, c.max_position_embeddings, c.vocab_size, "llama");
+  if (static_cast<std::int64_t>(tokens.size()) >= batched_min_) {
+    prefill_batched(tokens);
+    return logits_;
+  }
   // Prompt tokens but the last need no logits: the head (the largest matrix) is skipped.
   for (std::size_t i = 0; i < tokens.size(); ++i) step(tokens[i], i + 1 == tokens.size());
   return logits_;
@@ -155,8 +148,8 @@ void LlamaFastSession::step(std::int32_t token, bool want_logits) {
     L.qkv.apply(h_.data(), qkv_.data(), pool_, isa_);
     float* q = qkv_.data();
     float* k = q + C;
-    for (std::int64_t h = 0; h < H; ++h) rotate_head(q + h * D, cos, sin, D);
-    for (std::int64_t h = 0; h < KV; ++h) rotate_head(k + h * D, cos, sin, D);
+    for (std::int64_t h = 0; h < H; ++h) rotate_half_head(q + h * D, cos, sin, D);
+    for (std::int64_t h = 0; h < KV; ++h) rotate_half_head(k + h * D, cos, sin, D);
     float* kc = k_cache_[l].get();
     float* vc = v_cache_[l].get();
     cache_heads(k, kc, KV, P, D, pos);

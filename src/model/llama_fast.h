@@ -11,6 +11,7 @@
 #include "core/huge_pages.h"
 #include "core/thread_pool.h"
 #include "model/decoder.h"
+#include "model/fast_prefill.h"
 #include "model/llama_model.h"
 #include "model/packed_linear.h"
 
@@ -72,6 +73,29 @@ class LlamaFastSession final : public Decoder {
   // is one sequential stream, read by every query head of its group.
   std::vector<LargeArray<float>> k_cache_, v_cache_;
   std::vector<float> x_, h_, qkv_, att_, tmp_, gate_up_, neg_exp_, scores_, logits_;
+
+  // ---- Batched prefill (llama_fast_prefill.cpp, GPT-2's in gpt2_fast.h) ----
+ public:
+  // Prompts of at least `n` tokens run as matrix products through the BLAS; shorter ones a
+  // token at a time. Both give the same logits and cache (to rounding); tests set 1 to reach
+  // every length through the batched path. Throws orion::Error when n < 1.
+  void set_batched_prefill_min(std::int64_t n);
+  std::int64_t batched_prefill_min() const { return batched_min_; }
+  // FLOPs (2 per multiply-add) of the matrix products a batched prefill of `tokens` after
+  // `cached` positions performs: every linear layer over all tokens, the attention's scores and
+  // weighted values over the key range each query block computes (the masked part included),
+  // and the head for the last token.
+  static double batched_prefill_flops(const LlamaConfig& c, std::int64_t cached, std::int64_t tokens);
+
+ private:
+  // Appends `tokens` (already checked) to the cache as step() would, in matrix products over
+  // the whole prompt, and leaves the last token's logits in logits_.
+  void prefill_batched(std::span<const std::int32_t> tokens);
+  void prefill_scratch();
+  std::int64_t batched_min_ = prefill::kDefaultBatchedMin;
+  // [positions, width] activations and one f32 copy of the largest matrix (f16 and q8 weights
+  // are expanded into it for the BLAS), allocated on the first batched prefill.
+  std::vector<float> bx_, bh_, bqkv_, batt_, bmlp_, bscores_, bweights_;
 };
 
 }  // namespace orion::model

@@ -1,7 +1,7 @@
 // Llama models through the command line as a user runs them: orion init --arch llama (with the
 // byte-level default vocabulary and with a SentencePiece vocabulary from orion tokenizer train),
-// generate on the fast engine (by default) and the graph engine, perplexity, bench decode, and
-// the clear errors of the paths that are GPT-2 only so far.
+// generate on the fast engine (by default) and the graph engine, perplexity, bench decode and
+// prefill, and the clear errors of the paths that are GPT-2 only so far.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -91,6 +91,31 @@ TEST_F(LlamaCli, BenchDecodeTakesALlamaFolder) {
   EXPECT_GT(err, 0);
   EXPECT_LT(err, 0.05);
   EXPECT_GT(j.at("top1_agreement").get<double>(), 0.5);
+}
+
+TEST_F(LlamaCli, BenchPrefillTakesALlamaFolder) {
+  ASSERT_EQ(init("--layers 2 --dim 64 --heads 4 --kv-heads 2 --context 64 --seed 5").status, 0);
+  const std::string bench = "bench prefill -m " + path("m") + " --runs 1 --threads 1 --json --prompt ";
+  CliResult r = run_orion(bench + "40");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("dtype"), "f32");
+  EXPECT_EQ(j.at("batched"), true);
+  EXPECT_EQ(j.at("prompt"), 40);
+  EXPECT_GT(j.at("tok_per_s").get<double>(), 0);
+  EXPECT_GT(j.at("achieved_gflops").get<double>(), 0);
+  EXPECT_GT(j.at("measured_peak_gflops").get<double>(), 0);
+  // From the shapes, per layer and token: q/k/v [64 + 2 * 32, 64], o [64, 64], gate/up
+  // [2 * 192, 64], down [64, 192]: 2 * 49152 flops. Attention, one block of 40 queries x 40
+  // keys over 4 heads of 16: 2 * 2 * 1600 * 64. The untied head once: 2 * 64 * 257.
+  const double flops = 2 * (40 * 2 * 49152.0 + 2 * 2 * 1600 * 64) + 2 * 64 * 257;
+  EXPECT_NEAR(j.at("gflop_per_prefill").get<double>(), flops / 1e9, 1e-4);
+  // Below the engine's threshold (16) the prompt runs token by token, and no FLOPs are claimed.
+  r = run_orion(bench + "8");
+  ASSERT_EQ(r.status, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("batched"), false);
+  EXPECT_EQ(j.at("gflop_per_prefill").get<double>(), 0);
 }
 
 TEST_F(LlamaCli, TrainsAVocabularyAndUsesIt) {

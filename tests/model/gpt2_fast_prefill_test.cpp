@@ -9,9 +9,9 @@
 // itself is the same as f16's, which is held to 1e-5). Prompt lengths reach every tail of the attention's query blocks (128).
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <string>
 
+#include "model/batched_prefill_check.h"
 #include "model/rel_error.h"
 #include "model/stored_weights_as_f32.h"
 #include "core/error.h"
@@ -44,12 +44,6 @@ exec::Bindings big_weights(const Gpt2Config& c) {
   return w;
 }
 
-std::vector<std::int32_t> some_tokens(std::size_t n, std::int64_t vocab) {
-  std::vector<std::int32_t> t;
-  for (std::size_t i = 0; i < n; ++i) t.push_back(static_cast<std::int32_t>((i * 37 + 5) % static_cast<std::size_t>(vocab)));
-  return t;
-}
-
 struct Case {
   const char* name;
   std::int64_t dim, heads, hidden;
@@ -66,21 +60,7 @@ TEST_P(BatchedPrefill, MatchesTokenByTokenThenDecodesTheSame) {
   const bool q8 = k.dtype == WeightDType::q8;
   auto ref_model = q8 ? std::make_shared<const Gpt2FastModel>(testing::model_stored_as_f32(c, w, k.dtype), WeightDType::f32) : fast;
   const double tol = q8 ? testing::kQ8ActivationTol : kTol;
-  const auto tokens = some_tokens(290, c.vocab_size);
-  constexpr std::size_t kDecode = 6;
-  for (int threads : {1, 2}) {
-    for (std::size_t T : {1, 2, 5, 33, 127, 128, 129, 257}) {
-      const std::string what = std::string(k.name) + " prompt " + std::to_string(T) + " threads " + std::to_string(threads);
-      Gpt2FastSession ref(ref_model, threads), s(fast, threads);
-      ref.set_batched_prefill_min(1'000'000);  // token by token
-      s.set_batched_prefill_min(1);
-      const auto prompt = std::span(tokens).first(T);
-      EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), tol) << what;
-      EXPECT_EQ(s.position(), static_cast<std::int64_t>(T));
-      for (std::size_t i = T; i < T + kDecode; ++i)
-        ASSERT_LT(rel_error(s.decode(tokens[i]), ref.decode(tokens[i])), tol) << what << " decode at " << i;
-    }
-  }
+  testing::expect_batched_prefill_matches<Gpt2FastSession>(fast, ref_model, c.vocab_size, tol, k.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -92,21 +72,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(BatchedPrefill, ContinuesAfterCachedTokens) {
-  // A prompt in pieces (cache before each batched piece: 0, 3, 40, 170 positions) against
-  // the same tokens one at a time.
   const Gpt2Config c = small_config(48, 3, 0);
   auto fast = std::make_shared<const Gpt2FastModel>(Gpt2Model::from_weights(c, big_weights(c), "m"), WeightDType::f32);
-  const auto tokens = some_tokens(200, c.vocab_size);
-  Gpt2FastSession ref(fast, 2), s(fast, 2);
-  ref.set_batched_prefill_min(1'000'000);
-  s.set_batched_prefill_min(2);
-  std::size_t at = 0;
-  for (std::size_t piece : {3, 37, 130, 1, 29}) {  // the piece of 1 takes step()
-    const auto part = std::span(tokens).subspan(at, piece);
-    EXPECT_LT(rel_error(s.prefill(part), ref.prefill(part)), kTol) << "piece from " << at;
-    at += piece;
-  }
-  EXPECT_EQ(s.position(), 200);
+  testing::expect_batched_pieces_match<Gpt2FastSession>(fast, c.vocab_size, kTol);
 }
 
 TEST(BatchedPrefill, MatchesTheGraphExecutor) {
@@ -115,7 +83,7 @@ TEST(BatchedPrefill, MatchesTheGraphExecutor) {
   const Gpt2Model model = Gpt2Model::from_weights(c, big_weights(c), "m");
   GraphSession ref(model);
   Gpt2FastSession s(std::make_shared<const Gpt2FastModel>(model, WeightDType::f32), 2);
-  const auto prompt = some_tokens(150, c.vocab_size);
+  const auto prompt = testing::spread_tokens(150, c.vocab_size);
   EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), kTol);
   EXPECT_LT(rel_error(s.decode(7), ref.decode(7)), kTol);
 }

@@ -6,9 +6,9 @@
 // tied and untied heads.
 #include <gtest/gtest.h>
 
-#include "core/random.h"
 #include "model/graph_session.h"
 #include "model/llama_fast.h"
+#include "model/llama_test_config.h"
 #include "model/fast_decoder_check.h"
 #include "model/rel_error.h"
 #include "model/stored_weights_as_f32.h"
@@ -28,36 +28,17 @@ struct Case {
 };
 
 LlamaConfig config_of(const Case& k) {
-  LlamaConfig c;
-  c.num_hidden_layers = k.layers;
-  c.hidden_size = k.dim;
-  c.num_attention_heads = k.heads;
-  c.num_key_value_heads = k.kv_heads;
-  c.intermediate_size = k.hidden;
-  c.vocab_size = k.vocab;
-  c.tie_word_embeddings = k.tied;
-  c.max_position_embeddings = 48;
-  c.rms_norm_eps = 1e-5;
-  c.eos_token_id = 0;
-  return c;
+  return testing::small_llama_config({k.layers, k.dim, k.heads, k.kv_heads, k.hidden, k.vocab, k.tied, 48});
 }
 
-// Weights far larger than init's 0.02 and norm gains away from 1, so that activations are of
-// order 1 and every nonlinearity and gain matters to the logits (0.2, not GPT-2's test's 0.25:
-// with SwiGLU's products q8's activation error reached 9.6e-2 there, too near kQ8ActivationTol).
-exec::Bindings large_weights(const LlamaConfig& c) {
-  exec::Bindings w = llama_init_weights(c, 11);
-  Rng rng(12);
-  for (auto& [name, t] : w) rng.fill_normal(t.span<float>(), t.rank() == 2 ? 0.0f : 1.0f, 0.2f);
-  return w;
-}
+using testing::llama_large_weights;
 
 class LlamaFastDecoder : public ::testing::TestWithParam<Case> {};
 
 TEST_P(LlamaFastDecoder, MatchesTheGraphExecutorOnEveryIsa) {
   const Case k = GetParam();
   const LlamaConfig c = config_of(k);
-  const exec::Bindings w = large_weights(c);
+  const exec::Bindings w = llama_large_weights(c);
   const LlamaModel ref_model = testing::llama_stored_as_f32(c, w, k.dtype);
   auto fast = std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, w, "fast"), k.dtype);
   // A prompt of 6, then 18 decode steps.

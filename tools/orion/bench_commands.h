@@ -1,6 +1,11 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <string>
+
+#include "model/any_model.h"
+
 namespace orion::cli {
 
 void add_bench_tokenize_command(CLI::App& bench);
@@ -8,5 +13,10 @@ void add_bench_decode_command(CLI::App& bench);
 void add_bench_prefill_command(CLI::App& bench);
 void add_bench_kernels_command(CLI::App& bench);
 void add_bench_train_command(CLI::App& bench);
+
+// The model the decode and prefill benches run: the folder `model_dir` (GPT-2 or Llama) when
+// given, else randomly initialised weights (`seed`) of `arch`'s shapes (gpt2-124m or
+// stories110m).
+model::AnyModel bench_any_model(const std::string& arch, const std::string& model_dir, std::uint64_t seed);
 
 }  // namespace orion::cli

@@ -27,15 +27,7 @@ struct DecodeOpts {
   bool json = false;
 };
 
-model::AnyModel bench_model(const DecodeOpts& o) {
-  if (!o.model_dir.empty()) return std::move(load_model_dir(o.model_dir).model);
-  if (o.arch == "stories110m") {
-    const model::LlamaConfig c = model::stories110m_config();
-    return model::LlamaModel::from_weights(c, model::llama_init_weights(c, o.seed), o.arch);
-  }
-  model::Gpt2Config c;  // GPT-2 124M: the defaults
-  return model::Gpt2Model::from_weights(c, model::gpt2_init_weights(c, o.seed), o.arch);
-}
+model::AnyModel bench_model(const DecodeOpts& o) { return bench_any_model(o.arch, o.model_dir, o.seed); }
 
 std::vector<std::int32_t> bench_tokens(std::int64_t n, std::int64_t vocab) {
   std::vector<std::int32_t> t;

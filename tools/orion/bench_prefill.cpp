@@ -1,20 +1,23 @@
 // orion bench prefill: tokens per second of the fast engine's batched prefill (matrix
 // products through the BLAS), and its achieved GFLOP/s against the f32 FMA peak measured in
 // the same run with the same number of threads. The FLOPs counted are those of the matrix
-// products performed (Gpt2FastSession::batched_prefill_flops): every linear layer over all
+// products performed (the sessions' batched_prefill_flops, from the model's shapes): every linear layer over all
 // prompt tokens, attention's Q K^T and S V over the keys each block of 128 queries covers
 // (the masked part that is computed included, the skipped part not), and the head for the
-// last token; layer norms, softmax, GELU and the f16/q8 expansion count nothing.
+// last token; norms, rotations, softmax, GELU or SwiGLU and the f16/q8 expansion count nothing.
+// GPT-2 and Llama (--arch stories110m, or a Llama folder), through model::make_fast_engine.
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <variant>
 
 #include "bench_commands.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "exec/cpu/gemm.h"
 #include "exec/cpu/machine_limits.h"
-#include "model/gpt2_fast.h"
-#include "model_dir.h"
+#include "model/fast_engine.h"
+#include "model/fast_prefill.h"
 
 namespace orion::cli {
 
@@ -28,44 +31,38 @@ struct PrefillOpts {
   bool json = false;
 };
 
-model::Gpt2Model bench_model(const PrefillOpts& o) {
-  if (!o.model_dir.empty()) return load_model_dir(o.model_dir).gpt2("orion bench prefill");
-  model::Gpt2Config c;  // GPT-2 124M: the defaults
-  return model::Gpt2Model::from_weights(c, model::gpt2_init_weights(c, o.seed), o.arch);
-}
-
 void bench_prefill(const PrefillOpts& o) {
   const model::WeightDType dtype = model::weight_dtype_from_name(o.dtype);
-  std::shared_ptr<const model::Gpt2FastModel> fast;
-  std::int64_t n_params = 0;
+  model::FastEngine fast;
+  std::int64_t n_params = 0, context = 0, vocab = 0;
   {
-    const model::Gpt2Model m = bench_model(o);
-    n_params = m.config().parameter_count();
-    fast = std::make_shared<const model::Gpt2FastModel>(m, dtype);
+    const model::AnyModel any = bench_any_model(o.arch, o.model_dir, o.seed);
+    n_params = std::visit([](const auto& m) { return m.config().parameter_count(); }, any);
+    context = model::causal_lm(any).context();
+    vocab = model::causal_lm(any).vocab_size();
+    fast = model::make_fast_engine(any, dtype);
   }
-  const auto& c = fast->config();
-  if (o.prompt > c.n_positions) throw Error("--prompt must be at most the context of " + std::to_string(c.n_positions));
+  if (o.prompt > context) throw Error("--prompt must be at most the context of " + std::to_string(context));
 
-  model::Gpt2FastSession session(fast, o.threads);
-  if (o.batched_min > 0) session.set_batched_prefill_min(o.batched_min);
-  const bool batched = o.prompt >= session.batched_prefill_min();
+  const std::unique_ptr<model::Decoder> session = fast.prefill_session(o.threads, o.batched_min);
+  const bool batched = o.prompt >= (o.batched_min > 0 ? o.batched_min : model::prefill::kDefaultBatchedMin);
   ThreadPool pool(o.threads);
   const double peak = exec::cpu::measure_fma_peak_gflops(pool);
 
   std::vector<std::int32_t> tokens;
-  for (int i = 0; i < o.prompt; ++i) tokens.push_back(static_cast<std::int32_t>((i * 7919 + 13) % c.vocab_size));
+  for (int i = 0; i < o.prompt; ++i) tokens.push_back(static_cast<std::int32_t>((i * 7919 + 13) % vocab));
   std::vector<double> rates;
   for (int r = 0; r <= o.runs; ++r) {  // run 0 warms up (first-use buffers, page faults)
-    session.reset();
+    session->reset();
     Stopwatch run;
-    session.prefill(tokens);
+    session->prefill(tokens);
     if (r > 0) rates.push_back(o.prompt / run.seconds());
   }
   const double tok_s = median(rates);
   const double lo = *std::min_element(rates.begin(), rates.end()), hi = *std::max_element(rates.begin(), rates.end());
   // The token-by-token path performs other products (GEMVs, the cache's attention): no FLOP
   // figure is claimed for it.
-  const double flops = batched ? model::Gpt2FastSession::batched_prefill_flops(c, 0, o.prompt) : 0;
+  const double flops = batched ? fast.batched_prefill_flops(0, o.prompt) : 0;
   const double gflops = flops * tok_s / o.prompt / 1e9;
   const std::string name = o.model_dir.empty() ? o.arch : o.model_dir;
   if (o.json) {
@@ -94,8 +91,8 @@ void bench_prefill(const PrefillOpts& o) {
 void add_bench_prefill_command(CLI::App& bench) {
   auto o = std::make_shared<PrefillOpts>();
   auto* cmd = bench.add_subcommand("prefill", "Prefill tok/s of the fast engine and its GFLOP/s against the machine's measured FMA peak");
-  cmd->add_option("--arch", o->arch, "A randomly initialised model of these shapes")->check(CLI::IsMember({"gpt2-124m"}))->capture_default_str();
-  cmd->add_option("-m,--model", o->model_dir, "A model folder instead of --arch");
+  cmd->add_option("--arch", o->arch, "A randomly initialised model of these shapes")->check(CLI::IsMember({"gpt2-124m", "stories110m"}))->capture_default_str();
+  cmd->add_option("-m,--model", o->model_dir, "A model folder (GPT-2 or Llama) instead of --arch");
   cmd->add_option("--dtype", o->dtype, "Weight format: f32, f16 or q8 (the products run in f32 either way)")
       ->check(CLI::IsMember({"f32", "f16", "q8"}))->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -109,7 +106,8 @@ void add_bench_prefill_command(CLI::App& bench) {
   cmd->footer(
       "FLOPs counted (2 per multiply-add): the matrix products performed - every linear layer over all prompt tokens, "
       "attention's Q K^T and S V over the keys each block of 128 queries covers (masked entries inside a block included), "
-      "and the head for the last token. Layer norms, softmax, GELU and expanding f16/q8 weights count nothing.");
+      "and the head for the last token. Norms, rotary embeddings, softmax, GELU or SwiGLU and expanding f16/q8 weights "
+      "count nothing.");
   cmd->callback([o] { bench_prefill(*o); });
 }
 

@@ -1,0 +1,41 @@
+#pragma once
+// Small Llama models for the fast engine's tests (llama_fast_test.cpp, llama_fast_prefill_test.cpp).
+#include <cstdint>
+
+#include "core/random.h"
+#include "model/llama_model.h"
+
+namespace orion::model::testing {
+
+struct SmallLlama {
+  std::int64_t layers, dim, heads, kv_heads, hidden, vocab;
+  bool tied;
+  std::int64_t positions;
+};
+
+inline LlamaConfig small_llama_config(const SmallLlama& s) {
+  LlamaConfig c;
+  c.num_hidden_layers = s.layers;
+  c.hidden_size = s.dim;
+  c.num_attention_heads = s.heads;
+  c.num_key_value_heads = s.kv_heads;
+  c.intermediate_size = s.hidden;
+  c.vocab_size = s.vocab;
+  c.tie_word_embeddings = s.tied;
+  c.max_position_embeddings = s.positions;
+  c.rms_norm_eps = 1e-5;
+  c.eos_token_id = 0;
+  return c;
+}
+
+// Weights far larger than init's 0.02 and norm gains away from 1, so that activations are of
+// order 1 and every nonlinearity and gain matters to the logits (0.2, not GPT-2's test's 0.25:
+// with SwiGLU's products q8's activation error reached 9.6e-2 there, too near kQ8ActivationTol).
+inline exec::Bindings llama_large_weights(const LlamaConfig& c) {
+  exec::Bindings w = llama_init_weights(c, 11);
+  Rng rng(12);
+  for (auto& [name, t] : w) rng.fill_normal(t.span<float>(), t.rank() == 2 ? 0.0f : 1.0f, 0.2f);
+  return w;
+}
+
+}  // namespace orion::model::testing
