@@ -17,7 +17,7 @@ FastEngine engine_of(std::shared_ptr<const Model> fast) {
   e.session = [fast](int threads, exec::cpu::Isa isa) { return std::make_unique<Session>(fast, threads, isa); };
   e.prefill_session = [fast](int threads, std::int64_t batched_min) {
     auto s = std::make_unique<Session>(fast, threads);
-    if (batched_min > 0) s->set_batched_prefill_min(batched_min);
+    s->set_batched_prefill_min(batched_min);
     return std::unique_ptr<Decoder>(std::move(s));
   };
   e.batched_prefill_flops = [c = fast->config()](std::int64_t cached, std::int64_t tokens) {

@@ -21,8 +21,9 @@ struct FastEngine {
   std::size_t packed_bytes = 0;            // what packing copied (0: all mapped from the file)
   std::uint64_t session_bytes = 0;         // one session's KV cache and activations
   // Batched prefill (orion bench prefill): a session whose prompts of at least `batched_min`
-  // tokens (0: prefill::kDefaultBatchedMin) run as matrix products, and the FLOPs of those
-  // products for `tokens` after `cached` positions (the sessions' batched_prefill_flops).
+  // tokens (>= 1; the sessions' default is prefill::kDefaultBatchedMin) run as matrix
+  // products, and the FLOPs of those products for `tokens` after `cached` positions (the
+  // sessions' batched_prefill_flops).
   std::function<std::unique_ptr<Decoder>(int threads, std::int64_t batched_min)> prefill_session;
   std::function<double(std::int64_t cached, std::int64_t tokens)> batched_prefill_flops;
 };

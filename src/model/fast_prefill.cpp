@@ -1,6 +1,9 @@
 #include "model/fast_prefill.h"
 
 #include <algorithm>
+#include <string>
+
+#include "core/error.h"
 
 #include "exec/cpu/gemm.h"
 #include "exec/cpu/vector_math.h"
@@ -25,6 +28,11 @@ const float* f32_weights(const PackedLinear& lin, std::vector<float>& scratch) {
 }
 
 }  // namespace
+
+std::int64_t checked_batched_min(std::int64_t n) {
+  if (n < 1) throw Error("batched prefill: the shortest batched prompt must be at least 1 token, got " + std::to_string(n));
+  return n;
+}
 
 void linear(const PackedLinear& lin, const float* X, std::int64_t T, float* Y, bool accumulate, std::vector<float>& scratch,
             std::int64_t ldx) {

@@ -16,6 +16,9 @@ namespace orion::model::prefill {
 // The shortest prompt the fast sessions run batched by default (docs/PERFORMANCE.md, "Prefill").
 inline constexpr std::int64_t kDefaultBatchedMin = 16;
 
+// `n` as the sessions' set_batched_prefill_min takes it; throws orion::Error when n < 1.
+std::int64_t checked_batched_min(std::int64_t n);
+
 // Queries per attention block. Each block's scores cover only the keys up to its last query,
 // so the products skip most of the causally masked upper triangle (for T = 512 they compute
 // 62.5% of the full square instead of 100%, against the 50% that is needed).

@@ -10,7 +10,6 @@
 // continues from a batched prompt as from a token-by-token one.
 #include <cmath>
 
-#include "core/error.h"
 #include "exec/cpu/gemm.h"
 #include "exec/cpu/vector_math.h"
 #include "model/fast_prefill.h"
@@ -22,10 +21,7 @@ namespace orion::model {
 using exec::cpu::gemm_parallel_for;
 using prefill::linear;
 
-void Gpt2FastSession::set_batched_prefill_min(std::int64_t n) {
-  if (n < 1) throw Error("batched prefill: the shortest batched prompt must be at least 1 token, got " + std::to_string(n));
-  batched_min_ = n;
-}
+void Gpt2FastSession::set_batched_prefill_min(std::int64_t n) { batched_min_ = prefill::checked_batched_min(n); }
 
 double Gpt2FastSession::batched_prefill_flops(const Gpt2Config& c, std::int64_t cached, std::int64_t tokens) {
   const auto T = static_cast<double>(tokens), C = static_cast<double>(c.n_embd), F = static_cast<double>(c.hidden());

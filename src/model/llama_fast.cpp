@@ -72,6 +72,12 @@ LlamaFastModel::LlamaFastModel(const LlamaModel& model, WeightDType dtype) : con
   sin_ = floats(t.sin);
 }
 
+void LlamaFastModel::embed_row(std::int32_t token, float* out) const {
+  const auto C = static_cast<std::size_t>(config_.hidden_size);
+  if (config_.tie_word_embeddings) head_.row(token, out);
+  else std::memcpy(out, embed_.data() + static_cast<std::size_t>(token) * C, C * sizeof(float));
+}
+
 std::size_t LlamaFastModel::weight_bytes_per_token() const {
   std::size_t b = head_.weight_bytes();
   for (const auto& L : layers_)
@@ -111,7 +117,6 @@ LlamaFastSession::LlamaFastSession(std::shared_ptr<const LlamaFastModel> model, 
   att_.resize(C);
   tmp_.resize(C);
   gate_up_.resize(2 * static_cast<std::size_t>(c.intermediate_size));
-  neg_exp_.resize(static_cast<std::size_t>(c.intermediate_size));
   scores_.resize(static_cast<std::size_t>(c.num_attention_heads) * P);
   logits_.resize(static_cast<std::size_t>(c.vocab_size));
 }
@@ -137,8 +142,7 @@ void LlamaFastSession::step(std::int32_t token, bool want_logits) {
   const auto n = static_cast<std::size_t>(C);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
 
-  if (c.tie_word_embeddings) m.head_.row(token, x_.data());
-  else std::memcpy(x_.data(), m.embed_.data() + static_cast<std::size_t>(token) * n, n * sizeof(float));
+  m.embed_row(token, x_.data());
   const float* cos = m.cos_.data() + pos * D;
   const float* sin = m.sin_.data() + pos * D;
 
@@ -160,14 +164,9 @@ void LlamaFastSession::step(std::int32_t token, bool want_logits) {
 
     rms_norm_row(x_.data(), L.mlp_norm.data(), c.rms_norm_eps, h_.data(), n);
     L.gate_up.apply(h_.data(), gate_up_.data(), pool_, isa_);
-    // silu(g) * u = g / (1 + exp(-g)) * u, with the vectorised exp; the down projection's input
-    // overwrites the gates.
+    // The down projection's input overwrites the gates.
     float* g = gate_up_.data();
-    const float* u = g + F;
-    float* e = neg_exp_.data();
-    for (std::int64_t i = 0; i < F; ++i) e[i] = -g[i];
-    exec::cpu::exp_rows(e, F);
-    for (std::int64_t i = 0; i < F; ++i) g[i] = g[i] / (1.0f + e[i]) * u[i];
+    exec::cpu::silu_mul_rows(g, g + F, F);
     L.down.apply(g, tmp_.data(), pool_, isa_);
     for (std::size_t i = 0; i < n; ++i) x_[i] += tmp_[i];
   }

@@ -41,6 +41,10 @@ class LlamaFastModel {
 
  private:
   friend class LlamaFastSession;
+  // Token `token`'s embedding row (hidden_size floats) into `out`: the tied head's row, or the
+  // untied embedding's.
+  void embed_row(std::int32_t token, float* out) const;
+
   LlamaConfig config_;
   WeightDType dtype_;
   PackedLinear head_;           // [vocab, C]: lm_head, or the embedding when tied
@@ -72,7 +76,7 @@ class LlamaFastSession final : public Decoder {
   // Per layer [kv_heads, positions, head_dim], as GPT-2's fast cache: one key/value head's run
   // is one sequential stream, read by every query head of its group.
   std::vector<LargeArray<float>> k_cache_, v_cache_;
-  std::vector<float> x_, h_, qkv_, att_, tmp_, gate_up_, neg_exp_, scores_, logits_;
+  std::vector<float> x_, h_, qkv_, att_, tmp_, gate_up_, scores_, logits_;
 
   // ---- Batched prefill (llama_fast_prefill.cpp, GPT-2's in gpt2_fast.h) ----
  public:

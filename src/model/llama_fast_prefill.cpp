@@ -6,10 +6,8 @@
 // into the session's cache where step() puts them, so decoding continues from a batched prompt
 // as from a token-by-token one; f16 and q8 matrices are expanded to f32 for the BLAS.
 #include <cmath>
-#include <cstring>
 #include <vector>
 
-#include "core/error.h"
 #include "exec/cpu/gemm.h"
 #include "exec/cpu/vector_math.h"
 #include "model/fast_prefill.h"
@@ -21,10 +19,7 @@ namespace orion::model {
 using exec::cpu::gemm_parallel_for;
 using prefill::linear;
 
-void LlamaFastSession::set_batched_prefill_min(std::int64_t n) {
-  if (n < 1) throw Error("batched prefill: the shortest batched prompt must be at least 1 token, got " + std::to_string(n));
-  batched_min_ = n;
-}
+void LlamaFastSession::set_batched_prefill_min(std::int64_t n) { batched_min_ = prefill::checked_batched_min(n); }
 
 double LlamaFastSession::batched_prefill_flops(const LlamaConfig& c, std::int64_t cached, std::int64_t tokens) {
   const auto T = static_cast<double>(tokens), C = static_cast<double>(c.hidden_size);
@@ -70,9 +65,7 @@ void LlamaFastSession::prefill_batched(std::span<const std::int32_t> tokens) {
 
   gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
-      const std::int32_t token = tokens[static_cast<std::size_t>(t)];
-      if (c.tie_word_embeddings) m.head_.row(token, X + t * C);
-      else std::memcpy(X + t * C, m.embed_.data() + token * C, static_cast<std::size_t>(C) * sizeof(float));
+      m.embed_row(tokens[static_cast<std::size_t>(t)], X + t * C);
     }
   });
   const auto norm_rows = [&](const std::vector<float>& g) {
@@ -102,18 +95,10 @@ void LlamaFastSession::prefill_batched(std::span<const std::int32_t> tokens) {
 
     norm_rows(L.mlp_norm);
     linear(L.gate_up, Hn, T, GU, false, bweights_);
-    // silu(g) * u = g / (1 + exp(-g)) * u per row, as step() computes it, with the vectorised
-    // exp; the result overwrites the row's gates, which the down projection reads with a row
-    // stride of 2F.
+    // SwiGLU per row, as step() computes it; the result overwrites the row's gates, which the
+    // down projection reads with a row stride of 2F.
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
-      std::vector<float> e(static_cast<std::size_t>(F));
-      for (std::int64_t t = t0; t < t1; ++t) {
-        float* g = GU + t * 2 * F;
-        const float* u = g + F;
-        for (std::int64_t i = 0; i < F; ++i) e[static_cast<std::size_t>(i)] = -g[i];
-        exec::cpu::exp_rows(e.data(), F);
-        for (std::int64_t i = 0; i < F; ++i) g[i] = g[i] / (1.0f + e[static_cast<std::size_t>(i)]) * u[i];
-      }
+      for (std::int64_t t = t0; t < t1; ++t) exec::cpu::silu_mul_rows(GU + t * 2 * F, GU + t * 2 * F + F, F);
     });
     linear(L.down, GU, T, X, true, bweights_, 2 * F);
   }

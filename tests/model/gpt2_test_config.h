@@ -17,6 +17,7 @@ inline Gpt2Config small_gpt2_config(const SmallGpt2& s = {}) {
   c.n_head = s.heads;
   c.vocab_size = s.vocab;
   c.n_positions = s.positions;
+  c.eos_token_id = s.vocab - 1;  // GPT-2's end-of-text is its last token
   return c;
 }
 

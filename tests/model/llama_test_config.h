@@ -1,5 +1,5 @@
 #pragma once
-// Small Llama models for the fast engine's tests (llama_fast_test.cpp, llama_fast_prefill_test.cpp).
+// Small Llama models for tests (the fast engine's, llama_fast_test.cpp and llama_fast_prefill_test.cpp; the ANE package's, tests/runtime/llama_package_test.cpp).
 #include <cstdint>
 
 #include "core/random.h"

@@ -8,6 +8,7 @@
 
 #include "core/testing_temp_dir.h"
 #include "model/llama_model.h"
+#include "model/llama_test_config.h"
 #include "package_test_util.h"
 
 namespace orion::runtime {
@@ -22,15 +23,7 @@ struct Case {
 };
 
 model::LlamaModel small_llama(const Case& k) {
-  model::LlamaConfig c;
-  c.hidden_size = 64;
-  c.intermediate_size = 160;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = k.heads;
-  c.num_key_value_heads = k.kv_heads;
-  c.max_position_embeddings = 96;
-  c.vocab_size = 300;
-  c.tie_word_embeddings = k.tied;
+  const model::LlamaConfig c = model::testing::small_llama_config({2, 64, k.heads, k.kv_heads, 160, 300, k.tied, 96});
   exec::Bindings w = model::llama_init_weights(c, 5);
   // Gains away from 1, so that a dropped or misplaced RMSNorm weight shows.
   Rng rng(6);

@@ -44,8 +44,9 @@ void bench_prefill(const PrefillOpts& o) {
   }
   if (o.prompt > context) throw Error("--prompt must be at most the context of " + std::to_string(context));
 
-  const std::unique_ptr<model::Decoder> session = fast.prefill_session(o.threads, o.batched_min);
-  const bool batched = o.prompt >= (o.batched_min > 0 ? o.batched_min : model::prefill::kDefaultBatchedMin);
+  const std::int64_t batched_min = o.batched_min > 0 ? o.batched_min : model::prefill::kDefaultBatchedMin;
+  const std::unique_ptr<model::Decoder> session = fast.prefill_session(o.threads, batched_min);
+  const bool batched = o.prompt >= batched_min;
   ThreadPool pool(o.threads);
   const double peak = exec::cpu::measure_fma_peak_gflops(pool);
 

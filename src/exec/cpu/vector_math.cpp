@@ -76,4 +76,8 @@ ORION_CLONES void gelu_tanh_rows(float* y, std::int64_t n) {
   }
 }
 
+ORION_CLONES void silu_mul_rows(float* g, const float* u, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) g[i] = g[i] / (1.0f + exp_poly(-g[i])) * u[i];
+}
+
 }  // namespace orion::exec::cpu
