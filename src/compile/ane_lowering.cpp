@@ -13,7 +13,7 @@ AneLowered lower_for_ane(const ir::Graph& graph, const ParamValues& weights, con
   AneLowered out{graph, {}, {}, {}};
   Pipeline p;
   p.add(bind_params_pass(weights)).add(fold_constants_pass()).add(legalize_pass(options.legalize));
-  p.add(lower_layout_pass()).add(legalize_io_pass(out.io, options.io)).add(cse_pass()).add(dce_pass());
+  p.add(lower_layout_pass()).add(legalize_io_pass(out.io, options.io)).add(cse_pass({.merge_tensor_constants = !options.weights_vary})).add(dce_pass());
   p.add(clamp_boundaries_pass()).add(to_fp16_pass()).add(fold_constants_pass());
   PipelineOptions po;
   po.after_pass = options.after_pass;

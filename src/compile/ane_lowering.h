@@ -29,6 +29,10 @@ struct AneLoweringOptions {
   LegalizeOptions legalize;
   LegalizeIoOptions io;
   std::string kernel_name = "kernel";  // in the validator's messages
+  // The weights will be replaced by others of the same shapes (training): the program's text
+  // must not depend on their values (CseOptions::merge_tensor_constants), so that a new set is
+  // a rewrite of the weight file, not a new program.
+  bool weights_vary = false;
   AfterPassFn after_pass;              // e.g. dump_ir_after
 };
 

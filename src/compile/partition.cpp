@@ -4,8 +4,12 @@
 #include <unordered_set>
 
 #include "compile/mil_writer.h"
+#include "compile/passes/lower_layout.h"
 #include "compile/weight_values.h"
 #include "core/error.h"
+#include "ir/builder.h"
+#include "ir/type_rules.h"
+#include "ir/verifier.h"
 
 namespace orion::compile {
 
@@ -18,6 +22,40 @@ using ir::ValueId;
 constexpr int kNone = -1;  // inputs and weights: placed nowhere
 
 std::size_t at(ValueId id) { return static_cast<std::size_t>(id); }
+
+// Whether `n` computes a value without the token axis from values with it: a reduction over
+// the tokens of a [S, X] (or [S]) value, a product of two runtime [S, X] values (a weight's
+// gradient, x^T g, contracts the tokens), a scatter of rows by token id. What such a node
+// makes is not a per-token value, which is all a kernel reads and writes.
+bool drops_tokens(const ir::Graph& g, const Node& n, const std::vector<bool>& weight) {
+  switch (n.op) {
+    case Op::scatter_add: return true;
+    case Op::reduce_sum:
+    case Op::reduce_mean:
+    case Op::reduce_max: {
+      const int rank = static_cast<int>(g.node(n.inputs[0]).type.rank());
+      if (rank > 2) return false;
+      for (int a : ir::reduce_axes(n, rank))
+        if (a == 0) return true;
+      return false;
+    }
+    case Op::matmul:
+      return !weight[at(n.inputs[0])] && !weight[at(n.inputs[1])] && g.node(n.inputs[0]).type.rank() == 2 &&
+             g.node(n.inputs[1]).type.rank() == 2;
+    default: return false;
+  }
+}
+
+// A node of `op` on `input`, its type inferred.
+ValueId add_op(ir::Graph& g, Op op, ValueId input, ir::NamedAttrs attrs, std::string name) {
+  Node n;
+  n.op = op;
+  n.name = std::move(name);
+  n.inputs = {input};
+  n.attrs = ir::make_attrs(op, std::move(attrs));
+  n.type = ir::infer_type(g, n);
+  return g.add(std::move(n));
+}
 
 // The graph with every value but the params named by a MIL identifier, unique.
 ir::Graph mil_named(const ir::Graph& graph, std::map<std::string, std::string>& renamed) {
@@ -76,13 +114,31 @@ class Partitioner {
   bool placed(ValueId id) const { return place_[at(id)] != kNone; }
   bool on(ValueId id, Placement p) const { return place_[at(id)] == static_cast<int>(p); }
 
+  // Values that carry the window's tokens: inputs with axes, and what is computed from one by
+  // a node that keeps them (see drops_tokens).
+  void find_token_values() {
+    carries_tokens_.assign(at(g_.size()), false);
+    for (ValueId id : order_) {
+      const Node& n = g_.node(id);
+      if (weight_[at(id)]) continue;
+      if (n.op == Op::input) {
+        carries_tokens_[at(id)] = n.type.rank() >= 1;
+        continue;
+      }
+      if (drops_tokens(g_, n, weight_)) continue;
+      for (ValueId in : n.inputs) carries_tokens_[at(id)] = carries_tokens_[at(id)] || carries_tokens_[at(in)];
+    }
+  }
+
   void place(const ir::Graph& original) {
+    find_token_values();
     place_.assign(at(g_.size()), kNone);
     for (ValueId id = 0; id < g_.size(); ++id) {
       const Node& n = g_.node(id);
       if (n.op == Op::input || weight_[at(id)]) continue;
       const bool host = n.op == Op::gather || (n.op == Op::concat && !o_.target.allow_concat) ||
-                        o_.host_nodes.contains(original.node(id).name) || !is_float(n.type.dtype);
+                        o_.host_nodes.contains(original.node(id).name) || !is_float(n.type.dtype) ||
+                        (n.op != Op::concat && !kernel_op(n.op)) || !carries_tokens_[at(id)];
       place_[at(id)] = static_cast<int>(host ? Placement::host : Placement::ane);
     }
     // Reshapes and transposes follow the host nodes they feed or read (see the header).
@@ -132,6 +188,25 @@ class Partitioner {
     return t.rank() == 2 && t.shape[0] == o_.seq && is_float(t.dtype);
   }
 
+  // How a value of three axes crosses between segments (see the header): per head [H, S, X]
+  // or split into heads [S, H, D] inside a segment, token-major [S, H * X] between them.
+  enum class Crossing : std::uint8_t { as_is, heads, head_split };
+  Crossing crossing(ValueId id) const {
+    const ir::TensorType& t = g_.node(id).type;
+    if (t.rank() != 3 || !is_float(t.dtype) || is_output_[at(id)] || g_.node(id).op == Op::input) return Crossing::as_is;
+    if (t.shape[1] == o_.seq) return Crossing::heads;
+    if (t.shape[0] == o_.seq) return Crossing::head_split;
+    return Crossing::as_is;
+  }
+  bool crosses_token_major(ValueId id) const { return token_major(id) || crossing(id) != Crossing::as_is; }
+
+  // A name no value of the graph has, from `base`.
+  std::string fresh_name(const std::string& base) const {
+    std::string name = base;
+    for (int i = 1; g_.find(name); ++i) name = base + "_" + std::to_string(i);
+    return name;
+  }
+
   struct Cut {
     bool valid = false;
     std::int64_t bytes = 0;  // values crossing into the rest of the stage
@@ -150,7 +225,7 @@ class Partitioner {
         leaves = true;
         to_rest = to_rest || rest.contains(u);
       }
-      if (leaves && !token_major(id)) c.valid = false;
+      if (leaves && !crosses_token_major(id)) c.valid = false;
       if (to_rest) c.bytes += device_bytes(g_.node(id).type);
     }
     return c;
@@ -227,17 +302,50 @@ class Partitioner {
     needed_weights.erase(std::unique(needed_weights.begin(), needed_weights.end()), needed_weights.end());
     for (ValueId w : needed_weights) map[w] = s.graph.add(remapped(g_.node(w), map));
     for (ValueId in : boundary) {
+      const Node& v = g_.node(in);
       Node input;
       input.op = Op::input;
-      input.name = g_.node(in).name;
-      input.type = g_.node(in).type;
-      map[in] = s.graph.add(std::move(input));
+      input.name = v.name;
+      input.type = v.type;
+      const Crossing c = crossing(in);
+      if (c == Crossing::as_is) {
+        map[in] = s.graph.add(std::move(input));
+        continue;
+      }
+      // Back from [S, H * X] to the value's own axes.
+      const Shape& t = v.type.shape;
+      const std::int64_t seq = o_.seq;
+      const std::int64_t heads = c == Crossing::heads ? t[0] : t[1], width = t[2];
+      input.type.shape = {seq, heads * width};
+      ValueId x = s.graph.add(std::move(input));
+      const std::string inner = fresh_name(v.name + "_heads");
+      if (c == Crossing::heads) {
+        x = add_op(s.graph, Op::reshape, x, {{"shape", std::vector<std::int64_t>{seq, heads, width}}}, fresh_name(v.name + "_split"));
+        x = add_op(s.graph, Op::transpose, x, {{"perm", std::vector<std::int64_t>{1, 0, 2}}}, inner);
+      } else {
+        x = add_op(s.graph, Op::reshape, x, {{"shape", std::vector<std::int64_t>{seq, heads, width}}}, inner);
+      }
+      map[in] = x;
     }
     for (ValueId id : nodes) map[id] = s.graph.add(remapped(g_.node(id), map));
     for (ValueId id : nodes) {
       bool leaves = is_output_[at(id)];
       for (ValueId u : users_[at(id)]) leaves = leaves || !inside.contains(u);
-      if (leaves) s.graph.outputs().push_back(map.at(id));
+      if (!leaves) continue;
+      const Crossing c = crossing(id);
+      if (c == Crossing::as_is) {
+        s.graph.outputs().push_back(map.at(id));
+        continue;
+      }
+      // Out as [S, H * X] under the value's name; the value itself is renamed inside.
+      const std::string name = g_.node(id).name;
+      s.graph.node(map.at(id)).name = fresh_name(name + "_heads");
+      ValueId x = map.at(id);
+      if (c == Crossing::heads)
+        x = add_op(s.graph, Op::transpose, x, {{"perm", std::vector<std::int64_t>{1, 0, 2}}}, fresh_name(name + "_merge"));
+      const Shape& t = s.graph.node(x).type.shape;
+      s.graph.outputs().push_back(
+          add_op(s.graph, Op::reshape, x, {{"shape", std::vector<std::int64_t>{t[0], t[1] * t[2]}}}, name));
     }
     result_.segments.push_back(std::move(s));
   }
@@ -256,7 +364,7 @@ class Partitioner {
   const PartitionOptions& o_;
   ir::Graph g_;
   Partition result_;
-  std::vector<bool> weight_, is_output_;
+  std::vector<bool> weight_, is_output_, carries_tokens_;
   std::vector<std::vector<ValueId>> users_;
   std::vector<ValueId> order_;
   std::vector<int> place_, stage_;

@@ -10,7 +10,15 @@
 //    compiled for fixed shapes and compiles are scarce (ANE030);
 //  * the reshapes and transposes that only feed host nodes, or only read host values: moving
 //    them keeps every kernel boundary a token-major [S, X] value, the only layout a kernel's
-//    inputs and outputs have (lower_layout).
+//    inputs and outputs have (lower_layout);
+//  * ops no kernel holds (lower_layout's kernel_op: the loss, scatter_add, where...), and
+//    values that do not carry the window's tokens: a training graph's weight gradients (x^T g
+//    contracts the tokens; a bias's gradient sums them), the loss, and what is computed from
+//    them. A kernel computes per-token values only; the sums over tokens are host work, in f32.
+// A value of three axes that crosses between segments (a training graph's attention
+// probabilities [H, S, S] or per-head q [H, S, D], made in the forward kernel and read by the
+// backward one) crosses as the token-major [S, H * X] lower_layout knows how to merge and
+// split: the producer writes it so, under the value's name, and each reader splits it again.
 // Weights (params, constants and values computed from them alone) belong to no segment: each
 // segment that reads one gets its own copy, so a kernel bakes exactly the weights it uses.
 //

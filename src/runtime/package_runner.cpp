@@ -2,12 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "compile/weight_blob_reader.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "device/ane_packing.h"
 #include "exec/cpu/executor.h"
 #include "ir/parser.h"
 
@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 struct PackageRunner::Kernel {
   device::AneProgramId id = -1;
-  std::vector<device::AneSurface> in, out;
+  std::optional<KernelSurfaces> surfaces;
 };
 
 struct PackageRunner::Host {
@@ -32,12 +32,6 @@ std::string read_text(const std::string& file) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-const Tensor& lookup(const Values& table, const std::string& name, const std::string& step) {
-  auto it = table.find(name);
-  if (it == table.end()) throw Error("package step " + step + ": no value %" + name + " was computed before it");
-  return it->second;
 }
 
 }  // namespace
@@ -82,18 +76,8 @@ PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
   ++stats_.compiles;
   // The device must bind what the manifest says, in its order (ANE027): a package compiled by
   // another writer, or edited by hand, is caught here, not by wrong numbers.
-  const auto check = [&](const std::vector<device::AneIo>& got, const std::vector<compile::KernelIoTensor>& want,
-                         const char* what) {
-    bool same = got.size() == want.size();
-    for (std::size_t i = 0; same && i < got.size(); ++i) same = got[i].name == want[i].name && got[i].type.shape == want[i].padded;
-    if (!same)
-      throw Error::in_file((fs::path(dir_) / step.name / "model.mil").string(),
-                           std::string("the program's ") + what + " are not the ones the manifest lists");
-  };
-  check(device_.inputs(k->id), step.io.inputs, "inputs");
-  check(device_.outputs(k->id), step.io.outputs, "outputs");
-  for (std::size_t i = 0; i < step.io.inputs.size(); ++i) k->in.emplace_back(static_cast<std::size_t>(step.io.input_bytes));
-  for (std::size_t i = 0; i < step.io.outputs.size(); ++i) k->out.emplace_back(static_cast<std::size_t>(step.io.output_bytes));
+  check_bindings(device_, k->id, step.io, (fs::path(dir_) / step.name / "model.mil").string());
+  k->surfaces.emplace(step.io);
   return *kernels_.emplace(step.name, std::move(k)).first->second;
 }
 
@@ -109,42 +93,21 @@ PackageRunner::Host& PackageRunner::host(const compile::PackageStep& step) {
 
 void PackageRunner::run_kernel(const compile::PackageStep& step, Values& table) {
   Kernel& k = kernel(step);
+  const KernelCallTiming t = k.surfaces->call(device_, k.id, step.io, table, step.name);
   StepStats& ss = stats_.steps[step.name];
-  Stopwatch sw;
-  std::vector<const device::AneSurface*> ins;
-  for (std::size_t i = 0; i < step.io.inputs.size(); ++i) {
-    const compile::KernelIoTensor& t = step.io.inputs[i];
-    const Tensor& v = lookup(table, t.name, step.name);
-    if (v.shape() != Shape{t.logical[3], t.logical[1]})
-      throw Error("package step " + step.name + ": %" + t.name + " is " + shape_str(v.shape()) + ", the kernel reads [" +
-                  std::to_string(t.logical[3]) + ", " + std::to_string(t.logical[1]) + "]");
-    device::pack_token_major(v, step.io.padded_seq, k.in[i]);
-    ins.push_back(&k.in[i]);
-  }
-  std::vector<device::AneSurface*> outs;
-  for (device::AneSurface& s : k.out) outs.push_back(&s);
-  stats_.pack_ms += sw.ms();
-  ss.pack_ms += sw.ms();
-  sw.restart();
-  device_.evaluate(k.id, ins, outs);
-  stats_.device_ms += sw.ms();
-  ss.run_ms += sw.ms();
+  stats_.pack_ms += t.pack_ms;
+  ss.pack_ms += t.pack_ms;
+  stats_.device_ms += t.device_ms;
+  ss.run_ms += t.device_ms;
   ++ss.runs;
   ++stats_.evaluations;
-  sw.restart();
-  for (std::size_t i = 0; i < step.io.outputs.size(); ++i) {
-    const compile::KernelIoTensor& t = step.io.outputs[i];
-    table[t.name] = device::unpack_token_major(k.out[i], t.logical[1], step.io.seq, step.io.padded_seq);
-  }
-  stats_.pack_ms += sw.ms();
-  ss.pack_ms += sw.ms();
 }
 
 void PackageRunner::run_host(const compile::PackageStep& step, Values& table) {
   Host& h = host(step);
   Stopwatch sw;
   exec::Bindings b;
-  for (const std::string& in : step.inputs) b[in] = lookup(table, in, step.name);
+  for (const std::string& in : step.inputs) b[in] = lookup_value(table, in, step.name);
   for (const std::string& p : step.params) {
     auto it = host_weights_.find(p);
     if (it == host_weights_.end())
@@ -177,7 +140,7 @@ Values PackageRunner::run(std::string_view name, const Values& inputs) {
     else run_host(s, table);
   }
   Values out;
-  for (const compile::PackageValue& v : p.outputs) out[v.name] = lookup(table, v.value, "(outputs)");
+  for (const compile::PackageValue& v : p.outputs) out[v.name] = lookup_value(table, v.value, "(outputs)");
   return out;
 }
 

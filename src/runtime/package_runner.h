@@ -20,10 +20,9 @@
 #include "core/tensor.h"
 #include "device/ane_device.h"
 #include "runtime/compile_budget.h"
+#include "runtime/kernel_call.h"
 
 namespace orion::runtime {
-
-using Values = std::map<std::string, Tensor, std::less<>>;
 
 struct StepStats {
   int runs = 0;

@@ -33,7 +33,7 @@ compile::AneLowered probe_kernel(float scale, const std::string& folder) {
   return k;
 }
 
-std::vector<float> evaluate(device::AneSim& device, device::AneProgramId id, const compile::KernelIo& io,
+std::vector<float> evaluate(device::AneDevice& device, device::AneProgramId id, const compile::KernelIo& io,
                             const Tensor& x) {
   device::AneSurface in(static_cast<std::size_t>(io.input_bytes)), out(static_cast<std::size_t>(io.output_bytes));
   device::pack_token_major(x, io.padded_seq, in);
@@ -49,7 +49,7 @@ std::vector<float> scaled(const std::vector<float>& v, float s) {
 
 }  // namespace
 
-ReloadProbeResult probe_weight_reload(device::AneSim& device, CompileBudget& budget) {
+ReloadProbeResult probe_weight_reload(device::AneDevice& device, CompileBudget& budget) {
   TempFolder scratch("orion-reload-probe");
   const std::string kernel = scratch.path() + "/kernel", version = scratch.path() + "/version";
   const compile::AneLowered k = probe_kernel(1.0f, kernel);

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "device/ane_sim.h"
+#include "device/ane_device.h"
 #include "runtime/compile_budget.h"
 
 namespace orion::runtime {
@@ -19,19 +19,19 @@ struct ReloadProbeResult {
 
 // Runs the probe in a temporary folder. Throws orion::Error when the probe kernel cannot be
 // compiled or run at all (or the budget has no compile left for it).
-ReloadProbeResult probe_weight_reload(device::AneSim& device, CompileBudget& budget);
+ReloadProbeResult probe_weight_reload(device::AneDevice& device, CompileBudget& budget);
 
-// The probe's answer, asked for when first needed and kept: one per device (one AneSim is one
+// The probe's answer, asked for when first needed and kept: one per device (one AneDevice is one
 // process's view of the device).
 class ReloadSupport {
  public:
-  ReloadSupport(device::AneSim& device, CompileBudget& budget) : device_(device), budget_(budget) {}
+  ReloadSupport(device::AneDevice& device, CompileBudget& budget) : device_(device), budget_(budget) {}
   bool supported();
   bool probed() const { return result_.has_value(); }
   const std::string& detail();
 
  private:
-  device::AneSim& device_;
+  device::AneDevice& device_;
   CompileBudget& budget_;
   std::optional<ReloadProbeResult> result_;
 };

@@ -9,7 +9,7 @@ namespace orion::runtime {
 
 namespace fs = std::filesystem;
 
-VersionedKernel::VersionedKernel(device::AneSim& device, CompileBudget& budget, ReloadSupport& reload,
+VersionedKernel::VersionedKernel(device::AneDevice& device, CompileBudget& budget, ReloadSupport& reload,
                                  std::string work_folder, Supervisor* supervisor)
     : device_(device), budget_(budget), reload_(reload), work_(std::move(work_folder)), supervisor_(supervisor) {}
 

@@ -9,7 +9,7 @@
 // It knows nothing of what the kernel computes.
 #include <string>
 
-#include "device/ane_sim.h"
+#include "device/ane_device.h"
 #include "runtime/compile_budget.h"
 #include "runtime/reload_probe.h"
 #include "runtime/supervisor.h"
@@ -26,7 +26,7 @@ class VersionedKernel {
  public:
   // `work_folder` holds the files the device compiled (created, and owned by the kernel: a
   // reload rewrites them). `supervisor` may be null. All references must outlive the kernel.
-  VersionedKernel(device::AneSim& device, CompileBudget& budget, ReloadSupport& reload, std::string work_folder,
+  VersionedKernel(device::AneDevice& device, CompileBudget& budget, ReloadSupport& reload, std::string work_folder,
                   Supervisor* supervisor = nullptr);
   ~VersionedKernel();
   VersionedKernel(const VersionedKernel&) = delete;
@@ -45,7 +45,7 @@ class VersionedKernel {
   void unload();
   void load();
 
-  device::AneSim& device_;
+  device::AneDevice& device_;
   CompileBudget& budget_;
   ReloadSupport& reload_;
   std::string work_;

@@ -73,7 +73,9 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     throw Error("--seq " + std::to_string(o.config.seq) + " is longer than the model's context of " +
                 std::to_string(lm.context()));
 
-  Trainer trainer(model_loss_graph(model), lm.weights(), o.config, data);
+  std::function<void()> save_now;  // set below, once there is a trainer to save
+  const GradientRunnerFactory gradients = o.gradients ? o.gradients([&save_now] { save_now(); }) : nullptr;
+  Trainer trainer(model_loss_graph(model), lm.weights(), o.config, data, gradients);
   if (checkpoint) {
     trainer.restore(checkpoint->params, checkpoint->optimizer, checkpoint->state, checkpoint->dir);
     result.resumed_from = checkpoint->step;
@@ -97,6 +99,7 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     result.final_checkpoint = (out / checkpoint_folder_name(d.step)).string();
     if (events.on_save) events.on_save(result.final_checkpoint);
   };
+  save_now = save;
 
   while (trainer.steps_done() < o.config.steps) {
     const StepStats s = trainer.step();

@@ -23,6 +23,10 @@ struct RunOptions {
   bool resume = false;          // continue from the newest checkpoint in `out` (none: start afresh)
   std::int64_t eval_every = 0;  // 0: only after the last step
   std::int64_t eval_batches = 8;
+  // Where the forward and backward pass runs (null: the CPU executor). It is handed a function
+  // that saves the run's state as a checkpoint, for a device that must restart the process to
+  // compile (runtime/supervisor.h).
+  std::function<GradientRunnerFactory(std::function<void()> checkpoint)> gradients;
 };
 
 struct RunEvents {

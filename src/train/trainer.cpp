@@ -6,25 +6,12 @@
 
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "train/autodiff.h"
 
 namespace orion::train {
 
 namespace {
 
 constexpr float kF16Max = 65504.0f;
-
-// 2 x M x N x K for every matmul: the work `orion bench train` reports.
-double matmul_flops(const ir::Graph& g) {
-  double flops = 0;
-  for (ir::ValueId id : g.nodes_of(ir::Op::matmul)) {
-    const ir::Node& n = g.node(id);
-    const ir::TensorType& x = g.node(n.inputs[0]).type;
-    const std::int64_t k = n.attr_bool("transpose_x") ? x.shape[x.rank() - 2] : x.shape[x.rank() - 1];
-    flops += 2.0 * static_cast<double>(n.type.numel()) * static_cast<double>(k);
-  }
-  return flops;
-}
 
 // Clamps the weights to the fp16 range in place, where the ANE's numerics would otherwise turn
 // them into inf; returns how many were clamped.
@@ -83,26 +70,24 @@ struct Trainer::Impl {
   std::shared_ptr<const TokenFile> data;
   ir::Graph loss;  // the forward graph, which evaluation runs as it is
   std::vector<std::string> names;  // params, in the gradient graph's output order
-  exec::CpuExecutor grads;
-  std::unique_ptr<exec::CpuExecutor> eval;  // made on the first evaluation
-  double flops = 0;
   exec::Bindings params;  // fp32 masters
+  std::unique_ptr<GradientRunner> grads;
+  std::unique_ptr<exec::CpuExecutor> eval;  // made on the first evaluation
   exec::Bindings feed;    // params (the same buffers), tokens, positions, targets, loss_scale
   AdamW optimizer;
   LossScaler scaler;
   DataLoader loader;
   std::int64_t steps = 0, skipped = 0, clamped = 0;
 
-  Impl(const LossGraphFn& fn, const exec::Bindings& initial, const TrainConfig& c, std::shared_ptr<const TokenFile> d)
+  Impl(const LossGraphFn& fn, const exec::Bindings& initial, const TrainConfig& c, std::shared_ptr<const TokenFile> d,
+       const GradientRunnerFactory& gradients)
       : config(c),
         schedule(c.schedule()),
         data(std::move(d)),
         loss(fn(c.batch, c.seq)),
         names(param_names(loss)),
-        grads(gradient_graph(loss, "loss", names, GradientOptions{.seed_input = "loss_scale"}),
-              exec::CpuOptions{.numerics = c.precision, .threads = c.threads}),
-        flops(matmul_flops(grads.graph())),
         params(copy_params(initial, names)),
+        grads(gradients ? gradients(fn, names, c) : cpu_gradient_runner(fn, names, c)),
         optimizer(adamw_config(c), params),
         scaler(scaler_config(c)),
         loader(*data, Split::train, c.batch, c.seq, c.seed) {
@@ -155,8 +140,8 @@ struct Trainer::Impl {
 };
 
 Trainer::Trainer(const LossGraphFn& loss_graph, const exec::Bindings& params, const TrainConfig& config,
-                 std::shared_ptr<const TokenFile> data)
-    : impl_(std::make_unique<Impl>(loss_graph, params, config, std::move(data))) {}
+                 std::shared_ptr<const TokenFile> data, const GradientRunnerFactory& gradients)
+    : impl_(std::make_unique<Impl>(loss_graph, params, config, std::move(data), gradients)) {}
 
 Trainer::~Trainer() = default;
 
@@ -167,12 +152,13 @@ StepStats Trainer::step() {
   s.lr = m.schedule.at(m.steps);
   s.loss_scale = m.scaler.scale();  // 1 when scaling is off
   m.feed["loss_scale"].span<float>()[0] = static_cast<float>(s.loss_scale);
+  m.grads->prepare(m.params);
 
   exec::Bindings grads;
   double loss_sum = 0;
   for (std::int64_t micro = 0; micro < m.config.accum; ++micro) {
     m.load_batch(m.loader.next());
-    std::vector<Tensor> out = m.grads.run(m.feed);
+    std::vector<Tensor> out = m.grads->run(m.feed);
     loss_sum += static_cast<double>(out[0].span<const float>()[0]);
     for (std::size_t i = 0; i < m.names.size(); ++i) {
       Tensor& g = out[1 + i];
@@ -221,7 +207,8 @@ const TrainConfig& Trainer::config() const { return impl_->config; }
 const exec::Bindings& Trainer::params() const { return impl_->params; }
 std::int64_t Trainer::skipped_steps() const { return impl_->skipped; }
 std::int64_t Trainer::clamped_values() const { return impl_->clamped; }
-double Trainer::matmul_flops_per_micro_batch() const { return impl_->flops; }
+double Trainer::matmul_flops_per_micro_batch() const { return impl_->grads->matmul_flops(); }
+const runtime::DeviceGraphStats* Trainer::device_stats() const { return impl_->grads->device_stats(); }
 exec::Bindings Trainer::optimizer_state() const { return impl_->optimizer.state(); }
 
 nlohmann::json Trainer::state() const {

@@ -20,6 +20,7 @@
 #include "ir/graph.h"
 #include "train/adamw.h"
 #include "train/data_loader.h"
+#include "train/gradient_runner.h"
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
 
@@ -56,15 +57,12 @@ struct StepStats {
   double seconds = 0;
 };
 
-// The model's loss graph for (batch, seq): inputs tokens, positions and targets, each
-// i32[batch * seq], params by name, and one output `loss`, an f32 scalar.
-using LossGraphFn = std::function<ir::Graph(std::int64_t batch, std::int64_t seq)>;
-
 class Trainer {
  public:
   // `params`: the initial weights by the loss graph's param names (copied into fp32 masters).
+  // `gradients` makes the runner of the forward and backward pass (null: the CPU executor).
   Trainer(const LossGraphFn& loss_graph, const exec::Bindings& params, const TrainConfig& config,
-          std::shared_ptr<const TokenFile> data);
+          std::shared_ptr<const TokenFile> data, const GradientRunnerFactory& gradients = nullptr);
   ~Trainer();
 
   StepStats step();
@@ -79,6 +77,8 @@ class Trainer {
   // Floating-point operations (2 per multiply-add) of one micro-batch's matrix products, forward
   // and backward: what `orion bench train` divides by the time.
   double matmul_flops_per_micro_batch() const;
+  // The device's kernels, compiles and reloads when the gradients run on one; null on the CPU.
+  const runtime::DeviceGraphStats* device_stats() const;
 
   // What a checkpoint holds besides the weights: the optimizer's moments, and the rest as JSON.
   exec::Bindings optimizer_state() const;

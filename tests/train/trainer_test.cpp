@@ -10,55 +10,12 @@
 #include "model/llama_model.h"
 #include "train/model_loss.h"
 #include "train/token_file.h"
+#include "trainer_test_util.h"
 
 namespace orion::train {
 namespace {
 
-model::Gpt2Config tiny_config() {
-  model::Gpt2Config c;
-  c.n_layer = 2;
-  c.n_embd = 32;
-  c.n_head = 2;
-  c.n_positions = 32;
-  c.vocab_size = 61;
-  return c;
-}
-
-// A token file holding one short sequence (and a copy as its validation split): every window the
-// loader draws is part of it, so a model can learn it by heart.
-std::shared_ptr<const TokenFile> memorisable_data(const TempFolder& tmp, std::int64_t vocab) {
-  std::vector<std::int32_t> tokens;
-  for (int i = 0; i < 40; ++i) tokens.push_back(static_cast<std::int32_t>((i * 17 + 3) % vocab));
-  const std::string path = tmp.path() + "/tokens.bin";
-  write_token_file(path, static_cast<std::uint64_t>(vocab), std::nullopt, tokens, tokens);
-  return std::make_shared<const TokenFile>(TokenFile::open(path));
-}
-
-TrainConfig overfit_config(exec::Numerics precision) {
-  TrainConfig c;
-  c.steps = 150;
-  c.batch = 2;
-  c.seq = 16;
-  c.lr = 1e-2;
-  c.warmup = 10;
-  c.adamw.weight_decay = 0.0;
-  c.precision = precision;
-  c.threads = 2;
-  return c;
-}
-
-// A small Llama with grouped-query attention, the vocabulary of tiny_config().
-model::LlamaConfig tiny_llama() {
-  model::LlamaConfig c;
-  c.num_hidden_layers = 2;
-  c.hidden_size = 32;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.intermediate_size = 48;
-  c.max_position_embeddings = 32;
-  c.vocab_size = 61;
-  return c;
-}
+using namespace testing;
 
 struct Arch {
   std::string name;

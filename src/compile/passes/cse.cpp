@@ -78,7 +78,7 @@ bool same_node(const ir::Node& a, const ir::Node& b) {
 
 }  // namespace
 
-bool cse(ir::Graph& graph) {
+bool cse(ir::Graph& graph, const CseOptions& options) {
   std::vector<bool> is_output(static_cast<std::size_t>(graph.size()), false);
   for (ir::ValueId out : graph.outputs()) is_output[static_cast<std::size_t>(out)] = true;
 
@@ -87,7 +87,8 @@ bool cse(ir::Graph& graph) {
   bool merged = false;
   for (ir::ValueId id = 0; id < graph.size(); ++id) {
     const ir::Node& old = graph.node(id);
-    if (old.op == ir::Op::input || old.op == ir::Op::param) {
+    if (old.op == ir::Op::input || old.op == ir::Op::param ||
+        (old.op == ir::Op::constant && !options.merge_tensor_constants && old.type.numel() > 1)) {
       rw.copy(id);
       continue;
     }
@@ -112,8 +113,8 @@ bool cse(ir::Graph& graph) {
   return true;
 }
 
-std::unique_ptr<Pass> cse_pass() {
-  return make_pass("cse", [](ir::Graph& g, PassContext&) { return cse(g); });
+std::unique_ptr<Pass> cse_pass(CseOptions options) {
+  return make_pass("cse", [options](ir::Graph& g, PassContext&) { return cse(g, options); });
 }
 
 }  // namespace orion::compile

@@ -17,8 +17,16 @@
 
 namespace orion::compile {
 
+struct CseOptions {
+  // false: only one-element constants merge by value. For kernels whose weights will be
+  // replaced by others of the same shapes (training): two weights equal at the start (zero
+  // biases, unit gains) differ after a step, and a program whose structure followed their
+  // values could not take the new ones by a reload.
+  bool merge_tensor_constants = true;
+};
+
 // Returns whether any node was merged. Merged nodes are dropped, the rest keep their order.
-bool cse(ir::Graph& graph);
-std::unique_ptr<Pass> cse_pass();
+bool cse(ir::Graph& graph, const CseOptions& options = {});
+std::unique_ptr<Pass> cse_pass(CseOptions options = {});
 
 }  // namespace orion::compile

@@ -177,9 +177,10 @@ class Padding {
   std::map<ValueId, ValueId> masks_;
 };
 
-KernelIoTensor io_tensor(const Node& n, std::int64_t P) {
+KernelIoTensor io_tensor(const Node& n, std::int64_t P, std::int64_t min_channels) {
   KernelIoTensor t{n.name, n.type.shape, n.type.shape, 0};
   t.padded[3] = P;
+  t.padded[1] = std::max(t.padded[1], min_channels);
   t.bytes = shape_numel(t.padded) * kFp16Bytes;
   return t;
 }
@@ -191,6 +192,54 @@ std::int64_t padded_sequence(std::int64_t seq, std::int64_t min_channels, const 
   const std::int64_t per_column = min_channels * kFp16Bytes;
   const std::int64_t need = std::max(seq, (o.min_surface_bytes + per_column - 1) / per_column);
   return (need + o.seq_multiple - 1) / o.seq_multiple * o.seq_multiple;
+}
+
+// Inputs and outputs of fewer than `channels` channels widened to it (LegalizeIoOptions::
+// pad_channels): a wider input sliced back on entry, an output embedded by a 1x1 conv.
+ir::Graph pad_channels(const ir::Graph& g, std::int64_t channels) {
+  GraphRewriter rw(g);
+  for (ValueId id = 0; id < g.size(); ++id) {
+    const Node& n = g.node(id);
+    if (n.op != Op::input || n.type.shape[1] >= channels) {
+      rw.copy(id);
+      continue;
+    }
+    Node wide = n;
+    wide.type.shape[1] = channels;
+    const ValueId in = rw.add(std::move(wide));
+    rw.take_over(id, in);
+    std::vector<std::int64_t> begin(4, 0), end(n.type.shape.begin(), n.type.shape.end());
+    rw.set_map(id, rw.op(Op::slice, {in}, {{"begin", begin}, {"end", end}}, n.name + ".channels"));
+  }
+  ir::Graph out = rw.finish();
+  for (ValueId& o : out.outputs()) {
+    const Node& n = out.node(o);
+    const std::int64_t c = n.type.shape[1];
+    if (c >= channels) continue;
+    const std::string name = n.name;
+    std::string inner = name + ".narrow";
+    for (int i = 1; out.find(inner); ++i) inner = name + ".narrow_" + std::to_string(i);
+    out.node(o).name = inner;
+    std::vector<float> embed(static_cast<std::size_t>(channels * c), 0.0f);
+    for (std::int64_t i = 0; i < c; ++i) embed[static_cast<std::size_t>(i * c + i)] = 1.0f;
+    Node w;
+    w.op = Op::constant;
+    w.name = inner + ".embed";
+    w.type = {n.type.dtype, {channels, c, 1, 1}};
+    w.attrs = ir::make_attrs(Op::constant, {{"value", Tensor::from_floats({channels, c, 1, 1}, embed).to(n.type.dtype)}});
+    const ValueId wid = out.add(std::move(w));
+    Node conv;
+    conv.op = Op::conv;
+    conv.name = name;
+    conv.inputs = {o, wid};
+    conv.attrs = ir::make_attrs(Op::conv, {{"strides", std::vector<std::int64_t>{1, 1}},
+                                           {"pads", std::vector<std::int64_t>{0, 0, 0, 0}},
+                                           {"dilations", std::vector<std::int64_t>{1, 1}},
+                                           {"groups", std::int64_t{1}}});
+    conv.type = ir::infer_type(out, conv);
+    o = out.add(std::move(conv));
+  }
+  return out;
 }
 
 KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
@@ -207,9 +256,15 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
                     " is not a [1, C, 1, S] value of the kernel's one sequence length (run lower_layout first)");
       min_channels = std::min(min_channels, n.type.shape[1]);
     }
-  io.padded_seq = padded_sequence(io.seq, min_channels, options);
-  for (ValueId id : ins) io.inputs.push_back(io_tensor(graph.node(id), io.padded_seq));
-  for (ValueId id : outs) io.outputs.push_back(io_tensor(graph.node(id), io.padded_seq));
+  std::int64_t wide = 0;  // channels every I/O tensor has at least, with pad_channels
+  if (options.pad_channels) {
+    io.padded_seq = (std::max(io.seq, options.seq_multiple) + options.seq_multiple - 1) / options.seq_multiple * options.seq_multiple;
+    wide = (options.min_surface_bytes + io.padded_seq * kFp16Bytes - 1) / (io.padded_seq * kFp16Bytes);
+  } else {
+    io.padded_seq = padded_sequence(io.seq, min_channels, options);
+  }
+  for (ValueId id : ins) io.inputs.push_back(io_tensor(graph.node(id), io.padded_seq, wide));
+  for (ValueId id : outs) io.outputs.push_back(io_tensor(graph.node(id), io.padded_seq, wide));
   for (auto* list : {&io.inputs, &io.outputs})
     std::sort(list->begin(), list->end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   // One allocation per direction (ANE010): the largest surface's. A smaller tensor sits packed
@@ -221,6 +276,7 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
   };
   io.input_bytes = largest(io.inputs);
   io.output_bytes = largest(io.outputs);
+  if (min_channels < wide) graph = pad_channels(graph, wide);
   if (io.padded_seq != io.seq) graph = Padding(graph, io.padded_seq).run();
   return io;
 }

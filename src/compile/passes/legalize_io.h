@@ -33,7 +33,7 @@ namespace orion::compile {
 struct KernelIoTensor {
   std::string name;        // the graph's (IR) name; the MIL writer keeps it when it is an identifier
   Shape logical;           // [1, C, 1, S]
-  Shape padded;            // [1, C, 1, S_pad]: what the surface holds
+  Shape padded;            // [1, C', 1, S_pad]: what the program declares (C' = C unless pad_channels)
   std::int64_t bytes = 0;  // the packed fp16 tensor's size (<= the direction's allocation)
 };
 
@@ -48,6 +48,14 @@ struct KernelIo {
 struct LegalizeIoOptions {
   std::int64_t seq_multiple = 32;        // buckets of 32, 64, ...: also S >= 32 (ANE011)
   std::int64_t min_surface_bytes = 49'152;  // ANE012
+  // Reach the surface size by padding the channels of the narrow inputs and outputs instead of
+  // the sequence (the rule's other fix): S_pad is then only the bucket. An input of C channels
+  // is declared with C' and sliced back to C on entry; an output is widened by a 1x1 conv with
+  // a constant identity embedding (zeros in the added channels: a conv, because concat is not
+  // allowed, ANE004). For kernels whose I/O is narrow per token (a training graph's per-row
+  // statistics, H scores per head), where padding the sequence instead would multiply it by
+  // hundreds; the runtime packs and unpacks the C real channels at the start of each surface.
+  bool pad_channels = false;
 };
 
 // The S_pad legalize_io picks for channel counts `channels` (all I/O) and `seq` tokens.

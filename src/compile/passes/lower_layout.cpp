@@ -264,6 +264,25 @@ LowerLayoutCounts lower_layout(ir::Graph& graph) {
   return counts;
 }
 
+bool kernel_op(ir::Op op) {
+  switch (ir::op_info(op).cls) {
+    case ir::OpClass::binary:
+    case ir::OpClass::unary:
+    case ir::OpClass::normalize:  // softmax; layer_norm and rms_norm once legalized
+    case ir::OpClass::reduce: return true;
+    default: break;
+  }
+  switch (op) {
+    case Op::clamp:
+    case Op::cast:
+    case Op::matmul:
+    case Op::slice:
+    case Op::reshape:
+    case Op::transpose: return true;
+    default: return false;
+  }
+}
+
 std::unique_ptr<Pass> lower_layout_pass() {
   return make_pass("lower_layout", [](ir::Graph& g, PassContext& c) {
     const LowerLayoutCounts k = lower_layout(g);

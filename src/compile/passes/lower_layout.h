@@ -43,6 +43,10 @@ struct LowerLayoutCounts {
 };
 
 LowerLayoutCounts lower_layout(ir::Graph& graph);
+// Whether a kernel may hold `op` at all: the ops legalize and this pass lower (for the
+// partition, which sends the others to the host). Whether a particular node lowers also
+// depends on its operands (the rules above).
+bool kernel_op(ir::Op op);
 std::unique_ptr<Pass> lower_layout_pass();
 
 }  // namespace orion::compile

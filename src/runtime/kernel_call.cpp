@@ -1,0 +1,61 @@
+#include "runtime/kernel_call.h"
+
+#include "core/error.h"
+#include "core/stopwatch.h"
+#include "device/ane_packing.h"
+
+namespace orion::runtime {
+
+const Tensor& lookup_value(const Values& table, const std::string& name, const std::string& step) {
+  auto it = table.find(name);
+  if (it == table.end()) throw Error("step " + step + ": no value %" + name + " was computed before it");
+  return it->second;
+}
+
+void check_bindings(const device::AneDevice& device, device::AneProgramId id, const compile::KernelIo& io,
+                    const std::string& where) {
+  const auto check = [&](const std::vector<device::AneIo>& got, const std::vector<compile::KernelIoTensor>& want,
+                         const char* what) {
+    bool same = got.size() == want.size();
+    for (std::size_t i = 0; same && i < got.size(); ++i) same = got[i].name == want[i].name && got[i].type.shape == want[i].padded;
+    if (!same) throw Error::in_file(where, std::string("the program's ") + what + " are not the ones its compiler wrote");
+  };
+  check(device.inputs(id), io.inputs, "inputs");
+  check(device.outputs(id), io.outputs, "outputs");
+}
+
+KernelSurfaces::KernelSurfaces(const compile::KernelIo& io) {
+  for (std::size_t i = 0; i < io.inputs.size(); ++i) in_.emplace_back(static_cast<std::size_t>(io.input_bytes));
+  for (std::size_t i = 0; i < io.outputs.size(); ++i) out_.emplace_back(static_cast<std::size_t>(io.output_bytes));
+}
+
+KernelCallTiming KernelSurfaces::call(device::AneDevice& device, device::AneProgramId id, const compile::KernelIo& io,
+                                      Values& table, const std::string& step) {
+  KernelCallTiming t;
+  Stopwatch sw;
+  std::vector<const device::AneSurface*> ins;
+  for (std::size_t i = 0; i < io.inputs.size(); ++i) {
+    const compile::KernelIoTensor& k = io.inputs[i];
+    const Tensor& v = lookup_value(table, k.name, step);
+    if (v.shape() != Shape{k.logical[3], k.logical[1]})
+      throw Error("step " + step + ": %" + k.name + " is " + shape_str(v.shape()) + ", the kernel reads [" +
+                  std::to_string(k.logical[3]) + ", " + std::to_string(k.logical[1]) + "]");
+    device::pack_token_major(v, io.padded_seq, in_[i]);
+    ins.push_back(&in_[i]);
+  }
+  std::vector<device::AneSurface*> outs;
+  for (device::AneSurface& s : out_) outs.push_back(&s);
+  t.pack_ms += sw.ms();
+  sw.restart();
+  device.evaluate(id, ins, outs);
+  t.device_ms = sw.ms();
+  sw.restart();
+  for (std::size_t i = 0; i < io.outputs.size(); ++i) {
+    const compile::KernelIoTensor& k = io.outputs[i];
+    table[k.name] = device::unpack_token_major(out_[i], k.logical[1], io.seq, io.padded_seq);
+  }
+  t.pack_ms += sw.ms();
+  return t;
+}
+
+}  // namespace orion::runtime

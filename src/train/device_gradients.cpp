@@ -1,0 +1,110 @@
+#include "train/device_gradients.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "train/autodiff.h"
+#include "train/trainer.h"
+
+namespace orion::train {
+
+namespace {
+
+class DeviceGradients final : public GradientRunner {
+ public:
+  DeviceGradients(const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& c,
+                  device::AneDevice& device, runtime::CompileBudget& budget, runtime::ReloadSupport& reload,
+                  const DeviceGradientsOptions& o)
+      : batch_(checked_seq(c).batch),
+        seq_(c.seq),
+        graph_(device_graph(loss, wrt, c, device, budget, reload, o)),
+        flops_(train::matmul_flops(graph_->graph()) * static_cast<double>(c.batch)) {
+    // The probe (one compile) and one compile per kernel must fit in one process, or no
+    // restart could ever make progress.
+    if (graph_->stats().kernels + 1 > budget.limit())
+      throw Error("train: the gradient graph compiles to " + std::to_string(graph_->stats().kernels) +
+                  " kernels, more than a process's compile budget of " + std::to_string(budget.limit()) +
+                  " allows with the reload probe (ANE030)");
+  }
+
+  // Kernels pad the sequence to a multiple of 32 (ANE011); the lowering proves padding safe
+  // for a forward pass (padded keys masked), not for a backward one, whose sums over tokens
+  // (probabilities^T gradients) would have to be shown to see zeros there.
+  static const TrainConfig& checked_seq(const TrainConfig& c) {
+    if (c.seq % 32 != 0)
+      throw Error("train: --seq " + std::to_string(c.seq) +
+                  " on an ANE device must be a multiple of 32, the kernels' sequence bucket (ANE011): "
+                  "padded tokens are not proven to stay out of the backward pass's sums over tokens");
+    return c;
+  }
+
+  void prepare(const exec::Bindings& params) override { graph_->set_weights(params); }
+
+  std::vector<Tensor> run(const exec::Bindings& feed) override {
+    exec::Bindings one;
+    for (const char* name : {"tokens", "targets"}) one[name] = Tensor(DType::i32, {seq_});
+    Tensor positions(DType::i32, {seq_});
+    auto pos = positions.span<std::int32_t>();
+    for (std::int64_t i = 0; i < seq_; ++i) pos[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+    one["positions"] = positions;
+    one["loss_scale"] = feed.at("loss_scale");
+    std::vector<Tensor> sum;
+    for (std::int64_t b = 0; b < batch_; ++b) {
+      for (const char* name : {"tokens", "targets"}) {
+        const auto all = feed.at(name).span<const std::int32_t>();
+        const auto from = all.begin() + static_cast<std::ptrdiff_t>(b * seq_);
+        std::copy(from, from + static_cast<std::ptrdiff_t>(seq_), one[name].span<std::int32_t>().begin());
+      }
+      std::vector<Tensor> out = graph_->run(one);
+      if (b == 0) {
+        for (Tensor& t : out) sum.push_back(t.to(DType::f32).contiguous().clone());
+        continue;
+      }
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        const Tensor t = out[i].to(DType::f32).contiguous();
+        auto s = sum[i].span<float>();
+        auto v = t.span<const float>();
+        for (std::size_t j = 0; j < s.size(); ++j) s[j] += v[j];
+      }
+    }
+    // The batch's loss is the mean over its tokens: the mean of the sequences' means.
+    const float scale = 1.0f / static_cast<float>(batch_);
+    for (Tensor& t : sum)
+      for (float& v : t.span<float>()) v *= scale;
+    return sum;
+  }
+
+  double matmul_flops() const override { return flops_; }
+  const runtime::DeviceGraphStats* device_stats() const override { return &graph_->stats(); }
+
+ private:
+  static std::unique_ptr<runtime::DeviceGraph> device_graph(const LossGraphFn& loss, std::span<const std::string> wrt,
+                                                            const TrainConfig& c, device::AneDevice& device,
+                                                            runtime::CompileBudget& budget, runtime::ReloadSupport& reload,
+                                                            const DeviceGradientsOptions& o) {
+    runtime::DeviceGraphOptions dg;
+    dg.target = o.target;
+    dg.seq = c.seq;
+    dg.threads = c.threads;
+    dg.work_folder = o.work_folder;
+    dg.supervisor = o.supervisor;
+    return std::make_unique<runtime::DeviceGraph>(
+        gradient_graph(loss(1, c.seq), "loss", wrt, GradientOptions{.seed_input = "loss_scale"}), device, budget,
+        reload, dg);
+  }
+
+  std::int64_t batch_, seq_;
+  std::unique_ptr<runtime::DeviceGraph> graph_;
+  double flops_;
+};
+
+}  // namespace
+
+std::unique_ptr<GradientRunner> device_gradient_runner(const LossGraphFn& loss, std::span<const std::string> wrt,
+                                                       const TrainConfig& config, device::AneDevice& device,
+                                                       runtime::CompileBudget& budget, runtime::ReloadSupport& reload,
+                                                       const DeviceGradientsOptions& options) {
+  return std::make_unique<DeviceGradients>(loss, wrt, config, device, budget, reload, options);
+}
+
+}  // namespace orion::train

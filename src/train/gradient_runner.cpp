@@ -1,0 +1,44 @@
+#include "train/gradient_runner.h"
+
+#include "train/autodiff.h"
+#include "train/trainer.h"
+
+namespace orion::train {
+
+namespace {
+
+class CpuGradients final : public GradientRunner {
+ public:
+  CpuGradients(const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& c)
+      : exec_(gradient_graph(loss(c.batch, c.seq), "loss", wrt, GradientOptions{.seed_input = "loss_scale"}),
+              exec::CpuOptions{.numerics = c.precision, .threads = c.threads}),
+        flops_(train::matmul_flops(exec_.graph())) {}
+
+  void prepare(const exec::Bindings&) override {}  // the params are bound on every run
+  std::vector<Tensor> run(const exec::Bindings& feed) override { return exec_.run(feed); }
+  double matmul_flops() const override { return flops_; }
+
+ private:
+  exec::CpuExecutor exec_;
+  double flops_;
+};
+
+}  // namespace
+
+double matmul_flops(const ir::Graph& g) {
+  double flops = 0;
+  for (ir::ValueId id : g.nodes_of(ir::Op::matmul)) {
+    const ir::Node& n = g.node(id);
+    const ir::TensorType& x = g.node(n.inputs[0]).type;
+    const std::int64_t k = n.attr_bool("transpose_x") ? x.shape[x.rank() - 2] : x.shape[x.rank() - 1];
+    flops += 2.0 * static_cast<double>(n.type.numel()) * static_cast<double>(k);
+  }
+  return flops;
+}
+
+std::unique_ptr<GradientRunner> cpu_gradient_runner(const LossGraphFn& loss, std::span<const std::string> wrt,
+                                                    const TrainConfig& config) {
+  return std::make_unique<CpuGradients>(loss, wrt, config);
+}
+
+}  // namespace orion::train

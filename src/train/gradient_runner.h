@@ -1,0 +1,53 @@
+#pragma once
+// Where the trainer's forward and backward pass runs. The trainer owns the step (data, loss
+// scaling, AdamW); a runner computes one micro-batch's loss and gradients from the gradient
+// graph (train/autodiff.h): on the CPU executor (cpu_gradient_runner), or on an ANE device
+// (train/device_gradients.h).
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exec/cpu/executor.h"
+#include "ir/graph.h"
+#include "runtime/device_graph.h"
+
+namespace orion::train {
+
+struct TrainConfig;
+
+// The model's loss graph for (batch, seq): inputs tokens, positions and targets, each
+// i32[batch * seq], params by name, and one output `loss`, an f32 scalar.
+using LossGraphFn = std::function<ir::Graph(std::int64_t batch, std::int64_t seq)>;
+
+class GradientRunner {
+ public:
+  virtual ~GradientRunner() = default;
+
+  // At the start of every step, with the weights it computes with (the trainer's masters): a
+  // device installs them here. Nothing of the step has happened yet, so a device that must
+  // restart the process to compile (runtime/supervisor.h) leaves the run at a step boundary.
+  virtual void prepare(const exec::Bindings& params) = 0;
+  // One micro-batch. `feed`: the params, tokens, positions and targets (i32[batch * seq]) and
+  // loss_scale (f32 scalar, the seed of the backward pass). Returns the loss, then one f32
+  // gradient per name of `wrt` (the constructor's), of the loss times loss_scale.
+  virtual std::vector<Tensor> run(const exec::Bindings& feed) = 0;
+  // Floating-point operations (2 per multiply-add) of one micro-batch's matrix products.
+  virtual double matmul_flops() const = 0;
+  // A device runner's kernels, compiles, reloads and times; null on the CPU.
+  virtual const runtime::DeviceGraphStats* device_stats() const { return nullptr; }
+};
+
+// Makes the runner for a trainer: its loss graphs, the params it differentiates for, its options.
+using GradientRunnerFactory = std::function<std::unique_ptr<GradientRunner>(
+    const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& config)>;
+
+// The gradient graph of loss(batch, seq) on the CPU executor, in the config's numerics.
+std::unique_ptr<GradientRunner> cpu_gradient_runner(const LossGraphFn& loss, std::span<const std::string> wrt,
+                                                    const TrainConfig& config);
+
+// 2 x M x N x K for every matmul of `g`.
+double matmul_flops(const ir::Graph& g);
+
+}  // namespace orion::train
