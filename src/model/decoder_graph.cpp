@@ -10,8 +10,8 @@ void check_graph_options(const DecoderGraphOptions& o, std::int64_t context, con
                 " positions does not fit the context of " + std::to_string(context));
   if (o.batch < 1 || (o.batch > 1 && o.past > 0))
     throw Error(arch + " graph: a batch of " + std::to_string(o.batch) + " windows (batch > 1 only without past positions)");
-  if (o.ane_form && (o.batch > 1 || o.loss))
-    throw Error(arch + " graph: the ANE form is for decoding graphs (one window, no loss)");
+  if (o.ane_form && o.batch > 1)
+    throw Error(arch + " graph: the ANE form holds one window (the ANE's layout is [1, C, 1, S])");
   if (o.loss && o.last_only) throw Error(arch + " graph: the loss needs the logits of every position, not last_only");
 }
 

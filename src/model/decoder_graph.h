@@ -16,7 +16,8 @@ struct DecoderGraphOptions {
   std::int64_t batch = 1;  // windows side by side; > 1 only for prefill (past == 0)
   bool loss = false;       // the training graph: input targets, output loss
   // The same function in ops the ANE compiler lowers (Llama's; GPT-2's graph has that form
-  // already): see model/llama.h. One window only, without the loss.
+  // already): see model/llama.h. One window only; with the loss, what training on an ANE
+  // device differentiates.
   bool ane_form = false;
 };
 

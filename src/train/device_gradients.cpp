@@ -38,7 +38,14 @@ class DeviceGradients final : public GradientRunner {
     return c;
   }
 
-  void prepare(const exec::Bindings& params) override { graph_->set_weights(params); }
+  void prepare(const exec::Bindings& params) override {
+    if (graph_->stats().versions > 0) return graph_->set_weights(params);
+    try {
+      graph_->set_weights(params);
+    } catch (const Error& e) {
+      throw Error(std::string("train: the model's gradient graph does not compile to ANE kernels: ") + e.what());
+    }
+  }
 
   std::vector<Tensor> run(const exec::Bindings& feed) override {
     exec::Bindings one;

@@ -7,8 +7,8 @@ namespace orion::train {
 
 namespace {
 
-constexpr model::DecoderGraphOptions training_options(std::int64_t batch, std::int64_t seq) {
-  return {.seq = seq, .past = 0, .last_only = false, .batch = batch, .loss = true};
+constexpr model::DecoderGraphOptions training_options(std::int64_t batch, std::int64_t seq, bool ane_form = false) {
+  return {.seq = seq, .past = 0, .last_only = false, .batch = batch, .loss = true, .ane_form = ane_form};
 }
 
 }  // namespace
@@ -23,6 +23,16 @@ LossGraphFn model_loss_graph(const model::LlamaConfig& config) {
 
 LossGraphFn model_loss_graph(const model::AnyModel& model) {
   return std::visit([](const auto& m) { return model_loss_graph(m.config()); }, model);
+}
+
+LossGraphFn model_ane_loss_graph(const model::Gpt2Config& config) { return model_loss_graph(config); }  // already in ANE form
+
+LossGraphFn model_ane_loss_graph(const model::LlamaConfig& config) {
+  return [config](std::int64_t batch, std::int64_t seq) { return model::llama_graph(config, training_options(batch, seq, true)); };
+}
+
+LossGraphFn model_ane_loss_graph(const model::AnyModel& model) {
+  return std::visit([](const auto& m) { return model_ane_loss_graph(m.config()); }, model);
 }
 
 }  // namespace orion::train

@@ -11,5 +11,10 @@ namespace orion::train {
 LossGraphFn model_loss_graph(const model::Gpt2Config& config);
 LossGraphFn model_loss_graph(const model::LlamaConfig& config);
 LossGraphFn model_loss_graph(const model::AnyModel& model);
+// The same loss in ops the ANE compiler lowers (model/decoder_graph.h's ane_form), one window
+// at a time (batch must be 1): what device runners differentiate (train/device_gradients.h).
+LossGraphFn model_ane_loss_graph(const model::Gpt2Config& config);
+LossGraphFn model_ane_loss_graph(const model::LlamaConfig& config);
+LossGraphFn model_ane_loss_graph(const model::AnyModel& model);
 
 }  // namespace orion::train

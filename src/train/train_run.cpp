@@ -74,7 +74,12 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
                 std::to_string(lm.context()));
 
   std::function<void()> save_now;  // set below, once there is a trainer to save
-  const GradientRunnerFactory gradients = o.gradients ? o.gradients([&save_now] { save_now(); }) : nullptr;
+  GradientRunnerFactory gradients;
+  if (o.gradients) {
+    // A device differentiates the model's loss in its ANE form, one window at a time.
+    gradients = [device = o.gradients([&save_now] { save_now(); }), ane = model_ane_loss_graph(model)](
+                    const LossGraphFn&, std::span<const std::string> wrt, const TrainConfig& c) { return device(ane, wrt, c); };
+  }
   Trainer trainer(model_loss_graph(model), lm.weights(), o.config, data, gradients);
   if (checkpoint) {
     trainer.restore(checkpoint->params, checkpoint->optimizer, checkpoint->state, checkpoint->dir);

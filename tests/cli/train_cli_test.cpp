@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
@@ -50,9 +51,10 @@ class TrainCli : public CliFolderTest, public ::testing::WithParamInterface<Trai
     ASSERT_EQ(r.status, 0) << r.out;
   }
 
-  std::string train_args(const std::string& out, int steps) const {
+  std::string train_args(const std::string& out, int steps, int seq = 32, int save_every = 1) const {
     return "train -m " + path("m") + " --data " + path("tokens.bin") + " --out " + path(out) + " --steps " +
-           std::to_string(steps) + " --batch 2 --seq 32 --lr 3e-3 --warmup 5 --threads 2 --save-every 1 --keep 2 --eval-every 20";
+           std::to_string(steps) + " --batch 2 --seq " + std::to_string(seq) + " --lr 3e-3 --warmup 5 --threads 2 --save-every " +
+           std::to_string(save_every) + " --keep 2 --eval-every 20";
   }
 
   // Starts `orion ARGS` and returns its pid (stdout and stderr to /dev/null).
@@ -150,6 +152,40 @@ TEST_P(TrainCli, RunsKilledAtRandomMomentsAndResumedEndBitIdentical) {
     ++expect;
   }
   EXPECT_EQ(expect, kSteps + 1);
+}
+
+// On ane-sim the forward and backward kernels take each step's weights by a reload. With a
+// device that keeps the compiled weights instead (--ane-stale-reload) every step recompiles,
+// and a budget of a few compiles per process (faithful: past it the device would return
+// garbage) makes the supervisor checkpoint and exec the command again with --resume, step
+// after step: the chain of processes must end where the run without restarts ends, bit for bit.
+TEST_P(TrainCli, OnAneSimASpentCompileBudgetRestartsTheProcessAndTheRunEndsBitIdentical) {
+  constexpr int kSteps = 8;
+  const std::string ane = " --device ane-sim";
+  const CliResult ref = run_orion(train_args("ref", kSteps, 32, 100) + ane);
+  ASSERT_EQ(ref.status, 0) << ref.out;
+  EXPECT_EQ(ref.out.find("resumed"), std::string::npos) << ref.out;
+  std::smatch counts;
+  ASSERT_TRUE(std::regex_search(ref.out, counts, std::regex(R"((\d+) compiles, (\d+) reloads)"))) << ref.out;
+  EXPECT_EQ(std::stoi(counts[2]), std::stoi(counts[1]) * (kSteps - 1)) << "ane-sim reloads each later step's weights";
+  const CliResult run =
+      run_orion(train_args("run", kSteps, 32, 100) + ane + " --ane-faithful --ane-stale-reload --ane-compile-budget 6");
+  ASSERT_EQ(run.status, 0) << run.out;
+  int restarts = 0;
+  for (std::size_t at = run.out.find("resumed from step"); at != std::string::npos; at = run.out.find("resumed from step", at + 1))
+    ++restarts;
+  EXPECT_GE(restarts, 3) << run.out;
+  const std::string step = "/step-0000000" + std::to_string(kSteps);
+  for (const char* f : {"model.safetensors", "optimizer.safetensors"})
+    EXPECT_TRUE(read(path("ref") + step + "/" + f) == read(path("run") + step + "/" + f)) << f << " differs";
+
+  // The device computes in fp16, on windows of a multiple of 32 tokens.
+  const CliResult f32 = run_orion(train_args("f32", 2) + ane + " --precision f32");
+  EXPECT_EQ(f32.status, 1);
+  EXPECT_NE(f32.out.find("fp16"), std::string::npos) << f32.out;
+  const CliResult short_seq = run_orion(train_args("short", 2, 16) + ane);
+  EXPECT_EQ(short_seq.status, 1);
+  EXPECT_NE(short_seq.out.find("multiple of 32"), std::string::npos) << short_seq.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -9,6 +9,7 @@
 
 #include "device/ane_sim.h"
 #include "model/gpt2_model.h"
+#include "model/llama_model.h"
 #include "train/model_loss.h"
 #include "trainer_test_util.h"
 
@@ -23,12 +24,6 @@ struct Device {
   runtime::ReloadSupport reload{sim, budget};
 };
 
-GradientRunnerFactory on(Device& d) {
-  return [&d](const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& c) {
-    return device_gradient_runner(loss, wrt, c, d.sim, d.budget, d.reload, {});
-  };
-}
-
 double rel_l2(const Tensor& got, const Tensor& want) {
   const Tensor g = got.to(DType::f32).contiguous(), w = want.to(DType::f32).contiguous();
   double num = 0, den = 0;
@@ -40,16 +35,44 @@ double rel_l2(const Tensor& got, const Tensor& want) {
   return std::sqrt(num / std::max(den, 1e-30));
 }
 
-TEST(DeviceGradients, MatchTheCpuExecutorsToFp16Tolerance) {
-  const model::Gpt2Config mc = tiny_config();
-  const exec::Bindings w = model::gpt2_init_weights(mc, 7);
+// A model as the trainer takes it: its loss graph, the same loss in ANE form (what a device
+// differentiates), and initial weights.
+struct Arch {
+  std::string name;
+  LossGraphFn loss, ane_loss;
+  exec::Bindings weights;
+  std::int64_t vocab = 0;
+};
+
+void PrintTo(const Arch& a, std::ostream* os) { *os << a.name; }
+
+std::vector<Arch> archs() {
+  return {{"Gpt2", model_loss_graph(tiny_config()), model_ane_loss_graph(tiny_config()), model::gpt2_init_weights(tiny_config(), 7),
+           tiny_config().vocab_size},
+          {"LlamaGqa", model_loss_graph(tiny_llama()), model_ane_loss_graph(tiny_llama()),
+           model::llama_init_weights(tiny_llama(), 7), tiny_llama().vocab_size}};
+}
+
+// The device runner for `arch` (on its ANE-form loss, as train_run hands it).
+GradientRunnerFactory on(Device& d, const Arch& arch) {
+  return [&d, ane = arch.ane_loss](const LossGraphFn&, std::span<const std::string> wrt, const TrainConfig& c) {
+    return device_gradient_runner(ane, wrt, c, d.sim, d.budget, d.reload, {});
+  };
+}
+
+class DeviceTraining : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(DeviceTraining, GradientsMatchTheCpuExecutorsToFp16Tolerance) {
+  const Arch& arch = GetParam();
+  const exec::Bindings& w = arch.weights;
+  const std::int64_t vocab = arch.vocab;
   TrainConfig c = overfit_config(exec::Numerics::f16);
   c.seq = 32;  // the kernels' bucket
-  const LossGraphFn loss = model_loss_graph(mc);
+  const LossGraphFn& loss = arch.loss;
   std::vector<std::string> names;
   for (const auto& [name, t] : w) names.push_back(name);
   Device d;
-  auto dev = on(d)(loss, names, c);
+  auto dev = on(d, arch)(loss, names, c);
   auto cpu = cpu_gradient_runner(loss, names, [&] {
     TrainConfig f32 = c;
     f32.precision = exec::Numerics::f32;
@@ -59,8 +82,8 @@ TEST(DeviceGradients, MatchTheCpuExecutorsToFp16Tolerance) {
   const std::int64_t n = c.batch * c.seq;
   Tensor tokens(DType::i32, {n}), targets(DType::i32, {n}), positions(DType::i32, {n});
   for (std::int64_t i = 0; i < n; ++i) {
-    tokens.span<std::int32_t>()[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7 + 1) % mc.vocab_size);
-    targets.span<std::int32_t>()[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7 + 8) % mc.vocab_size);
+    tokens.span<std::int32_t>()[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7 + 1) % vocab);
+    targets.span<std::int32_t>()[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7 + 8) % vocab);
     positions.span<std::int32_t>()[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i % c.seq);
   }
   feed["tokens"] = tokens;
@@ -79,10 +102,9 @@ TEST(DeviceGradients, MatchTheCpuExecutorsToFp16Tolerance) {
   EXPECT_GT(d.sim.compiles(), 1);
 }
 
-std::vector<double> curve(const TrainConfig& c, const GradientRunnerFactory& gradients) {
+std::vector<double> curve(const Arch& arch, const TrainConfig& c, const GradientRunnerFactory& gradients) {
   TempFolder tmp("orion-device-training-test");
-  const model::Gpt2Config mc = tiny_config();
-  Trainer t(model_loss_graph(mc), model::gpt2_init_weights(mc, 7), c, memorisable_data(tmp, mc.vocab_size), gradients);
+  Trainer t(arch.loss, arch.weights, c, memorisable_data(tmp, arch.vocab), gradients);
   std::vector<double> losses;
   while (t.steps_done() < c.steps) losses.push_back(t.step().loss);
   EXPECT_EQ(t.skipped_steps(), 0);
@@ -96,14 +118,14 @@ std::vector<double> curve(const TrainConfig& c, const GradientRunnerFactory& gra
   return losses;
 }
 
-TEST(DeviceTraining, OverfitsOnAneSimAndTheCurveAgreesWithTheCpus) {
+TEST_P(DeviceTraining, OverfitsOnAneSimAndTheCurveAgreesWithTheCpus) {
   TrainConfig c = overfit_config(exec::Numerics::f32);
   c.seq = 32;
-  const std::vector<double> f32 = curve(c, nullptr);
+  const std::vector<double> f32 = curve(GetParam(), c, nullptr);
   c.precision = exec::Numerics::f16;
-  const std::vector<double> f16 = curve(c, nullptr);
+  const std::vector<double> f16 = curve(GetParam(), c, nullptr);
   Device d;
-  const std::vector<double> sim = curve(c, on(d));
+  const std::vector<double> sim = curve(GetParam(), c, on(d, GetParam()));
   EXPECT_NEAR(sim.front(), std::log(61.0), 0.3);
   EXPECT_LT(f32.back(), 0.05);
   EXPECT_LT(f16.back(), 0.1);
@@ -114,6 +136,9 @@ TEST(DeviceTraining, OverfitsOnAneSimAndTheCurveAgreesWithTheCpus) {
     EXPECT_NEAR(sim[i], f16[i], 0.02 + 0.02 * f16[i]) << "step " << i + 1;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Archs, DeviceTraining, ::testing::ValuesIn(archs()),
+                         [](const ::testing::TestParamInfo<Arch>& p) { return p.param.name; });
 
 }  // namespace
 }  // namespace orion::train

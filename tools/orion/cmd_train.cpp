@@ -15,6 +15,7 @@
 #include "numerics_option.h"
 #include "train/checkpoint.h"
 #include "train/train_run.h"
+#include "train_device.h"
 
 namespace orion::cli {
 
@@ -36,7 +37,8 @@ struct TrainOpts {
   train::RunOptions run;
   bool init = false;  // --init: a new model from the architecture options, in OUT/init
   InitOptions model;
-  std::string precision = "f32", device = "cpu";
+  std::string precision, device = "cpu";  // precision: f32 on the cpu, f16 on an ANE device
+  TrainDeviceOptions ane;
   double weight_decay = 0.1, clip = 1.0;
   bool no_loss_scaling = false;
 };
@@ -56,10 +58,11 @@ void start_from_scratch(TrainOpts& o) {
   init_model(o.model);
 }
 
-void train_command(TrainOpts& o) {
-  if (o.device != "cpu")
-    throw Error("--device " + o.device +
-                ": training runs on the cpu device so far; compiling the backward graph to ANE kernels is not built yet");
+void train_command(TrainOpts& o, const std::vector<std::string>& argv) {
+  const bool on_ane = o.device != "cpu";
+  if (o.precision.empty()) o.precision = on_ane ? "f16" : "f32";
+  if (on_ane && o.precision != "f16")
+    throw Error("--device " + o.device + " computes in fp16: --precision " + o.precision + " is not available there");
   o.run.config.precision = parse_numerics(o.precision);
   o.run.config.adamw.weight_decay = o.weight_decay;
   o.run.config.adamw.clip_norm = o.clip;
@@ -67,6 +70,15 @@ void train_command(TrainOpts& o) {
   if (o.init == !o.run.model_dir.empty())
     throw Error(o.init ? "give -m DIR or --init, not both" : "give -m DIR (a model folder) or --init (a new model)");
   if (o.init) start_from_scratch(o);
+  std::optional<TrainDevice> device;
+  if (on_ane) {
+    // Kernels live beside the checkpoints: a restart (exec) runs no destructors, so a temporary
+    // folder would be left behind by every process.
+    device.emplace(o.device, o.ane, argv, (std::filesystem::path(o.run.out) / "kernels").string(), o.run.config.threads);
+    o.run.gradients = device->gradients();
+  }
+  const train::Trainer* trainer = nullptr;
+  std::optional<runtime::DeviceGraphStats> device_stats;
   const std::int64_t total = o.run.config.steps;
   const bool tty = isatty(fileno(stderr));
   double window_tokens = 0, window_seconds = 0;  // tokens/s over the recent steps
@@ -76,14 +88,19 @@ void train_command(TrainOpts& o) {
   train::RunEvents events;
   events.on_start = [&](const train::Trainer& t, std::int64_t resumed) {
     started_at = resumed;
+    trainer = &t;
     std::fprintf(stderr, "train: %s on %s, %lld steps of %lld x %lld tokens%s, %s, %s\n", o.run.model_dir.c_str(),
                  o.run.data.c_str(), static_cast<long long>(total), static_cast<long long>(t.config().batch * t.config().accum),
                  static_cast<long long>(t.config().seq),
                  t.config().accum > 1 ? (" (" + std::to_string(t.config().accum) + " micro-batches)").c_str() : "",
                  o.precision.c_str(), t.config().scaling() ? "dynamic loss scaling" : "no loss scaling");
     if (resumed > 0) std::fprintf(stderr, "train: resumed from step %lld\n", static_cast<long long>(resumed));
+    if (device)
+      std::fprintf(stderr, "train: forward and backward kernels on %s; validation on the host in fp16\n",
+                   device->describe().c_str());
   };
   events.on_step = [&](const train::StepStats& s, std::optional<double> val) {
+    if (trainer && trainer->device_stats()) device_stats = *trainer->device_stats();
     window_tokens = 0.9 * window_tokens + static_cast<double>(s.tokens);
     window_seconds = 0.9 * window_seconds + s.seconds;
     elapsed += s.seconds;
@@ -118,11 +135,18 @@ void train_command(TrainOpts& o) {
   if (r.val_loss) std::printf(", validation loss %.4f", *r.val_loss);
   std::printf("\n  skipped steps %lld, clamped weights %lld\n  model: %s\n", static_cast<long long>(r.skipped_steps),
               static_cast<long long>(r.clamped_values), r.final_checkpoint.c_str());
+  if (device_stats) {
+    const runtime::DeviceGraphStats& d = *device_stats;
+    std::printf("  %s, this process: %d kernels and %d host segments, %d compiles, %d reloads; per step %.0f ms lowering, "
+                "%.0f ms installing, %.0f ms on the device, %.0f ms on the host\n",
+                o.device.c_str(), d.kernels, d.host_segments, d.compiles, d.reloads, d.lower_ms / d.versions,
+                d.install_ms / d.versions, d.device_ms / d.versions, d.host_ms / d.versions);
+  }
 }
 
 }  // namespace
 
-void add_train_command(CLI::App& app) {
+void add_train_command(CLI::App& app, std::vector<std::string> argv) {
   auto o = std::make_shared<TrainOpts>();
   train::RunOptions& r = o->run;
   train::TrainConfig& c = r.config;
@@ -139,10 +163,17 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--warmup", c.warmup, "Warm-up steps (linear from 0)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--weight-decay", o->weight_decay, "AdamW's decoupled weight decay (matrices only)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--clip", o->clip, "Global gradient-norm clipping (0: none)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--precision", o->precision, "f32, or f16: the ANE's numerics, every tensor rounded to fp16, with dynamic loss scaling")
-      ->check(CLI::IsMember({"f32", "f16"}))->capture_default_str();
+  cmd->add_option("--precision", o->precision,
+                  "f32, or f16: the ANE's numerics, every tensor rounded to fp16, with dynamic loss scaling "
+                  "(default: f32 on the cpu, f16 on ane-sim and ane, which have no other)")
+      ->check(CLI::IsMember({"f32", "f16"}));
   cmd->add_flag("--no-loss-scaling", o->no_loss_scaling, "Turn dynamic loss scaling off in f16");
-  cmd->add_option("--device", o->device, "Device to train on")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
+  cmd->add_option("--device", o->device,
+                  "Device to train on: cpu, or ane-sim / ane (forward and backward kernels on the device, the weight "
+                  "gradients' sums, the loss and AdamW on the host; --seq a multiple of 32)")
+      ->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))
+      ->capture_default_str();
+  add_train_device_options(cmd, o->ane);
   cmd->add_option("--threads", c.threads, "Threads (0: one per hardware thread); a resumed run is bit-identical with the same count")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--seed", c.seed, "Seed of the data order, and of the weights with --init")->capture_default_str();
@@ -154,9 +185,9 @@ void add_train_command(CLI::App& app) {
   auto* scratch = cmd->add_option_group("New model (--init)", "With --init, the model trained is a new one, written to OUT/init");
   scratch->add_flag("--init", o->init, "Start from a new model made from the options below (as orion init makes it)");
   CLI::Option* arch = add_architecture_options(*scratch, o->model);
-  cmd->callback([o, arch] {
+  cmd->callback([o, arch, argv = std::move(argv)] {
     o->model.arch_given = arch->count() > 0;
-    train_command(*o);
+    train_command(*o, argv);
   });
 }
 

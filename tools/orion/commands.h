@@ -1,6 +1,9 @@
 #pragma once
 // Each subcommand lives in its own file and registers itself on the app here. A subcommand's
 // callback does the work; errors are orion::Error, which main() prints on one line (exit 1).
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 namespace orion::cli {
@@ -21,6 +24,7 @@ void add_compile_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
-void add_train_command(CLI::App& app);
+// `argv`: the process's arguments, which a restart on an ANE device exec's again with --resume.
+void add_train_command(CLI::App& app, std::vector<std::string> argv);
 
 }  // namespace orion::cli

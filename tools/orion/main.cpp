@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "runtime/supervisor.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Orion: compile, run and train transformer models on the Apple Neural Engine,\n"
@@ -21,7 +22,7 @@ int main(int argc, char** argv) {
   orion::cli::add_rules_command(app);
   orion::cli::add_compile_command(app);
   orion::cli::add_inspect_command(app);
-  orion::cli::add_train_command(app);
+  orion::cli::add_train_command(app, orion::runtime::arguments(argc, argv));
   orion::cli::add_check_command(app);
   orion::cli::add_run_command(app);
   orion::cli::add_demo_command(app);
