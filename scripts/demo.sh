@@ -2,7 +2,8 @@
 # The main job, as `make demo` runs it: the default corpus (the King James Bible, docs/DATA.md)
 # tokenized, a small GPT-2 trained on it for a few minutes on the CPU with checkpoints, its loss
 # curve drawn, the trained model compiled into an ANE package, and text generated from one
-# prompt on the CPU and on ane-sim (the ANE's emulator; `--device ane` on a Mac), compared.
+# prompt on the CPU and on ane-sim (the ANE's emulator; `--device ane` on a Mac), compared; then
+# a few more training steps on ane-sim's kernels beside the same steps on the CPU.
 # Every step is an `orion` command, printed before it runs, so it can be repeated by hand.
 # Run again, it resumes: a finished training run is not repeated.
 # Usage: scripts/demo.sh BUILD_DIR
@@ -50,5 +51,12 @@ else
   while [[ ${cpu:same:1} == "${sim:same:1}" && $same -lt ${#cpu} ]]; do same=$((same + 1)); done
   echo "cpu and ane-sim agree on the first $same characters; then fp16 rounding tipped a near-tie the other way"
 fi
+
+say "Training on ane-sim: 20 more steps with the forward and backward passes as kernels on the emulated ANE, beside the same steps on the CPU in the ANE's fp16 numerics"
+tune=(--data "$work/kjv-books.tokens" --steps 20 --batch 4 --seq 128 --lr 1e-4 --warmup 0 --eval-every 20 --resume)
+run "$orion" train -m "$final" "${tune[@]}" --out "$work/tune-cpu" --precision f16
+run "$orion" train -m "$final" "${tune[@]}" --out "$work/tune-ane-sim" --device ane-sim
+run "$orion" plot "$work/tune-cpu/metrics.jsonl" "$work/tune-ane-sim/metrics.jsonl" --label "cpu f16" --label "ane-sim" \
+  --out "$work/tune.svg" --title "20 steps on the CPU (fp16 numerics) and on ane-sim"
 echo
-echo "model: $final    loss plot: $work/loss.svg    metrics: $work/run/metrics.jsonl"
+echo "model: $final    loss plot: $work/loss.svg    metrics: $work/run/metrics.jsonl    ane-sim run: $work/tune.svg"

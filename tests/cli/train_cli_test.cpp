@@ -186,6 +186,10 @@ TEST_P(TrainCli, OnAneSimASpentCompileBudgetRestartsTheProcessAndTheRunEndsBitId
   const CliResult short_seq = run_orion(train_args("short", 2, 16) + ane);
   EXPECT_EQ(short_seq.status, 1);
   EXPECT_NE(short_seq.out.find("multiple of 32"), std::string::npos) << short_seq.out;
+  // The emulator's settings on another device would be silently ignored: refused.
+  const CliResult cpu = run_orion(train_args("cpu", 2) + " --ane-compile-budget 6");
+  EXPECT_EQ(cpu.status, 1);
+  EXPECT_NE(cpu.out.find("--device ane-sim"), std::string::npos) << cpu.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -58,8 +58,10 @@ void start_from_scratch(TrainOpts& o) {
   init_model(o.model);
 }
 
-void train_command(TrainOpts& o, const std::vector<std::string>& argv) {
+void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_options_given) {
   const bool on_ane = o.device != "cpu";
+  if (sim_options_given && o.device != "ane-sim")
+    throw Error("--ane-faithful, --ane-compile-budget and --ane-stale-reload set up the emulator: they need --device ane-sim");
   if (o.precision.empty()) o.precision = on_ane ? "f16" : "f32";
   if (on_ane && o.precision != "f16")
     throw Error("--device " + o.device + " computes in fp16: --precision " + o.precision + " is not available there");
@@ -173,7 +175,7 @@ void add_train_command(CLI::App& app, std::vector<std::string> argv) {
                   "gradients' sums, the loss and AdamW on the host; --seq a multiple of 32)")
       ->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))
       ->capture_default_str();
-  add_train_device_options(cmd, o->ane);
+  CLI::App* sim = add_train_device_options(cmd, o->ane);
   cmd->add_option("--threads", c.threads, "Threads (0: one per hardware thread); a resumed run is bit-identical with the same count")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--seed", c.seed, "Seed of the data order, and of the weights with --init")->capture_default_str();
@@ -185,9 +187,9 @@ void add_train_command(CLI::App& app, std::vector<std::string> argv) {
   auto* scratch = cmd->add_option_group("New model (--init)", "With --init, the model trained is a new one, written to OUT/init");
   scratch->add_flag("--init", o->init, "Start from a new model made from the options below (as orion init makes it)");
   CLI::Option* arch = add_architecture_options(*scratch, o->model);
-  cmd->callback([o, arch, argv = std::move(argv)] {
+  cmd->callback([o, arch, sim, argv = std::move(argv)] {
     o->model.arch_given = arch->count() > 0;
-    train_command(*o, argv);
+    train_command(*o, argv, sim->count_all() > 0);
   });
 }
 

@@ -8,7 +8,7 @@
 
 namespace orion::cli {
 
-void add_train_device_options(CLI::App* cmd, TrainDeviceOptions& o) {
+CLI::App* add_train_device_options(CLI::App* cmd, TrainDeviceOptions& o) {
   auto* g = cmd->add_option_group("ane-sim", "The emulator's settings (--device ane-sim), to exercise the runtime's bookkeeping");
   g->add_flag("--ane-faithful", o.faithful, "Past its compile budget the emulator returns garbage silently, as the ANE does");
   g->add_option("--ane-compile-budget", o.compile_budget, "Compiles the emulated device takes per process (ANE030)")
@@ -17,6 +17,7 @@ void add_train_device_options(CLI::App* cmd, TrainDeviceOptions& o) {
   g->add_flag("--ane-stale-reload", o.stale_reload,
               "Unload + load keeps the compiled weights (as on some machines): every step recompiles, and a spent "
               "budget restarts the process");
+  return g;
 }
 
 TrainDevice::TrainDevice(const std::string& device, const TrainDeviceOptions& o, std::vector<std::string> argv,

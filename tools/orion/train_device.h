@@ -26,7 +26,8 @@ struct TrainDeviceOptions {
   bool stale_reload = false; // unload + load keeps the compiled weights (every step recompiles)
 };
 
-void add_train_device_options(CLI::App* cmd, TrainDeviceOptions& o);
+// Returns the options' group, whose count_all() says whether any was given.
+CLI::App* add_train_device_options(CLI::App* cmd, TrainDeviceOptions& o);
 
 class TrainDevice {
  public:
