@@ -48,7 +48,12 @@ bool same_io(const compile::KernelIo& a, const compile::KernelIo& b) {
 
 DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, CompileBudget& budget, ReloadSupport& reload,
                          DeviceGraphOptions options)
-    : graph_(graph), device_(device), budget_(budget), reload_(reload), options_(std::move(options)) {
+    : graph_(graph),
+      device_(device),
+      budget_(budget),
+      reload_(reload),
+      options_(std::move(options)),
+      pool_(options_.threads) {
   if (options_.work_folder.empty()) {
     temp_.emplace("orion-device-graph");
     work_ = temp_->path();
@@ -93,33 +98,46 @@ DeviceGraph::~DeviceGraph() {
 
 void DeviceGraph::set_weights(const exec::Bindings& params) {
   params_ = params;
-  const fs::path next = fs::path(work_) / "next";
-  for (auto& seg : segments_) {
-    if (!seg->kernel) continue;
-    Stopwatch sw;
-    compile::AneLoweringOptions lo;
-    lo.target = options_.target;
-    lo.kernel_name = seg->part.name;
-    lo.weights_vary = true;
-    lo.io.pad_channels = true;  // per-row values (norm statistics, one score per head) cross kernels
-    compile::AneLowered k = compile::lower_for_ane(seg->part.graph, params_, lo);
-    if (seg->io && !same_io(*seg->io, k.io))
-      throw Error("device graph: kernel " + seg->part.name + " binds other inputs or outputs with new weights");
-    std::error_code ec;
-    fs::remove_all(next, ec);
-    compile::write_model_folder(compile::write_mil(k.graph), next.string());
-    stats_.lower_ms += sw.ms();
-    sw.restart();
-    const InstallPath how = seg->kernel->install(next.string());
-    stats_.install_ms += sw.ms();
-    ++(how == InstallPath::reloaded ? stats_.reloads : stats_.compiles);
-    if (!seg->io) {
-      check_bindings(device_, seg->kernel->program(), k.io, (fs::path(work_) / seg->part.name / "model.mil").string());
-      seg->surfaces.emplace(k.io);
-      seg->io = std::move(k.io);
+  std::vector<Segment*> kernels;
+  for (auto& seg : segments_)
+    if (seg->kernel) kernels.push_back(seg.get());
+  const auto next = [&](const Segment& seg) { return (fs::path(work_) / ("next_" + seg.part.name)).string(); };
+  // Lowering the kernels is independent work (a 110M model's takes seconds a step); installing
+  // them is not (one budget, one supervisor), so it follows in order.
+  Stopwatch sw;
+  std::vector<compile::KernelIo> ios(kernels.size());
+  pool_.parallel_for(0, static_cast<std::int64_t>(kernels.size()), 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) {
+      const Segment& seg = *kernels[static_cast<std::size_t>(i)];
+      compile::AneLoweringOptions lo_options;
+      lo_options.target = options_.target;
+      lo_options.kernel_name = seg.part.name;
+      lo_options.weights_vary = true;
+      lo_options.io.pad_channels = true;  // per-row values (norm statistics, one score per head) cross kernels
+      compile::AneLowered k = compile::lower_for_ane(seg.part.graph, params_, lo_options);
+      if (seg.io && !same_io(*seg.io, k.io))
+        throw Error("device graph: kernel " + seg.part.name + " binds other inputs or outputs with new weights");
+      std::error_code ec;
+      fs::remove_all(next(seg), ec);
+      compile::write_model_folder(compile::write_mil(k.graph), next(seg));
+      ios[static_cast<std::size_t>(i)] = std::move(k.io);
     }
-    fs::remove_all(next, ec);
+  });
+  stats_.lower_ms += sw.ms();
+  sw.restart();
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    Segment& seg = *kernels[i];
+    const InstallPath how = seg.kernel->install(next(seg));
+    ++(how == InstallPath::reloaded ? stats_.reloads : stats_.compiles);
+    if (!seg.io) {
+      check_bindings(device_, seg.kernel->program(), ios[i], (fs::path(work_) / seg.part.name / "model.mil").string());
+      seg.surfaces.emplace(ios[i]);
+      seg.io = std::move(ios[i]);
+    }
+    std::error_code ec;
+    fs::remove_all(next(seg), ec);
   }
+  stats_.install_ms += sw.ms();
   ++stats_.versions;
 }
 

@@ -23,6 +23,7 @@
 
 #include "compile/ane_validator.h"
 #include "core/temp_folder.h"
+#include "core/thread_pool.h"
 #include "device/ane_device.h"
 #include "exec/cpu/executor.h"
 #include "ir/graph.h"
@@ -35,7 +36,7 @@ namespace orion::runtime {
 struct DeviceGraphOptions {
   compile::AneTarget target;
   std::int64_t seq = 0;     // tokens in the window: every kernel's I/O is [seq, X]
-  int threads = 1;          // the host segments' executor
+  int threads = 1;          // the host segments' executor, and lowering the kernels (0: all cores)
   std::string work_folder;  // the kernels' files (created); empty: a temporary folder
   Supervisor* supervisor = nullptr;  // null: over the budget is an error, not a restart
 };
@@ -78,6 +79,7 @@ class DeviceGraph {
   CompileBudget& budget_;
   ReloadSupport& reload_;
   DeviceGraphOptions options_;
+  ThreadPool pool_;  // lowers the kernels of a new set of weights side by side
   std::optional<TempFolder> temp_;
   std::string work_;
   std::vector<std::unique_ptr<Segment>> segments_;
