@@ -227,8 +227,10 @@ void AneSim::bake(Program& p) {
   p.column_width = p.garbage ? 0 : column_independent_width(graph);
   p.narrow.reset();
   p.narrow_live = 0;
-  p.exec = std::make_unique<exec::CpuExecutor>(std::move(graph),
-                                               exec::CpuOptions{exec::Numerics::f16, options_.threads});
+  // Such a program's convs compute column by column, in full evaluations too: that is what
+  // makes a narrowed evaluation's live columns the same bits.
+  p.exec = std::make_unique<exec::CpuExecutor>(
+      std::move(graph), exec::CpuOptions{exec::Numerics::f16, options_.threads, p.column_width > 0});
 }
 
 namespace {

@@ -236,6 +236,12 @@ void gemv_f32_columns(const float* W, const float* X, float* Y, std::int64_t row
   detail::for_rows(rows, cols * n, Y, pool, [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t b0 = r0; b0 < r1; b0 += block) {
       const std::int64_t b1 = std::min(r1, b0 + block);
+#if defined(__x86_64__)
+      if (isa == Isa::avx512) {
+        detail::kAvx512F32Columns(W, X, Y, rows, b0, b1, cols, n);
+        continue;
+      }
+#endif
       for (std::int64_t j = 0; j < n; ++j) k.f32(W, X + j * cols, nullptr, Y + j * rows, b0, b1, cols);
     }
   });

@@ -120,6 +120,11 @@ extern const RowKernels kScalarKernels;
 #if defined(__x86_64__)
 extern const RowKernels kAvx2Kernels;
 extern const RowKernels kAvx512Kernels;
+// gemv_f32_columns's AVX-512 path: rows [r0, r1) of Y[j] = W X[j] for the n vectors, each
+// with exactly kAvx512Kernels.f32's arithmetic for its row.
+using ColumnsKernel = void (*)(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t r0,
+                               std::int64_t r1, std::int64_t cols, std::int64_t n);
+extern const ColumnsKernel kAvx512F32Columns;
 #endif
 
 // Throws orion::Error when `isa` cannot run here; `what` names the caller.

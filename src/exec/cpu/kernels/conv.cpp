@@ -1,23 +1,31 @@
 // conv: 2-D convolution on NCHW without bias; fp32 accumulation.
 //
 // A 1x1 convolution with unit strides, no padding and one group (the ANE's way of writing a
-// linear layer on [1, C, 1, S]) is a matrix product, weight [Cout, Cin] @ x[n] [Cin, H*W],
-// computed as one matrix-vector product per output position (exec/cpu/gemv.h's
-// gemv_f32_columns, which reads the weights once for all positions). So the value at an output
-// position depends on the weights and that position's input column alone, with arithmetic
-// fixed by the ISA and the shapes of the weights, never by how many positions there are: the
-// emulator relies on it to evaluate only the live columns of a program and get the same bits
-// (device/ane_live_columns.h). A library sgemm did these before; its order of additions
-// changes with the product's width (and its threads), so it could not promise that.
+// linear layer on [1, C, 1, S]) is a matrix product, weight [Cout, Cin] @ x[n] [Cin, H*W], done
+// one of two ways:
+//
+//  * by default, the library's sgemm (exec/cpu/gemm.h) when it is large enough to pay for the
+//    library's threads (every linear layer of a model on ane-sim), else the matmul kernel;
+//  * with KernelArgs::columnwise_pointwise, one matrix-vector product per output position
+//    (exec/cpu/gemv.h's gemv_f32_columns, which reads the weights once for all positions). The
+//    value at a position then depends on the weights and that position's input column alone,
+//    with arithmetic fixed by the ISA and the weights' shape, never by how many positions there
+//    are: ane-sim relies on it to evaluate only the live columns of a program and get the same
+//    bits (device/ane_live_columns.h). sgemm's order of additions changes with the product's
+//    width (and its threads), so it cannot promise that; it is about three times faster on 32
+//    positions, which is why it stays the default.
+//
 // Everything else runs a direct loop, parallel over (batch, output channel) planes, with the
 // innermost loop along an output row.
 #include <algorithm>
 
 #include <vector>
 
+#include "exec/cpu/gemm.h"
 #include "exec/cpu/gemv.h"
 #include "exec/cpu/kernels.h"
 #include "exec/cpu/kernels/common.h"
+#include "ir/verifier.h"
 
 namespace orion::exec::cpu::kernels {
 
@@ -27,6 +35,30 @@ struct ConvGeometry {
   std::int64_t n, cin, h, w, cout, kh, kw, oh, ow, groups;
   std::int64_t sh, sw, pt, pl, dh, dw;
 };
+
+// Multiply-adds from which sgemm wins over the portable kernel (a 768 x 768 layer on 32 tokens
+// is 19M).
+constexpr std::int64_t kGemmMacs = std::int64_t{1} << 20;
+
+void conv_as_matmul(const KernelArgs& a, const ConvGeometry& g) {
+  const std::int64_t hw = g.h * g.w;
+  if (g.cout * g.cin * hw >= kGemmMacs) {
+    const Tensor w = a.inputs[1].contiguous(), x = a.inputs[0].contiguous();
+    set_gemm_threads(a.pool.size());
+    for (std::int64_t b = 0; b < g.n; ++b)
+      sgemm(Transpose::no, Transpose::no, g.cout, hw, g.cin, 1.0f, w.data<float>(), g.cin,
+            x.data<float>() + b * g.cin * hw, hw, 0.0f, a.output.data<float>() + b * g.cout * hw, hw);
+    return;
+  }
+  ir::Node mm;
+  mm.op = ir::Op::matmul;
+  mm.name = a.node.name;
+  mm.attrs = ir::make_attrs(ir::Op::matmul, {});
+  // weight [Cout, Cin] is broadcast over the batch of x [N, Cin, H*W].
+  const Tensor inputs[] = {a.inputs[1].reshape({g.cout, g.cin}), a.inputs[0].reshape({g.n, g.cin, g.h * g.w})};
+  Tensor out = a.output.reshape({g.n, g.cout, g.oh * g.ow});
+  matmul(KernelArgs{mm, inputs, out, a.pool, a.columnwise_pointwise});
+}
 
 // Per batch: x [Cin, H*W] transposed to positions x channels, one gemv per position, and the
 // products [H*W, Cout] transposed back into the output [Cout, H*W].
@@ -95,7 +127,8 @@ void conv(const KernelArgs& a) {
   if (a.output.numel() == 0) return;
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.groups == 1 &&
                          std::all_of(pd.begin(), pd.end(), [](std::int64_t p) { return p == 0; });
-  if (pointwise) conv_pointwise(a, g);
+  if (pointwise && a.columnwise_pointwise) conv_pointwise(a, g);
+  else if (pointwise) conv_as_matmul(a, g);
   else conv_direct(a, g);
 }
 
