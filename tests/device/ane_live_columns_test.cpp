@@ -97,12 +97,18 @@ bool any_nonzero_past(const std::vector<std::uint16_t>& h, std::int64_t live) {
   return false;
 }
 
-TEST(AneSimLiveColumns, LiveColumnsAreTheFullEvaluationsBits) {
-  TempDir dir;
-  write_folder(dir.path(), column_independent_program());
-  AneSim sim;
+// `mil` written to `dir`, compiled and loaded.
+AneProgramId loaded_program(AneSim& sim, const TempDir& dir, const std::string& mil) {
+  write_folder(dir.path(), mil);
   const AneProgramId id = sim.compile(dir.path());
   sim.load(id);
+  return id;
+}
+
+TEST(AneSimLiveColumns, LiveColumnsAreTheFullEvaluationsBits) {
+  TempDir dir;
+  AneSim sim;
+  const AneProgramId id = loaded_program(sim, dir, column_independent_program());
   ASSERT_EQ(sim.live_column_width(id), S);
   for (std::int64_t live : {std::int64_t{1}, std::int64_t{5}, S - 1, S}) {
     const Both r = evaluate_both(sim, id, live);
@@ -123,10 +129,8 @@ TEST(AneSimLiveColumns, LiveColumnsAreTheFullEvaluationsBits) {
 
 TEST(AneSimLiveColumns, AProgramMixingColumnsEvaluatesThemAll) {
   TempDir dir;
-  write_folder(dir.path(), column_mixing_program());
   AneSim sim;
-  const AneProgramId id = sim.compile(dir.path());
-  sim.load(id);
+  const AneProgramId id = loaded_program(sim, dir, column_mixing_program());
   EXPECT_EQ(sim.live_column_width(id), 0);
   const Both r = evaluate_both(sim, id, 5);
   EXPECT_TRUE(any_nonzero_past(r.full, 5));
