@@ -19,10 +19,12 @@
 //  * reductions over axes other than 3 (a layer norm's mean over the channels): each output
 //    sums (in double) or takes the maximum of its own column's elements, in the order of the
 //    reduced index, in both code paths of exec/cpu/kernels/reduce.cpp;
-//  * 1x1 convs with unit stride along the columns and no padding left or right, on a constant
-//    weight: ane-sim runs such a program's executors with columnwise_pointwise_convs (full and
-//    narrowed alike), a gemv per column (exec/cpu/kernels/conv.cpp, gemv_f32_columns), whose
-//    result for a column never depends on the others nor on their number;
+//  * convs one column wide (kw = 1) with unit stride along the columns and no padding left or
+//    right, on a constant weight: ane-sim runs such a program's executors with
+//    columnwise_pointwise_convs (full and narrowed alike), so a 1x1 conv is a gemv per column
+//    (exec/cpu/kernels/conv.cpp, gemv_f32_columns), whose result for a column never depends on
+//    the others nor on their number; any other such conv takes the direct loop, which adds each
+//    output's products in a fixed order of (input channel, kernel row);
 //  * slices and concats that keep axis 3 whole.
 //
 // Every other op (softmax, the norms over the last axis, matmul, reshape, transpose, gather,
