@@ -11,6 +11,7 @@
 //
 // One device object stands for one process's view of the hardware: its counters are the
 // process's, and they are what the compile budget (ANE030) is counted against.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,16 @@ class AneDevice {
   // have one allocation size, all outputs one (ANE010).
   virtual void evaluate(AneProgramId id, const std::vector<const AneSurface*>& inputs,
                         const std::vector<AneSurface*>& outputs) = 0;
+
+  // As evaluate, for a caller that reads only the first `live_columns` columns (axis 3) of
+  // each output: the device may leave the other columns of the outputs as it likes, and the
+  // live columns are the bits evaluate gives. The hardware computes every column, so by default
+  // this is evaluate; ane-sim skips the padding columns when it has proven that it may
+  // (device/ane_live_columns.h), which is most of a decode step's work.
+  virtual void evaluate_live(AneProgramId id, const std::vector<const AneSurface*>& inputs,
+                             const std::vector<AneSurface*>& outputs, std::int64_t /*live_columns*/) {
+    evaluate(id, inputs, outputs);
+  }
 
   virtual const std::vector<AneIo>& inputs(AneProgramId id) const = 0;
   virtual const std::vector<AneIo>& outputs(AneProgramId id) const = 0;

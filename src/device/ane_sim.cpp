@@ -13,6 +13,7 @@
 #include "core/mapped_file.h"
 #include "core/random.h"
 #include "core/stopwatch.h"
+#include "device/ane_live_columns.h"
 #include "exec/cpu/executor.h"
 
 namespace orion::device {
@@ -74,22 +75,53 @@ void zero_node(ir::Graph& g, ir::ValueId id) {
   n.attrs = {Tensor(n.type.dtype, n.type.shape)};
 }
 
-Tensor read_surface(const AneSurface& s, const AneSimIo& io) {
-  Tensor t(io.type.dtype, io.type.shape);
-  const std::size_t bytes = t.nbytes();
+// Copies `rows` rows of `bytes` bytes each, rows `from_pitch` and `to_pitch` bytes apart.
+void copy_rows(const std::byte* from, std::size_t from_pitch, std::byte* to, std::size_t to_pitch, std::size_t rows,
+               std::size_t bytes) {
+  if (from_pitch == bytes && to_pitch == bytes) {
+    std::memcpy(to, from, rows * bytes);
+    return;
+  }
+  for (std::size_t r = 0; r < rows; ++r) std::memcpy(to + r * to_pitch, from + r * from_pitch, bytes);
+}
+
+// The columns of `io` (its last axis; a scalar is one), the bytes of `columns` of them in one
+// row, and the number of rows.
+std::int64_t width_of(const Shape& shape) { return shape.empty() ? 1 : shape.back(); }
+std::size_t row_bytes(const AneSimIo& io, std::int64_t columns) {
+  return static_cast<std::size_t>(columns) * dtype_size(io.type.dtype);
+}
+std::size_t rows_of(const AneSimIo& io) {
+  return static_cast<std::size_t>(io.type.numel() / std::max<std::int64_t>(1, width_of(io.type.shape)));
+}
+
+// The input as the program reads it: its first `live` columns (all of them when live is the
+// surface's width).
+Tensor read_surface(const AneSurface& s, const AneSimIo& io, std::int64_t live) {
+  Shape shape = io.type.shape;
+  const std::int64_t width = width_of(shape);
+  if (!shape.empty()) shape.back() = live;
+  Tensor t(io.type.dtype, shape);
+  const std::size_t bytes = rows_of(io) * row_bytes(io, width);
   if (bytes > s.size())
     throw Error("ane-sim: input " + io.name + " " + io.type.str() + " needs " + std::to_string(bytes) +
                 " bytes, the surface has " + std::to_string(s.size()));
-  std::memcpy(t.raw(), s.bytes().data(), bytes);
+  copy_rows(s.bytes().data(), row_bytes(io, width), static_cast<std::byte*>(t.raw()), row_bytes(io, live), rows_of(io),
+            row_bytes(io, live));
   return t;
 }
 
+// Writes an output of `live` columns into its surface; the other columns of the value are zero.
 void write_surface(const Tensor& t, const AneSimIo& io, AneSurface& s) {
   const Tensor c = t.contiguous();
-  if (c.nbytes() > s.size())
-    throw Error("ane-sim: output " + io.name + " " + io.type.str() + " needs " + std::to_string(c.nbytes()) +
+  const std::int64_t width = width_of(io.type.shape), live = width_of(c.shape());
+  const std::size_t bytes = rows_of(io) * row_bytes(io, width);
+  if (bytes > s.size())
+    throw Error("ane-sim: output " + io.name + " " + io.type.str() + " needs " + std::to_string(bytes) +
                 " bytes, the surface has " + std::to_string(s.size()));
-  std::memcpy(s.bytes().data(), c.raw(), c.nbytes());
+  if (live < width) std::memset(s.bytes().data(), 0, bytes);
+  copy_rows(static_cast<const std::byte*>(c.raw()), row_bytes(io, live), s.bytes().data(), row_bytes(io, width),
+            rows_of(io), row_bytes(io, live));
 }
 
 void check_one_size(const std::vector<std::size_t>& sizes, const char* role) {
@@ -111,6 +143,11 @@ struct AneSim::Program {
   std::vector<FileStamp> stamps;          // those files as they were when the weights were baked
   bool loaded = false;
   bool garbage = false;  // faithful: the device computes nothing meaningful for this program
+  // S when the program computes each of its S columns by itself (device/ane_live_columns.h),
+  // else 0; and the program narrowed to the live columns last asked for (built on demand).
+  std::int64_t column_width = 0;
+  std::int64_t narrow_live = 0;
+  std::unique_ptr<exec::CpuExecutor> narrow;
   std::uint64_t evaluations = 0;
 };
 
@@ -186,8 +223,14 @@ void AneSim::bake(Program& p) {
   p.inputs.clear();
   for (ir::ValueId id : graph.nodes_of(ir::Op::input)) p.inputs.push_back({graph.node(id).name, graph.node(id).type});
   std::sort(p.inputs.begin(), p.inputs.end(), [](const AneSimIo& a, const AneSimIo& b) { return a.name < b.name; });
-  p.exec = std::make_unique<exec::CpuExecutor>(std::move(graph),
-                                               exec::CpuOptions{exec::Numerics::f16, options_.threads});
+  // The static check for live-column evaluation, on the graph exactly as it will run.
+  p.column_width = p.garbage ? 0 : column_independent_width(graph);
+  p.narrow.reset();
+  p.narrow_live = 0;
+  // Such a program's convs compute column by column, in full evaluations too: that is what
+  // makes a narrowed evaluation's live columns the same bits.
+  p.exec = std::make_unique<exec::CpuExecutor>(
+      std::move(graph), exec::CpuOptions{exec::Numerics::f16, options_.threads, p.column_width > 0});
 }
 
 namespace {
@@ -261,6 +304,20 @@ void AneSim::unload(AneProgramId id) {
 
 void AneSim::evaluate(AneProgramId id, const std::vector<const AneSurface*>& inputs,
                       const std::vector<AneSurface*>& outputs) {
+  run(id, inputs, outputs, 0);
+}
+
+void AneSim::evaluate_live(AneProgramId id, const std::vector<const AneSurface*>& inputs,
+                           const std::vector<AneSurface*>& outputs, std::int64_t live_columns) {
+  if (live_columns < 1) throw Error("ane-sim: " + std::to_string(live_columns) + " live columns");
+  run(id, inputs, outputs, live_columns);
+}
+
+std::int64_t AneSim::live_column_width(AneProgramId id) const { return program(id).column_width; }
+
+// live_columns 0: every column.
+void AneSim::run(AneProgramId id, const std::vector<const AneSurface*>& inputs, const std::vector<AneSurface*>& outputs,
+                 std::int64_t live_columns) {
   const Stopwatch clock;
   Program& p = program(id);
   if (poisoned_)
@@ -288,9 +345,21 @@ void AneSim::evaluate(AneProgramId id, const std::vector<const AneSurface*>& inp
     timings_.evaluate_ms = clock.ms();
     return;
   }
+  // Only the live columns when the program computes each column by itself: the narrowed program
+  // runs the same kernels on the same values of those columns, and no live value reads a padding
+  // column, so the live outputs are the full evaluation's bits (device/ane_live_columns.h).
+  const bool narrowed = p.column_width > 0 && live_columns > 0 && live_columns < p.column_width;
+  if (narrowed && p.narrow_live != live_columns) {
+    p.narrow = std::make_unique<exec::CpuExecutor>(narrow_columns(p.exec->graph(), p.column_width, live_columns),
+                                                   p.exec->options());
+    p.narrow_live = live_columns;
+  }
+  exec::CpuExecutor& exec = narrowed ? *p.narrow : *p.exec;
   exec::Bindings bindings;
-  for (std::size_t i = 0; i < inputs.size(); ++i) bindings[p.inputs[i].name] = read_surface(*inputs[i], p.inputs[i]);
-  const std::vector<Tensor> results = p.exec->run(bindings);
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    bindings[p.inputs[i].name] =
+        read_surface(*inputs[i], p.inputs[i], narrowed ? live_columns : width_of(p.inputs[i].type.shape));
+  const std::vector<Tensor> results = exec.run(bindings);
   for (std::size_t i = 0; i < outputs.size(); ++i)
     write_surface(results[p.output_index[i]], p.outputs[i], *outputs[i]);
   timings_.evaluate_ms = clock.ms();

@@ -66,6 +66,17 @@ class AneSim : public AneDevice {
   void evaluate(AneProgramId id, const std::vector<const AneSurface*>& inputs,
                 const std::vector<AneSurface*>& outputs) override;
 
+  // As evaluate; when the program is column-independent (live_column_width(id) > 0) and
+  // live_columns is below its width, only the live columns are computed (a program narrowed to
+  // them, built once per width asked for) and the other output columns are zero. The live
+  // columns are the same bits as evaluate's (device/ane_live_columns.h says why).
+  void evaluate_live(AneProgramId id, const std::vector<const AneSurface*>& inputs,
+                     const std::vector<AneSurface*>& outputs, std::int64_t live_columns) override;
+
+  // The column count S of a program that computes each column by itself, 0 for one that mixes
+  // columns (or is garbage): what the static check at compile found.
+  std::int64_t live_column_width(AneProgramId id) const;
+
   // The program's inputs and outputs in binding (alphabetical) order.
   const std::vector<AneSimIo>& inputs(AneProgramId id) const override;
   const std::vector<AneSimIo>& outputs(AneProgramId id) const override;
@@ -80,6 +91,8 @@ class AneSim : public AneDevice {
   struct Program;
   Program& program(AneProgramId id) const;
   void bake(Program& p);
+  void run(AneProgramId id, const std::vector<const AneSurface*>& inputs, const std::vector<AneSurface*>& outputs,
+           std::int64_t live_columns);
 
   AneSimOptions options_;
   std::vector<std::unique_ptr<Program>> programs_;

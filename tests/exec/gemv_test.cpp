@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -175,6 +176,33 @@ TEST(Gemv, F32LargeMatrixOnManyThreads) {
   check_all(p, p.W, 5, [&](Isa isa, const float* bias, ThreadPool& pool, float* y) {
     gemv_f32(W.data(), p.x.data(), bias, y, p.rows, p.cols, pool, isa);
   });
+}
+
+// gemv_f32_columns gives each vector exactly gemv_f32's bits, however many vectors come with it
+// and however the rows are blocked (a block is 256 KiB of W: 4 rows of 20000 columns reach the
+// smallest block, 2304 x 768 several blocks per thread), on every tail of the columns.
+TEST(Gemv, F32ColumnsEqualOneGemvPerVector) {
+  ThreadPool one(1), two(2);
+  for (const auto& [rows, cols] : {std::pair<std::int64_t, std::int64_t>{2304, 768}, {17, 20000}, {5, 3}, {6, 16 * 21 + 5}})
+    for (Isa isa : isas())
+      for (ThreadPool* pool : {&one, &two}) {
+        const std::int64_t n = 7;
+        Problem p(rows, cols, 5, 0);
+        // W one float past a cache line: the kernels peel a head off every row to align it.
+        Offset<float> W(p.W.size(), 1);
+        std::copy(p.W.begin(), p.W.end(), W.data());
+        std::vector<float> X(static_cast<std::size_t>(n * cols));
+        Rng rng(9);
+        rng.fill_normal(X, 0.0f, 1.0f);
+        std::vector<float> Y(static_cast<std::size_t>(n * rows), std::nanf(""));
+        gemv_f32_columns(W.data(), X.data(), Y.data(), rows, cols, n, *pool, isa);
+        for (std::int64_t j = 0; j < n; ++j) {
+          std::vector<float> y(static_cast<std::size_t>(rows));
+          gemv_f32(W.data(), X.data() + j * cols, nullptr, y.data(), rows, cols, one, isa);
+          EXPECT_EQ(0, std::memcmp(y.data(), Y.data() + j * rows, y.size() * sizeof(float)))
+              << label(isa, rows, cols, false, pool->size()) << " vector " << j;
+        }
+      }
 }
 
 // Weights rounded to half, some of them subnormal halves, as the kernel's input; the reference

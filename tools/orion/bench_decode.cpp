@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "bench_commands.h"
+#include "bench_decode_ane.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "exec/cpu/machine_limits.h"
@@ -20,7 +21,7 @@ namespace orion::cli {
 namespace {
 
 struct DecodeOpts {
-  std::string arch = "gpt2-124m", model_dir, dtype = "f16", reference;
+  std::string arch = "gpt2-124m", model_dir, dtype = "f16", reference, package;
   bool dtype_given = false;
   int threads = 0, tokens = 256, runs = 5;
   std::uint64_t seed = 0;
@@ -125,7 +126,11 @@ void bench_decode(DecodeOpts o) {
   // 42 to 81 GB/s between consecutive runs), so the limit is measured around every timed run,
   // and each run's fraction is taken against the mean of the probes just before and after it.
   const auto tokens = bench_tokens(o.tokens + 1, vocab);
-  std::vector<double> rates, probes{exec::cpu::measure_read_bandwidth_gbps(pool)}, fractions;
+  // With --package, each run of the fast decoder is followed by one of ane-sim on the same
+  // tokens, so that the two are compared on the same state of a shared machine.
+  std::unique_ptr<AneSimDecodeBench> ane;
+  if (!o.package.empty()) ane = std::make_unique<AneSimDecodeBench>(o.package, pool.size());
+  std::vector<double> rates, probes{exec::cpu::measure_read_bandwidth_gbps(pool)}, fractions, ane_rates;
   for (int r = 0; r < o.runs; ++r) {
     session->reset();
     session->decode(tokens[0]);
@@ -134,7 +139,9 @@ void bench_decode(DecodeOpts o) {
     rates.push_back(o.tokens / run.seconds());
     probes.push_back(exec::cpu::measure_read_bandwidth_gbps(pool));
     fractions.push_back(bytes * rates.back() / 1e9 / (0.5 * (probes[probes.size() - 2] + probes.back())));
+    if (ane) ane_rates.push_back(ane->run(tokens));
   }
+  const double ane_tok_s = ane ? median(ane_rates) : 0;
   const double tok_s = median(rates);
   const double lo = *std::min_element(rates.begin(), rates.end()), hi = *std::max_element(rates.begin(), rates.end());
   const double gbps = bytes * tok_s / 1e9;
@@ -152,12 +159,13 @@ void bench_decode(DecodeOpts o) {
                 "\"bytes_per_token\": %.0f, \"achieved_gbps\": %.3f, \"measured_bandwidth_gbps\": %.3f, "
                 "\"bandwidth_fraction\": %.4f, \"bandwidth_fraction_min\": %.4f, \"bandwidth_fraction_max\": %.4f, "
                 "\"measured_bandwidth_min_gbps\": %.3f, \"measured_bandwidth_max_gbps\": %.3f, \"logits_rel_error\": %s, \"top1_agreement\": %s, \"weights_mapped\": %s, "
-                "\"resident_mb\": %.1f, \"needed_mb\": %.1f}\n",
+                "\"resident_mb\": %.1f, \"needed_mb\": %.1f, \"ane_sim_tok_per_s\": %s, \"ane_sim_fraction_of_cpu\": %s}\n",
                 o.model_dir.empty() ? o.arch.c_str() : o.model_dir.c_str(), static_cast<long long>(n_params), o.dtype.c_str(),
                 pool.size(), isa, o.tokens, o.runs, tok_s, lo, hi, bytes, gbps, bandwidth, fraction, frac_lo, frac_hi,
                 *std::min_element(probes.begin(), probes.end()), *std::max_element(probes.begin(), probes.end()), json_number(err.measured, err.rel_l2, "%.3g").c_str(),
                 json_number(err.measured, err.top1, "%.4f").c_str(), mapped ? "true" : "false",
-                rss, need_mb);
+                rss, need_mb, json_number(ane != nullptr, ane_tok_s, "%.3f").c_str(),
+                json_number(ane != nullptr, ane_tok_s / tok_s, "%.4f").c_str());
     return;
   }
   std::printf("decode %s (%.1fM params), %s weights%s, %d threads, %s kernels, %d tokens x %d runs (setup %.1f s)\n",
@@ -175,6 +183,11 @@ void bench_decode(DecodeOpts o) {
     std::printf("  %s against f32 weights: not measured (a converted folder: pass --reference with the folder it was converted from)\n",
                 o.dtype.c_str());
   std::printf("  resident %.1f MB; weights + KV cache + activations need %.1f MB\n", rss, need_mb);
+  if (ane)
+    std::printf("  ane-sim running %s, same tokens after each run: %.2f tok/s median (min %.2f, max %.2f), %.1f%% of "
+                "the above\n",
+                o.package.c_str(), ane_tok_s, *std::min_element(ane_rates.begin(), ane_rates.end()),
+                *std::max_element(ane_rates.begin(), ane_rates.end()), 100 * ane_tok_s / tok_s);
 }
 
 }  // namespace
@@ -193,6 +206,9 @@ void add_bench_decode_command(CLI::App& bench) {
   cmd->add_option("--tokens", o->tokens, "Tokens decoded per run")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--runs", o->runs, "Timed runs (the median is reported)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the --arch model's weights")->capture_default_str();
+  cmd->add_option("--package", o->package,
+                  "Also decode the same tokens on ane-sim with this package of the model's shapes (orion compile --target "
+                  "ane), after each run, and report its tok/s as a fraction of the above");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, dtype] {
     DecodeOpts opts = *o;

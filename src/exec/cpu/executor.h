@@ -25,6 +25,11 @@ std::string_view numerics_name(Numerics n);
 struct CpuOptions {
   Numerics numerics = Numerics::f32;
   int threads = 0;  // 0: one per hardware thread
+  // Pointwise (1x1) convs compute each output position by itself, with bits that never depend
+  // on how many positions there are (exec/cpu/kernels/conv.cpp), instead of through sgemm,
+  // which is faster on many positions. ane-sim sets it for the programs whose live columns it
+  // evaluates alone (device/ane_live_columns.h).
+  bool columnwise_pointwise_convs = false;
 };
 
 // Tensors for a graph's inputs and params, by name.

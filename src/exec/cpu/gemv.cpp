@@ -219,6 +219,34 @@ void gemv_f32(const float* W, const float* x, const float* bias, float* y, std::
   });
 }
 
+void gemv_f32_columns(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t cols,
+                      std::int64_t n, ThreadPool& pool, Isa isa) {
+  detail::check_sizes("gemv_f32_columns", rows, cols);
+  if (n < 0) throw Error("gemv_f32_columns: " + std::to_string(n) + " vectors");
+  const detail::RowKernels& k = kernels_for(isa, "gemv_f32_columns");
+  if (n == 0) return;
+  if (cols == 0) {
+    std::fill(Y, Y + n * rows, 0.0f);
+    return;
+  }
+  if (n == 1) return gemv_f32(W, X, nullptr, Y, rows, cols, pool, isa);
+  // Rows per block: 256 KiB of W, which every vector reads from L2 after the first.
+  constexpr std::int64_t kBlockBytes = 256 * 1024;
+  const std::int64_t block = std::max<std::int64_t>(4, kBlockBytes / (cols * static_cast<std::int64_t>(sizeof(float))));
+  detail::for_rows(rows, cols * n, Y, pool, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t b0 = r0; b0 < r1; b0 += block) {
+      const std::int64_t b1 = std::min(r1, b0 + block);
+#if defined(__x86_64__)
+      if (isa == Isa::avx512) {
+        detail::kAvx512F32Columns(W, X, Y, rows, b0, b1, cols, n);
+        continue;
+      }
+#endif
+      for (std::int64_t j = 0; j < n; ++j) k.f32(W, X + j * cols, nullptr, Y + j * rows, b0, b1, cols);
+    }
+  });
+}
+
 void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* y,
               std::int64_t rows, std::int64_t cols, ThreadPool& pool, Isa isa,
               Activation act) {

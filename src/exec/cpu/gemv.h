@@ -77,6 +77,16 @@ void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* 
               std::int64_t rows, std::int64_t cols, ThreadPool& pool, Isa isa = best_isa(),
               Activation act = Activation::none);
 
+// y_j = W x_j for n vectors at once: X holds x_0 .. x_{n-1} as rows of `cols` floats, Y gets
+// y_0 .. y_{n-1} as rows of `rows` floats. Every y_j is gemv_f32(W, x_j, nullptr, y_j) bit for
+// bit (the same row kernel on the same W; the arithmetic of a row never depends on the other
+// vectors, on n or on the pool), so a vector's product is the same whether it comes alone or
+// with others: ane-sim's pointwise convs rely on it (exec/cpu/kernels/conv.cpp). The rows go in
+// blocks that stay in L2 while every vector passes over them, so W is read from memory once a
+// call, not n times. None of Y may overlap W or X.
+void gemv_f32_columns(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t cols,
+                      std::int64_t n, ThreadPool& pool, Isa isa = best_isa());
+
 // 8-bit weights: row r, block b (weights [b*block, (b+1)*block) of the row) is
 // scales[r * (cols / block) + b] * q[r * cols + c]; see quantize.h. block is 32 or 64 and
 // cols % block == 0.
@@ -110,6 +120,11 @@ extern const RowKernels kScalarKernels;
 #if defined(__x86_64__)
 extern const RowKernels kAvx2Kernels;
 extern const RowKernels kAvx512Kernels;
+// gemv_f32_columns's AVX-512 path: rows [r0, r1) of Y[j] = W X[j] for the n vectors, each
+// with exactly kAvx512Kernels.f32's arithmetic for its row.
+using ColumnsKernel = void (*)(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t r0,
+                               std::int64_t r1, std::int64_t cols, std::int64_t n);
+extern const ColumnsKernel kAvx512F32Columns;
 #endif
 
 // Throws orion::Error when `isa` cannot run here; `what` names the caller.

@@ -10,6 +10,8 @@
 
 #if defined(__x86_64__)
 
+#include <type_traits>
+
 #include "exec/cpu/intrinsics.h"
 
 #define ORION_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
@@ -108,9 +110,91 @@ ORION_AVX512 void f16_rows(const std::uint16_t* W, const float* x, const float* 
   dot_rows<std::uint16_t, LoadF16>(W, x, bias, y, r0, r1, cols, 32);
 }
 
+// dot_group<R, float, LoadF32> for V vectors at once: out[r][v] = dot(W row r, x_v) with, for
+// every (r, v), exactly dot_group's arithmetic (the same four accumulators fed in the same
+// order, the same head and tail masks, the same final sums), so that a vector's result is the
+// same bits as gemv_f32's. Each load of W serves V vectors, which is what makes many vectors
+// cheaper than V gemvs (the rows are then read from L2, not memory, but L2 is the limit).
+template <int R, int V>
+ORION_AVX512 inline void dot_block(const float* W, std::int64_t ld, const float* const* xs, std::int64_t cols,
+                                   std::int64_t head, float* out, std::int64_t ldo) {
+  __m512 acc[R][V][4];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v)
+      for (int u = 0; u < 4; ++u) acc[r][v][u] = _mm512_setzero_ps();
+  // Accumulator u as a constant (std::integral_constant), so that acc stays in registers.
+  const auto step = [&](std::int64_t c, __mmask16 m, auto u_const) ORION_AVX512 {
+    constexpr int u = decltype(u_const)::value;
+    __m512 xv[V];
+    for (int v = 0; v < V; ++v) xv[v] = _mm512_maskz_loadu_ps(m, xs[v] + c);
+    for (int r = 0; r < R; ++r) {
+      const __m512 w = _mm512_maskz_loadu_ps(m, W + r * ld + c);
+      for (int v = 0; v < V; ++v) acc[r][v][u] = _mm512_fmadd_ps(w, xv[v], acc[r][v][u]);
+    }
+  };
+  using U0 = std::integral_constant<int, 0>;
+  using U1 = std::integral_constant<int, 1>;
+  using U2 = std::integral_constant<int, 2>;
+  using U3 = std::integral_constant<int, 3>;
+  std::int64_t c = 0;
+  if (head > 0) {
+    step(0, tail_mask(head), U3{});
+    c = head;
+  }
+  for (; c + 64 <= cols; c += 64) {
+    step(c, 0xffff, U0{});
+    step(c + 16, 0xffff, U1{});
+    step(c + 32, 0xffff, U2{});
+    step(c + 48, 0xffff, U3{});
+  }
+  // At most three whole registers are left: accumulators 0, 1 and 2, as dot_group feeds them.
+  if (c + 16 <= cols) {
+    step(c, 0xffff, U0{});
+    c += 16;
+  }
+  if (c + 16 <= cols) {
+    step(c, 0xffff, U1{});
+    c += 16;
+  }
+  if (c + 16 <= cols) {
+    step(c, 0xffff, U2{});
+    c += 16;
+  }
+  if (c < cols) step(c, tail_mask(cols - c), U3{});
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v)
+      out[v * ldo + r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[r][v][0], acc[r][v][1]),
+                                                            _mm512_add_ps(acc[r][v][2], acc[r][v][3])));
+}
+
+// Rows [r0, r1) of Y[v] = W X[v] for n vectors (rows of X `cols` apart, of Y `rows` apart):
+// two rows by three vectors at a time (24 accumulators of the 32 registers).
+template <int V>
+ORION_AVX512 void rows_for_vectors(const float* W, const float* const* xs, float* Y, std::int64_t ldy, std::int64_t r0,
+                                   std::int64_t r1, std::int64_t cols, std::int64_t head) {
+  std::int64_t r = r0;
+  for (; r + 2 <= r1; r += 2) dot_block<2, V>(W + r * cols, cols, xs, cols, head, Y + r, ldy);
+  if (r < r1) dot_block<1, V>(W + r * cols, cols, xs, cols, head, Y + r, ldy);
+}
+
+ORION_AVX512 void f32_columns(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t r0,
+                              std::int64_t r1, std::int64_t cols, std::int64_t n) {
+  const std::int64_t head = aligning_head(W, cols, 64);
+  std::int64_t j = 0;
+  for (; j + 3 <= n; j += 3) {
+    const float* xs[3] = {X + j * cols, X + (j + 1) * cols, X + (j + 2) * cols};
+    rows_for_vectors<3>(W, xs, Y + j * rows, rows, r0, r1, cols, head);
+  }
+  for (; j < n; ++j) {
+    const float* xs[1] = {X + j * cols};
+    rows_for_vectors<1>(W, xs, Y + j * rows, rows, r0, r1, cols, head);
+  }
+}
+
 }  // namespace
 
 const RowKernels kAvx512Kernels = {f32_rows, f16_rows};
+const ColumnsKernel kAvx512F32Columns = f32_columns;
 
 }  // namespace orion::exec::cpu::detail
 

@@ -16,6 +16,8 @@ struct KernelArgs {
   std::span<const Tensor> inputs;
   Tensor& output;
   ThreadPool& pool;
+  // CpuOptions::columnwise_pointwise_convs: how pointwise convs compute (kernels/conv.cpp).
+  bool columnwise_pointwise = false;
 };
 
 using Kernel = void (*)(const KernelArgs& args);

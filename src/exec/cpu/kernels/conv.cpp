@@ -1,14 +1,28 @@
 // conv: 2-D convolution on NCHW without bias; fp32 accumulation.
 //
 // A 1x1 convolution with unit strides, no padding and one group (the ANE's way of writing a
-// linear layer on [1, C, 1, S]) is a matrix product, weight [Cout, Cin] @ x[n] [Cin, H*W]: the
-// library's sgemm (exec/cpu/gemm.h) when it is large enough to pay for the library's threads
-// (every linear layer of a model on ane-sim, whose kernels are such convs), else the matmul
-// kernel. Everything else runs a direct loop, parallel over (batch, output channel) planes,
-// with the innermost loop along an output row.
+// linear layer on [1, C, 1, S]) is a matrix product, weight [Cout, Cin] @ x[n] [Cin, H*W], done
+// one of two ways:
+//
+//  * by default, the library's sgemm (exec/cpu/gemm.h) when it is large enough to pay for the
+//    library's threads (every linear layer of a model on ane-sim), else the matmul kernel;
+//  * with KernelArgs::columnwise_pointwise, one matrix-vector product per output position
+//    (exec/cpu/gemv.h's gemv_f32_columns, which reads the weights once for all positions). The
+//    value at a position then depends on the weights and that position's input column alone,
+//    with arithmetic fixed by the ISA and the weights' shape, never by how many positions there
+//    are: ane-sim relies on it to evaluate only the live columns of a program and get the same
+//    bits (device/ane_live_columns.h). sgemm's order of additions changes with the product's
+//    width (and its threads), so it cannot promise that; it is about three times faster on 32
+//    positions, which is why it stays the default.
+//
+// Everything else runs a direct loop, parallel over (batch, output channel) planes, with the
+// innermost loop along an output row.
 #include <algorithm>
 
+#include <vector>
+
 #include "exec/cpu/gemm.h"
+#include "exec/cpu/gemv.h"
 #include "exec/cpu/kernels.h"
 #include "exec/cpu/kernels/common.h"
 #include "ir/verifier.h"
@@ -43,7 +57,24 @@ void conv_as_matmul(const KernelArgs& a, const ConvGeometry& g) {
   // weight [Cout, Cin] is broadcast over the batch of x [N, Cin, H*W].
   const Tensor inputs[] = {a.inputs[1].reshape({g.cout, g.cin}), a.inputs[0].reshape({g.n, g.cin, g.h * g.w})};
   Tensor out = a.output.reshape({g.n, g.cout, g.oh * g.ow});
-  matmul(KernelArgs{mm, inputs, out, a.pool});
+  matmul(KernelArgs{mm, inputs, out, a.pool, a.columnwise_pointwise});
+}
+
+// Per batch: x [Cin, H*W] transposed to positions x channels, one gemv per position, and the
+// products [H*W, Cout] transposed back into the output [Cout, H*W].
+void conv_pointwise(const KernelArgs& a, const ConvGeometry& g) {
+  const std::int64_t hw = g.h * g.w;
+  const Tensor w = a.inputs[1].contiguous(), x = a.inputs[0].contiguous();
+  std::vector<float> xt(static_cast<std::size_t>(hw * g.cin)), yt(static_cast<std::size_t>(hw * g.cout));
+  for (std::int64_t b = 0; b < g.n; ++b) {
+    const float* xb = x.data<float>() + b * g.cin * hw;
+    for (std::int64_t c = 0; c < g.cin; ++c)
+      for (std::int64_t p = 0; p < hw; ++p) xt[static_cast<std::size_t>(p * g.cin + c)] = xb[c * hw + p];
+    gemv_f32_columns(w.data<float>(), xt.data(), yt.data(), g.cout, g.cin, hw, a.pool);
+    float* ob = a.output.data<float>() + b * g.cout * hw;
+    for (std::int64_t c = 0; c < g.cout; ++c)
+      for (std::int64_t p = 0; p < hw; ++p) ob[c * hw + p] = yt[static_cast<std::size_t>(p * g.cout + c)];
+  }
 }
 
 void conv_direct(const KernelArgs& a, const ConvGeometry& g) {
@@ -96,7 +127,8 @@ void conv(const KernelArgs& a) {
   if (a.output.numel() == 0) return;
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.groups == 1 &&
                          std::all_of(pd.begin(), pd.end(), [](std::int64_t p) { return p == 0; });
-  if (pointwise) conv_as_matmul(a, g);
+  if (pointwise && a.columnwise_pointwise) conv_pointwise(a, g);
+  else if (pointwise) conv_as_matmul(a, g);
   else conv_direct(a, g);
 }
 

@@ -1,0 +1,50 @@
+#include "bench_decode_ane.h"
+
+#include "compile/ane_package.h"
+#include "core/error.h"
+#include "core/stopwatch.h"
+#include "device/ane_sim.h"
+#include "runtime/package_session.h"
+
+namespace orion::cli {
+
+struct AneSimDecodeBench::Impl {
+  device::AneSim sim;
+  runtime::PackageRunner runner;
+  runtime::PackageSession session;
+
+  Impl(const std::string& package, int threads, const device::AneSimOptions& o)
+      : sim(o), runner(package, sim, threads), session(runner) {}
+};
+
+namespace {
+
+device::AneSimOptions sim_options(const std::string& package, int threads) {
+  device::AneSimOptions o;
+  o.threads = threads;
+  o.target = compile::read_manifest(package).target;
+  return o;
+}
+
+}  // namespace
+
+AneSimDecodeBench::AneSimDecodeBench(const std::string& package, int threads)
+    : impl_(std::make_unique<Impl>(package, threads, sim_options(package, threads))) {
+  const std::int32_t first[] = {0};
+  impl_->session.prefill(first);
+  impl_->session.decode(0);
+}
+
+AneSimDecodeBench::~AneSimDecodeBench() = default;
+
+double AneSimDecodeBench::run(std::span<const std::int32_t> tokens) {
+  if (tokens.size() < 2) throw Error("ane-sim decode bench: needs a prompt token and a token to decode");
+  if (static_cast<std::int64_t>(tokens.size()) > impl_->session.capacity())
+    throw Error("--tokens must be below the package's decode capacity of " + std::to_string(impl_->session.capacity()));
+  impl_->session.prefill(tokens.first(1));
+  Stopwatch sw;
+  for (std::int32_t t : tokens.subspan(1)) impl_->session.decode(t);
+  return static_cast<double>(tokens.size() - 1) / sw.seconds();
+}
+
+}  // namespace orion::cli
