@@ -28,12 +28,6 @@ std::vector<PackageValue> boundary_values(const ir::Graph& g, const std::vector<
   return out;
 }
 
-std::vector<std::string> names_of(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
-  std::vector<std::string> out;
-  for (ir::ValueId id : ids) out.push_back(g.node(id).name);
-  return out;
-}
-
 }  // namespace
 
 PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const ParamValues& weights,
@@ -101,9 +95,9 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
         fs::create_directories(dir, ec);
         if (ec) throw Error::in_file(dir.string(), "cannot create the folder: " + ec.message());
         write_file_atomic((dir / kHostGraphFile).string(), ir::print_graph(seg.graph));
-        step.inputs = names_of(seg.graph, seg.graph.nodes_of(ir::Op::input));
-        step.outputs = names_of(seg.graph, seg.graph.outputs());
-        step.params = names_of(seg.graph, seg.graph.nodes_of(ir::Op::param));
+        step.inputs = ir::names_of(seg.graph, seg.graph.nodes_of(ir::Op::input));
+        step.outputs = ir::names_of(seg.graph, seg.graph.outputs());
+        step.params = ir::names_of(seg.graph, seg.graph.nodes_of(ir::Op::param));
         for (const std::string& p : step.params) host_params.emplace(p, static_cast<int>(host_params.size()));
         ++report.host_segments;
         say(seg.name + ": host, " + std::to_string(seg.graph.size()) + " nodes");

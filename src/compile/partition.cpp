@@ -46,17 +46,6 @@ bool drops_tokens(const ir::Graph& g, const Node& n, const std::vector<bool>& we
   }
 }
 
-// A node of `op` on `input`, its type inferred.
-ValueId add_op(ir::Graph& g, Op op, ValueId input, ir::NamedAttrs attrs, std::string name) {
-  Node n;
-  n.op = op;
-  n.name = std::move(name);
-  n.inputs = {input};
-  n.attrs = ir::make_attrs(op, std::move(attrs));
-  n.type = ir::infer_type(g, n);
-  return g.add(std::move(n));
-}
-
 // The graph with every value but the params named by a MIL identifier, unique.
 ir::Graph mil_named(const ir::Graph& graph, std::map<std::string, std::string>& renamed) {
   ir::Graph g = graph;
@@ -320,10 +309,10 @@ class Partitioner {
       ValueId x = s.graph.add(std::move(input));
       const std::string inner = fresh_name(v.name + "_heads");
       if (c == Crossing::heads) {
-        x = add_op(s.graph, Op::reshape, x, {{"shape", std::vector<std::int64_t>{seq, heads, width}}}, fresh_name(v.name + "_split"));
-        x = add_op(s.graph, Op::transpose, x, {{"perm", std::vector<std::int64_t>{1, 0, 2}}}, inner);
+        x = ir::append_op(s.graph, Op::reshape, {x}, {{"shape", std::vector<std::int64_t>{seq, heads, width}}}, fresh_name(v.name + "_split"));
+        x = ir::append_op(s.graph, Op::transpose, {x}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}}, inner);
       } else {
-        x = add_op(s.graph, Op::reshape, x, {{"shape", std::vector<std::int64_t>{seq, heads, width}}}, inner);
+        x = ir::append_op(s.graph, Op::reshape, {x}, {{"shape", std::vector<std::int64_t>{seq, heads, width}}}, inner);
       }
       map[in] = x;
     }
@@ -342,10 +331,10 @@ class Partitioner {
       s.graph.node(map.at(id)).name = fresh_name(name + "_heads");
       ValueId x = map.at(id);
       if (c == Crossing::heads)
-        x = add_op(s.graph, Op::transpose, x, {{"perm", std::vector<std::int64_t>{1, 0, 2}}}, fresh_name(name + "_merge"));
+        x = ir::append_op(s.graph, Op::transpose, {x}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}}, fresh_name(name + "_merge"));
       const Shape& t = s.graph.node(x).type.shape;
       s.graph.outputs().push_back(
-          add_op(s.graph, Op::reshape, x, {{"shape", std::vector<std::int64_t>{t[0], t[1] * t[2]}}}, name));
+          ir::append_op(s.graph, Op::reshape, {x}, {{"shape", std::vector<std::int64_t>{t[0], t[1] * t[2]}}}, name));
     }
     result_.segments.push_back(std::move(s));
   }

@@ -83,6 +83,20 @@ Value Builder::op(Op op, const std::vector<Value>& inputs, NamedAttrs attrs) {
   return Value{graph_.add(std::move(n))};
 }
 
+ValueId append_op(Graph& g, Op op, std::vector<ValueId> inputs, NamedAttrs attrs, std::string name) {
+  Node n;
+  n.op = op;
+  n.name = std::move(name);
+  n.inputs = std::move(inputs);
+  n.attrs = make_attrs(op, std::move(attrs));
+  try {
+    n.type = infer_type(g, n);
+  } catch (const Error& e) {
+    throw Error(describe(n) + ": " + e.what());
+  }
+  return g.add(std::move(n));
+}
+
 Value Builder::matmul(Value x, Value y, bool transpose_x, bool transpose_y) {
   return op(Op::matmul, {x, y}, {{"transpose_x", transpose_x}, {"transpose_y", transpose_y}});
 }

@@ -21,6 +21,11 @@ struct Value {
 
 using NamedAttrs = std::vector<std::pair<std::string, AttrValue>>;
 
+// Appends a node of `op` on `inputs` to `g`, its attributes completed from the op table and its
+// type inferred (an error names the node); the name is used as given. For passes that assemble
+// graphs node by node outside a Builder.
+ValueId append_op(Graph& g, Op op, std::vector<ValueId> inputs, NamedAttrs attrs, std::string name);
+
 class Builder {
  public:
   explicit Builder(std::string graph_name = "main") : graph_(std::move(graph_name)) {}

@@ -4,6 +4,13 @@
 
 namespace orion::ir {
 
+std::vector<std::string> names_of(const Graph& g, std::span<const ValueId> ids) {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (ValueId id : ids) out.push_back(g.node(id).name);
+  return out;
+}
+
 std::string describe(const Node& node) {
   return "%" + node.name + " (" + std::string(node.info().name) + ")";
 }

@@ -76,6 +76,9 @@ class Graph {
 // "%name (op)": how messages refer to a node.
 std::string describe(const Node& node);
 
+// The names of nodes `ids` of `g`, in that order.
+std::vector<std::string> names_of(const Graph& g, std::span<const ValueId> ids);
+
 [[noreturn]] void throw_wrong_attr_kind(const Node& node, std::string_view attr_name);
 
 template <class T> const T& Node::attr(std::string_view attr_name) const {

@@ -28,12 +28,6 @@ struct DeviceGraph::Segment {
 
 namespace {
 
-std::vector<std::string> names_of(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
-  std::vector<std::string> out;
-  for (ir::ValueId id : ids) out.push_back(g.node(id).name);
-  return out;
-}
-
 bool same_io(const compile::KernelIo& a, const compile::KernelIo& b) {
   const auto same = [](const std::vector<compile::KernelIoTensor>& x, const std::vector<compile::KernelIoTensor>& y) {
     if (x.size() != y.size()) return false;
@@ -81,9 +75,9 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
                                                       options_.supervisor);
       ++stats_.kernels;
     } else {
-      seg->inputs = names_of(s.graph, s.graph.nodes_of(ir::Op::input));
-      seg->params = names_of(s.graph, s.graph.nodes_of(ir::Op::param));
-      seg->outputs = names_of(s.graph, s.graph.outputs());
+      seg->inputs = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::input));
+      seg->params = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::param));
+      seg->outputs = ir::names_of(s.graph, s.graph.outputs());
       seg->host = std::make_unique<exec::CpuExecutor>(s.graph, exec::CpuOptions{exec::Numerics::f32, options_.threads});
       ++stats_.host_segments;
     }

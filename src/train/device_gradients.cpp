@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "train/autodiff.h"
 #include "train/trainer.h"
 
 namespace orion::train {
@@ -19,6 +18,10 @@ class DeviceGradients final : public GradientRunner {
         seq_(c.seq),
         graph_(device_graph(loss, wrt, c, device, budget, reload, o)),
         flops_(train::matmul_flops(graph_->graph()) * static_cast<double>(c.batch)) {
+    // One window's inputs, refilled for each sequence of a micro-batch.
+    for (const char* name : {"tokens", "targets", "positions"}) one_[name] = Tensor(DType::i32, {seq_});
+    auto pos = one_.at("positions").span<std::int32_t>();
+    for (std::int64_t i = 0; i < seq_; ++i) pos[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
     // The probe (one compile) and one compile per kernel must fit in one process, or no
     // restart could ever make progress.
     if (graph_->stats().kernels + 1 > budget.limit())
@@ -48,31 +51,20 @@ class DeviceGradients final : public GradientRunner {
   }
 
   std::vector<Tensor> run(const exec::Bindings& feed) override {
-    exec::Bindings one;
-    for (const char* name : {"tokens", "targets"}) one[name] = Tensor(DType::i32, {seq_});
-    Tensor positions(DType::i32, {seq_});
-    auto pos = positions.span<std::int32_t>();
-    for (std::int64_t i = 0; i < seq_; ++i) pos[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
-    one["positions"] = positions;
-    one["loss_scale"] = feed.at("loss_scale");
+    one_["loss_scale"] = feed.at("loss_scale");
     std::vector<Tensor> sum;
     for (std::int64_t b = 0; b < batch_; ++b) {
       for (const char* name : {"tokens", "targets"}) {
-        const auto all = feed.at(name).span<const std::int32_t>();
-        const auto from = all.begin() + static_cast<std::ptrdiff_t>(b * seq_);
-        std::copy(from, from + static_cast<std::ptrdiff_t>(seq_), one[name].span<std::int32_t>().begin());
+        const auto from = feed.at(name).span<const std::int32_t>().subspan(static_cast<std::size_t>(b * seq_),
+                                                                            static_cast<std::size_t>(seq_));
+        std::copy(from.begin(), from.end(), one_.at(name).span<std::int32_t>().begin());
       }
-      std::vector<Tensor> out = graph_->run(one);
+      std::vector<Tensor> out = graph_->run(one_);  // f32: host segments and unpacked kernel outputs
       if (b == 0) {
-        for (Tensor& t : out) sum.push_back(t.to(DType::f32).contiguous().clone());
+        sum = std::move(out);
         continue;
       }
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        const Tensor t = out[i].to(DType::f32).contiguous();
-        auto s = sum[i].span<float>();
-        auto v = t.span<const float>();
-        for (std::size_t j = 0; j < s.size(); ++j) s[j] += v[j];
-      }
+      for (std::size_t i = 0; i < out.size(); ++i) add_into(sum[i], out[i]);
     }
     // The batch's loss is the mean over its tokens: the mean of the sequences' means.
     const float scale = 1.0f / static_cast<float>(batch_);
@@ -96,13 +88,13 @@ class DeviceGradients final : public GradientRunner {
     dg.work_folder = o.work_folder;
     dg.supervisor = o.supervisor;
     return std::make_unique<runtime::DeviceGraph>(
-        gradient_graph(loss(1, c.seq), "loss", wrt, GradientOptions{.seed_input = "loss_scale"}), device, budget,
-        reload, dg);
+        loss_gradient_graph(loss, 1, c.seq, wrt), device, budget, reload, dg);
   }
 
   std::int64_t batch_, seq_;
   std::unique_ptr<runtime::DeviceGraph> graph_;
   double flops_;
+  exec::Bindings one_;  // tokens, targets, positions and loss_scale of one sequence
 };
 
 }  // namespace

@@ -10,8 +10,7 @@ namespace {
 class CpuGradients final : public GradientRunner {
  public:
   CpuGradients(const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& c)
-      : exec_(gradient_graph(loss(c.batch, c.seq), "loss", wrt, GradientOptions{.seed_input = "loss_scale"}),
-              exec::CpuOptions{.numerics = c.precision, .threads = c.threads}),
+      : exec_(loss_gradient_graph(loss, c.batch, c.seq, wrt), exec::CpuOptions{.numerics = c.precision, .threads = c.threads}),
         flops_(train::matmul_flops(exec_.graph())) {}
 
   void prepare(const exec::Bindings&) override {}  // the params are bound on every run
@@ -34,6 +33,17 @@ double matmul_flops(const ir::Graph& g) {
     flops += 2.0 * static_cast<double>(n.type.numel()) * static_cast<double>(k);
   }
   return flops;
+}
+
+ir::Graph loss_gradient_graph(const LossGraphFn& loss, std::int64_t batch, std::int64_t seq,
+                              std::span<const std::string> wrt) {
+  return gradient_graph(loss(batch, seq), "loss", wrt, GradientOptions{.seed_input = "loss_scale"});
+}
+
+void add_into(Tensor& sum, const Tensor& term) {
+  auto s = sum.span<float>();
+  auto t = term.span<const float>();
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] += t[i];
 }
 
 std::unique_ptr<GradientRunner> cpu_gradient_runner(const LossGraphFn& loss, std::span<const std::string> wrt,

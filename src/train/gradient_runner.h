@@ -50,4 +50,13 @@ std::unique_ptr<GradientRunner> cpu_gradient_runner(const LossGraphFn& loss, std
 // 2 x M x N x K for every matmul of `g`.
 double matmul_flops(const ir::Graph& g);
 
+// The gradient graph every runner runs: loss(batch, seq) differentiated for `wrt`, the seed
+// scaled by the input loss_scale.
+ir::Graph loss_gradient_graph(const LossGraphFn& loss, std::int64_t batch, std::int64_t seq,
+                              std::span<const std::string> wrt);
+
+// sum += term, element by element (f32 tensors of one shape): gradients summed over
+// micro-batches or sequences.
+void add_into(Tensor& sum, const Tensor& term);
+
 }  // namespace orion::train

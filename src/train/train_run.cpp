@@ -132,6 +132,7 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
   result.steps = trainer.steps_done();
   result.skipped_steps = trainer.skipped_steps();
   result.clamped_values = trainer.clamped_values();
+  if (const runtime::DeviceGraphStats* d = trainer.device_stats()) result.device = *d;
   result.seconds = total.seconds();
   return result;
 }

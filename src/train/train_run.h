@@ -44,6 +44,8 @@ struct RunResult {
   std::int64_t skipped_steps = 0, clamped_values = 0;
   std::string final_checkpoint;  // its folder is a model folder
   double seconds = 0;
+  // This process's kernels, compiles and reloads, when the gradients ran on a device.
+  std::optional<runtime::DeviceGraphStats> device;
 };
 
 RunResult run_training(const RunOptions& options, const RunEvents& events = {});

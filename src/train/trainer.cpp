@@ -26,12 +26,6 @@ std::int64_t clamp_to_f16_range(exec::Bindings& params) {
   return clamped;
 }
 
-void add_into(Tensor& sum, const Tensor& term) {
-  auto s = sum.span<float>();
-  auto t = term.span<const float>();
-  for (std::size_t i = 0; i < s.size(); ++i) s[i] += t[i];
-}
-
 std::vector<std::string> param_names(const ir::Graph& g) {
   std::vector<std::string> names;
   for (ir::ValueId id : g.nodes_of(ir::Op::param)) names.push_back(g.node(id).name);

@@ -79,8 +79,6 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
     device.emplace(o.device, o.ane, argv, (std::filesystem::path(o.run.out) / "kernels").string(), o.run.config.threads);
     o.run.gradients = device->gradients();
   }
-  const train::Trainer* trainer = nullptr;
-  std::optional<runtime::DeviceGraphStats> device_stats;
   const std::int64_t total = o.run.config.steps;
   const bool tty = isatty(fileno(stderr));
   double window_tokens = 0, window_seconds = 0;  // tokens/s over the recent steps
@@ -90,7 +88,6 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   train::RunEvents events;
   events.on_start = [&](const train::Trainer& t, std::int64_t resumed) {
     started_at = resumed;
-    trainer = &t;
     std::fprintf(stderr, "train: %s on %s, %lld steps of %lld x %lld tokens%s, %s, %s\n", o.run.model_dir.c_str(),
                  o.run.data.c_str(), static_cast<long long>(total), static_cast<long long>(t.config().batch * t.config().accum),
                  static_cast<long long>(t.config().seq),
@@ -102,7 +99,6 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
                    device->describe().c_str());
   };
   events.on_step = [&](const train::StepStats& s, std::optional<double> val) {
-    if (trainer && trainer->device_stats()) device_stats = *trainer->device_stats();
     window_tokens = 0.9 * window_tokens + static_cast<double>(s.tokens);
     window_seconds = 0.9 * window_seconds + s.seconds;
     elapsed += s.seconds;
@@ -137,8 +133,8 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   if (r.val_loss) std::printf(", validation loss %.4f", *r.val_loss);
   std::printf("\n  skipped steps %lld, clamped weights %lld\n  model: %s\n", static_cast<long long>(r.skipped_steps),
               static_cast<long long>(r.clamped_values), r.final_checkpoint.c_str());
-  if (device_stats) {
-    const runtime::DeviceGraphStats& d = *device_stats;
+  if (r.device) {
+    const runtime::DeviceGraphStats& d = *r.device;
     std::printf("  %s, this process: %d kernels and %d host segments, %d compiles, %d reloads; per step %.0f ms lowering, "
                 "%.0f ms installing, %.0f ms on the device, %.0f ms on the host\n",
                 o.device.c_str(), d.kernels, d.host_segments, d.compiles, d.reloads, d.lower_ms / d.versions,

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 
+#include "compile/passes/lower_layout.h"
 #include "compile/passes/rewriter.h"
 #include "core/error.h"
 #include "ir/type_rules.h"
@@ -228,16 +229,7 @@ ir::Graph pad_channels(const ir::Graph& g, std::int64_t channels) {
     w.type = {n.type.dtype, {channels, c, 1, 1}};
     w.attrs = ir::make_attrs(Op::constant, {{"value", Tensor::from_floats({channels, c, 1, 1}, embed).to(n.type.dtype)}});
     const ValueId wid = out.add(std::move(w));
-    Node conv;
-    conv.op = Op::conv;
-    conv.name = name;
-    conv.inputs = {o, wid};
-    conv.attrs = ir::make_attrs(Op::conv, {{"strides", std::vector<std::int64_t>{1, 1}},
-                                           {"pads", std::vector<std::int64_t>{0, 0, 0, 0}},
-                                           {"dilations", std::vector<std::int64_t>{1, 1}},
-                                           {"groups", std::int64_t{1}}});
-    conv.type = ir::infer_type(out, conv);
-    o = out.add(std::move(conv));
+    o = ir::append_op(out, Op::conv, {o, wid}, pointwise_conv_attrs(), name);
   }
   return out;
 }

@@ -200,10 +200,7 @@ class Lowering {
     }
     const Shape& s = wt.shape();
     const ValueId weight = rw_.constant(wt.reshape({s[0], s[1], 1, 1}), w.name + ".conv");
-    emit(id, Op::conv, {rw_.map(n.inputs[0]), weight},
-         {{"strides", std::vector<std::int64_t>{1, 1}}, {"pads", std::vector<std::int64_t>{0, 0, 0, 0}},
-          {"dilations", std::vector<std::int64_t>{1, 1}}, {"groups", std::int64_t{1}}},
-         Layout::tokens);
+    emit(id, Op::conv, {rw_.map(n.inputs[0]), weight}, pointwise_conv_attrs(), Layout::tokens);
     ++counts.convs;
   }
 
@@ -262,6 +259,13 @@ LowerLayoutCounts lower_layout(ir::Graph& graph) {
   ir::Graph lowered = Lowering(graph).run(counts);
   if (counts.lowered) graph = std::move(lowered);
   return counts;
+}
+
+ir::NamedAttrs pointwise_conv_attrs() {
+  return {{"strides", std::vector<std::int64_t>{1, 1}},
+          {"pads", std::vector<std::int64_t>{0, 0, 0, 0}},
+          {"dilations", std::vector<std::int64_t>{1, 1}},
+          {"groups", std::int64_t{1}}};
 }
 
 bool kernel_op(ir::Op op) {

@@ -34,6 +34,7 @@
 #include <memory>
 
 #include "compile/passes/pass.h"
+#include "ir/builder.h"
 
 namespace orion::compile {
 
@@ -47,6 +48,9 @@ LowerLayoutCounts lower_layout(ir::Graph& graph);
 // partition, which sends the others to the host). Whether a particular node lowers also
 // depends on its operands (the rules above).
 bool kernel_op(ir::Op op);
+// The attributes of a 1x1 conv with unit strides, no padding and one group: a linear layer on
+// [1, C, 1, S].
+ir::NamedAttrs pointwise_conv_attrs();
 std::unique_ptr<Pass> lower_layout_pass();
 
 }  // namespace orion::compile
