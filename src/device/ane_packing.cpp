@@ -61,4 +61,21 @@ Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64
   return out;
 }
 
+void copy_column(const AneSurface& from, SurfaceColumns fs, std::int64_t from_col, AneSurface& to, SurfaceColumns ts,
+                 std::int64_t to_col) {
+  const auto fits = [](const AneSurface& s, SurfaceColumns shape, std::int64_t col, std::int64_t channels) {
+    return col >= 0 && col < shape.columns && channels <= shape.channels &&
+           static_cast<std::size_t>(channels * shape.columns) * 2 <= s.size();
+  };
+  const std::int64_t channels = std::min(fs.channels, ts.channels);
+  if (fs.channels != ts.channels || !fits(from, fs, from_col, channels) || !fits(to, ts, to_col, channels))
+    throw Error("ane packing: column " + std::to_string(from_col) + " of [1, " + std::to_string(fs.channels) + ", 1, " +
+                std::to_string(fs.columns) + "] does not go to column " + std::to_string(to_col) + " of [1, " +
+                std::to_string(ts.channels) + ", 1, " + std::to_string(ts.columns) + "]");
+  const std::byte* src = from.bytes().data();
+  std::byte* dst = to.bytes().data();
+  for (std::int64_t c = 0; c < channels; ++c)
+    std::memcpy(dst + (c * ts.columns + to_col) * 2, src + (c * fs.columns + from_col) * 2, 2);
+}
+
 }  // namespace orion::device
