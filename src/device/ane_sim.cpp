@@ -356,9 +356,12 @@ void AneSim::run(AneProgramId id, const std::vector<const AneSurface*>& inputs, 
   }
   exec::CpuExecutor& exec = narrowed ? *p.narrow : *p.exec;
   exec::Bindings bindings;
-  for (std::size_t i = 0; i < inputs.size(); ++i)
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    // Token inputs (the program's width) narrowed; a fixed-length one (a KV cache) read whole.
+    const std::int64_t width = width_of(p.inputs[i].type.shape);
     bindings[p.inputs[i].name] =
-        read_surface(*inputs[i], p.inputs[i], narrowed ? live_columns : width_of(p.inputs[i].type.shape));
+        read_surface(*inputs[i], p.inputs[i], narrowed && width == p.column_width ? live_columns : width);
+  }
   const std::vector<Tensor> results = exec.run(bindings);
   for (std::size_t i = 0; i < outputs.size(); ++i)
     write_surface(results[p.output_index[i]], p.outputs[i], *outputs[i]);
