@@ -213,7 +213,17 @@ class Lowering {
     const Node& n = g_.node(id);
     const Layout lx = layout(n.inputs[0]), ly = layout(n.inputs[1]);
     if (lx == Layout::heads && ly == Layout::heads) {
-      emit(id, Op::matmul, {rw_.map(n.inputs[0]), rw_.map(n.inputs[1])}, named_attrs(n), Layout::heads);
+      // y made per-head by the head transpose ([1, H, D, S] -> [1, H, S, D]): the matmul reads
+      // the head split instead with its transpose_y flag flipped, so that keys and values (a
+      // decode step's cache of thousands of positions) are never copied transposed.
+      ValueId y = rw_.map(n.inputs[1]);
+      ir::NamedAttrs attrs = named_attrs(n);
+      const Node& t = g_.node(n.inputs[1]);
+      if (t.op == Op::transpose && layout(t.inputs[0]) == Layout::head_split) {
+        y = rw_.map(t.inputs[0]);
+        set_attr(attrs, "transpose_y", !n.attr_bool("transpose_y"));
+      }
+      emit(id, Op::matmul, {rw_.map(n.inputs[0]), y}, std::move(attrs), Layout::heads);
       return;
     }
     const Node& w = g_.node(n.inputs[1]);
