@@ -32,7 +32,9 @@ void pack_token_major(const Tensor& x, std::int64_t padded_seq, AneSurface& s) {
   std::vector<std::uint16_t> h(n);
   floats_to_halves(cm, h);
   std::memcpy(s.bytes().data(), h.data(), n * 2);
-  std::memset(s.bytes().data() + n * 2, 0, s.size() - n * 2);
+  // The rest of the surface is left alone: the device reads the C * S packed values from the
+  // start and nothing after them (ANE028). Clearing it would cost a step the whole allocation,
+  // which a kernel with a KV-cache input sizes by the cache, not by this tensor.
 }
 
 Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64_t seq, std::int64_t padded_seq) {

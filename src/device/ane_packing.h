@@ -11,8 +11,9 @@
 namespace orion::device {
 
 // x [S, C] (any float dtype) -> fp16 [1, C, 1, padded_seq] at the start of `s`, element (c, t)
-// at c * padded_seq + t, clamped to +-65504 (ANE032); padded columns and the rest of the
-// surface are zero. Throws orion::Error when padded_seq < S or it does not fit.
+// at c * padded_seq + t, clamped to +-65504 (ANE032); padded columns are zero, the bytes of the
+// surface after the tensor are left as they were (never read, ANE028). Throws orion::Error when
+// padded_seq < S or it does not fit.
 void pack_token_major(const Tensor& x, std::int64_t padded_seq, AneSurface& s);
 
 // The first `seq` columns of a [1, channels, 1, padded_seq] fp16 surface as f32 [seq, channels].
