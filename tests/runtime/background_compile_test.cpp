@@ -1,0 +1,151 @@
+// The package runner's compile thread (runtime/package_runner.h): kernels compile in the
+// background while earlier kernels run, decode's kernels while prefill runs, and a compile that
+// fails surfaces at the step that needs its kernel.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "core/error.h"
+#include "core/testing_temp_dir.h"
+#include "model/gpt2_test_config.h"
+#include "package_test_util.h"
+
+namespace orion::runtime {
+namespace {
+
+using namespace testing;
+
+// ane-sim, with a first evaluation that waits (up to `patience`) for a compile to be in progress
+// on another thread, and records whether one was: overlap seen from inside the device, whatever
+// the machine's speed.
+class OverlapProbe final : public device::AneDevice {
+ public:
+  OverlapProbe(device::AneSim& sim, std::chrono::milliseconds patience) : sim_(sim), patience_(patience) {}
+
+  device::AneProgramId compile(const std::string& folder) override {
+    {
+      const std::lock_guard lock(mutex_);
+      ++compiling_;
+    }
+    changed_.notify_all();
+    device::AneProgramId id = -1;
+    try {
+      id = sim_.compile(folder);
+    } catch (...) {
+      end_compile();
+      throw;
+    }
+    end_compile();
+    return id;
+  }
+  void load(device::AneProgramId id) override { sim_.load(id); }
+  void unload(device::AneProgramId id) override { sim_.unload(id); }
+  void evaluate(device::AneProgramId id, const std::vector<const device::AneSurface*>& in,
+                const std::vector<device::AneSurface*>& out) override {
+    {
+      std::unique_lock lock(mutex_);
+      if (!first_done_) {
+        first_done_ = true;
+        overlapped_ = changed_.wait_for(lock, patience_, [this] { return compiling_ > 0; });
+      }
+    }
+    sim_.evaluate(id, in, out);
+  }
+  const std::vector<device::AneIo>& inputs(device::AneProgramId id) const override { return sim_.inputs(id); }
+  const std::vector<device::AneIo>& outputs(device::AneProgramId id) const override { return sim_.outputs(id); }
+  int compiles() const override { return sim_.compiles(); }
+  int loaded() const override { return sim_.loaded(); }
+  device::AneTimings timings() const override { return sim_.timings(); }
+
+  bool overlapped() {
+    const std::lock_guard lock(mutex_);
+    return overlapped_;
+  }
+
+ private:
+  void end_compile() {
+    const std::lock_guard lock(mutex_);
+    --compiling_;
+  }
+  device::AneSim& sim_;
+  std::chrono::milliseconds patience_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int compiling_ = 0;
+  bool first_done_ = false, overlapped_ = false;
+};
+
+struct Package {
+  testing_util::TempDir dir;
+  model::Gpt2Config config = model::testing::small_gpt2_config();
+  std::string path = dir.path() + "/pkg";
+  Package() { compile_package(config, random_weights(config, 7), {}, {.window = 32}, path); }
+  int kernels(std::string_view program) const {
+    int n = 0;
+    for (const compile::PackageStep& s : compile::read_manifest(path).program(program).steps)
+      n += s.placement == compile::Placement::ane;
+    return n;
+  }
+};
+
+// The first evaluation (prefill's kernel) waits for a compile on another thread: the compile
+// thread gets there with decode's kernels; compiling on use never does, and the logits are the
+// same bits either way.
+TEST(BackgroundCompile, DecodeKernelsCompileWhilePrefillRuns) {
+  const Package pkg;
+  ASSERT_GT(pkg.kernels("decode"), 0);
+  const std::vector<std::int32_t> tokens = random_tokens(8, pkg.config.vocab_size, 3);
+  std::vector<float> logits[2];
+  for (const bool background : {true, false}) {
+    device::AneSim sim;
+    OverlapProbe probe(sim, background ? std::chrono::milliseconds(20'000) : std::chrono::milliseconds(300));
+    PackageRunner runner(pkg.path, probe, 1, nullptr, background);
+    PackageSession session(runner);
+    logits[background] = session.prefill(tokens).to_floats();
+    for (float v : session.decode(tokens[0]).to_floats()) logits[background].push_back(v);
+    EXPECT_EQ(probe.overlapped(), background) << (background ? "background" : "on use");
+    EXPECT_EQ(runner.stats().compiles, pkg.kernels("prefill") + pkg.kernels("decode"));
+  }
+  EXPECT_EQ(logits[0], logits[1]);
+}
+
+// --ane-prefill: the CPU decodes, so the device never compiles decode's kernels.
+TEST(BackgroundCompile, APrefillOnlySessionCompilesOnlyPrefillKernels) {
+  const Package pkg;
+  device::AneSim sim;
+  PackageRunner runner(pkg.path, sim);
+  PackageSession session(runner, /*decodes=*/false);
+  session.prefill(random_tokens(8, pkg.config.vocab_size, 3));
+  EXPECT_EQ(sim.compiles(), pkg.kernels("prefill"));
+  EXPECT_EQ(runner.stats().compiles, pkg.kernels("prefill"));
+}
+
+// A decode kernel that does not compile: prefill (which ran while it failed) is unharmed, and
+// every decode fails at that kernel's step, naming its folder, never running without it.
+TEST(BackgroundCompile, AFailedCompileSurfacesAtTheStepThatNeedsIt) {
+  const Package pkg;
+  const compile::PackageManifest m = compile::read_manifest(pkg.path);
+  std::string broken;
+  for (const compile::PackageStep& s : m.program("decode").steps)
+    if (s.placement == compile::Placement::ane) broken = s.name;
+  ASSERT_FALSE(broken.empty());
+  std::ofstream(fs::path(pkg.path) / broken / "model.mil") << "program(1.3) { this is not MIL";
+  device::AneSim sim;
+  PackageRunner runner(pkg.path, sim);
+  PackageSession session(runner);
+  const Tensor pre = session.prefill(random_tokens(8, pkg.config.vocab_size, 3));
+  for (float v : pre.to_floats()) ASSERT_TRUE(std::isfinite(v));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      session.decode(1);
+      ADD_FAILURE() << "decode ran without kernel " << broken;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(broken + "/model.mil"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace orion::runtime
