@@ -1,6 +1,7 @@
 #include "train/device_gradients.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.h"
 #include "train/trainer.h"
@@ -41,13 +42,10 @@ class DeviceGradients final : public GradientRunner {
     return c;
   }
 
+  void prefetch(const exec::Bindings& params) override { prefetched_ = graph_->set_weights(params, false); }
+
   void prepare(const exec::Bindings& params) override {
-    if (graph_->stats().versions > 0) return graph_->set_weights(params);
-    try {
-      graph_->set_weights(params);
-    } catch (const Error& e) {
-      throw Error(std::string("train: the model's gradient graph does not compile to ANE kernels: ") + e.what());
-    }
+    if (!std::exchange(prefetched_, false)) first_weights([&] { graph_->set_weights(params); });
   }
 
   std::vector<Tensor> run(const exec::Bindings& feed) override {
@@ -59,7 +57,8 @@ class DeviceGradients final : public GradientRunner {
                                                                             static_cast<std::size_t>(seq_));
         std::copy(from.begin(), from.end(), one_.at(name).span<std::int32_t>().begin());
       }
-      std::vector<Tensor> out = graph_->run(one_);  // f32: host segments and unpacked kernel outputs
+      std::vector<Tensor> out;  // f32: host segments and unpacked kernel outputs
+      first_weights([&] { out = graph_->run(one_); });
       if (b == 0) {
         sum = std::move(out);
         continue;
@@ -91,10 +90,23 @@ class DeviceGradients final : public GradientRunner {
         loss_gradient_graph(loss, 1, c.seq, wrt), device, budget, reload, dg);
   }
 
+  // Until a first run has gone through, a failure to lower or compile a kernel (at set_weights,
+  // or at the run that waits for it) is the model's graph not fitting the device: say so.
+  template <class F>
+  void first_weights(F&& f) {
+    if (graph_->stats().runs > 0) return f();
+    try {
+      f();
+    } catch (const Error& e) {
+      throw Error(std::string("train: the model's gradient graph does not compile to ANE kernels: ") + e.what());
+    }
+  }
+
   std::int64_t batch_, seq_;
   std::unique_ptr<runtime::DeviceGraph> graph_;
   double flops_;
   exec::Bindings one_;  // tokens, targets, positions and loss_scale of one sequence
+  bool prefetched_ = false;  // the weights of the coming step are installing already
 };
 
 }  // namespace

@@ -4,11 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 
 #include "core/error.h"
 #include "core/testing_temp_dir.h"
+#include "device/overlap_probe.h"
 #include "model/gpt2_test_config.h"
 #include "package_test_util.h"
 
@@ -16,66 +15,7 @@ namespace orion::runtime {
 namespace {
 
 using namespace testing;
-
-// ane-sim, with a first evaluation that waits (up to `patience`) for a compile to be in progress
-// on another thread, and records whether one was: overlap seen from inside the device, whatever
-// the machine's speed.
-class OverlapProbe final : public device::AneDevice {
- public:
-  OverlapProbe(device::AneSim& sim, std::chrono::milliseconds patience) : sim_(sim), patience_(patience) {}
-
-  device::AneProgramId compile(const std::string& folder) override {
-    {
-      const std::lock_guard lock(mutex_);
-      ++compiling_;
-    }
-    changed_.notify_all();
-    device::AneProgramId id = -1;
-    try {
-      id = sim_.compile(folder);
-    } catch (...) {
-      end_compile();
-      throw;
-    }
-    end_compile();
-    return id;
-  }
-  void load(device::AneProgramId id) override { sim_.load(id); }
-  void unload(device::AneProgramId id) override { sim_.unload(id); }
-  void evaluate(device::AneProgramId id, const std::vector<const device::AneSurface*>& in,
-                const std::vector<device::AneSurface*>& out) override {
-    {
-      std::unique_lock lock(mutex_);
-      if (!first_done_) {
-        first_done_ = true;
-        overlapped_ = changed_.wait_for(lock, patience_, [this] { return compiling_ > 0; });
-      }
-    }
-    sim_.evaluate(id, in, out);
-  }
-  const std::vector<device::AneIo>& inputs(device::AneProgramId id) const override { return sim_.inputs(id); }
-  const std::vector<device::AneIo>& outputs(device::AneProgramId id) const override { return sim_.outputs(id); }
-  int compiles() const override { return sim_.compiles(); }
-  int loaded() const override { return sim_.loaded(); }
-  device::AneTimings timings() const override { return sim_.timings(); }
-
-  bool overlapped() {
-    const std::lock_guard lock(mutex_);
-    return overlapped_;
-  }
-
- private:
-  void end_compile() {
-    const std::lock_guard lock(mutex_);
-    --compiling_;
-  }
-  device::AneSim& sim_;
-  std::chrono::milliseconds patience_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int compiling_ = 0;
-  bool first_done_ = false, overlapped_ = false;
-};
+using device::testing::OverlapProbe;
 
 struct Package {
   testing_util::TempDir dir;
