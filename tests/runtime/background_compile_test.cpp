@@ -24,7 +24,8 @@ struct Package {
   Package() { compile_package(config, random_weights(config, 7), {}, {.window = 32}, path); }
   int kernels(std::string_view program) const {
     int n = 0;
-    for (const compile::PackageStep& s : compile::read_manifest(path).program(program).steps)
+    const compile::PackageManifest m = compile::read_manifest(path);
+    for (const compile::PackageStep& s : m.program(program).steps)
       n += s.placement == compile::Placement::ane;
     return n;
   }
