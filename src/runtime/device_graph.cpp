@@ -1,6 +1,8 @@
 #include "runtime/device_graph.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <future>
 
 #include "compile/ane_lowering.h"
 #include "compile/mil_writer.h"
@@ -20,7 +22,7 @@ struct DeviceGraph::Segment {
   // Kernels:
   std::unique_ptr<VersionedKernel> kernel;
   std::optional<compile::KernelIo> io;
-  std::optional<KernelSurfaces> surfaces;
+  std::vector<KernelSurfaces> surfaces;  // one per lane
   // The current set of weights, written by the lowering and install threads before `ready`:
   std::promise<void> lowering_done;
   std::shared_future<void> lowered, ready;
@@ -28,7 +30,7 @@ struct DeviceGraph::Segment {
   InstallPath path = InstallPath::compiled;
   double lower_ms = 0, install_ms = 0;
   // Host segments:
-  std::unique_ptr<exec::CpuExecutor> host;
+  std::vector<std::unique_ptr<exec::CpuExecutor>> host;  // one per lane, made when the lane first runs it
   std::vector<std::string> inputs, params, outputs;
 };
 
@@ -86,7 +88,7 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
       seg->inputs = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::input));
       seg->params = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::param));
       seg->outputs = ir::names_of(s.graph, s.graph.outputs());
-      seg->host = std::make_unique<exec::CpuExecutor>(s.graph, exec::CpuOptions{exec::Numerics::f32, options_.threads});
+      seg->host.resize(static_cast<std::size_t>(options_.lanes));
       ++stats_.host_segments;
     }
     seg->part = std::move(s);
@@ -146,7 +148,7 @@ void DeviceGraph::install(Segment& seg) {
   if (!seg.io) {
     check_bindings(device_, seg.kernel->program(), seg.next_io,
                    (fs::path(work_) / seg.part.name / "model.mil").string());
-    seg.surfaces.emplace(seg.next_io);
+    for (int lane = 0; lane < options_.lanes; ++lane) seg.surfaces.emplace_back(seg.next_io);
     seg.io = std::move(seg.next_io);
   }
   std::error_code ec;
@@ -212,8 +214,13 @@ void DeviceGraph::count_version() {
   version_counted_ = true;
 }
 
-std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) {
-  if (!has_weights_) throw Error("device graph: run before set_weights");
+struct DeviceGraph::LaneStats {
+  double wait_ms = 0, device_ms = 0, pack_ms = 0, host_ms = 0;
+  int host_beside_device = 0;
+};
+
+std::vector<Tensor> DeviceGraph::run_lane(int lane, const exec::Bindings& inputs, LaneStats& st) {
+  const auto l = static_cast<std::size_t>(lane);
   Values table;
   for (const auto& [name, value] : inputs_) {
     auto it = inputs.find(name);
@@ -223,13 +230,24 @@ std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) {
   for (auto& seg : segments_) {
     if (seg->kernel) {
       Stopwatch wait;
-      seg->ready.get();  // its install's error, at the kernel that needs it
-      if (!version_counted_) stats_.wait_ms += wait.ms();
-      const KernelCallTiming t = seg->surfaces->call(device_, seg->kernel->program(), *seg->io, table, seg->part.name);
-      stats_.device_ms += t.device_ms;
-      stats_.pack_ms += t.pack_ms;
+      const std::shared_future<void> ready = seg->ready;  // a lane's own copy to wait on
+      ready.get();  // its install's error, at the kernel that needs it
+      st.wait_ms += wait.ms();
+      const std::lock_guard device(device_mutex_);
+      ++on_device_;
+      KernelCallTiming t;
+      try {
+        t = seg->surfaces[l].call(device_, seg->kernel->program(), *seg->io, table, seg->part.name);
+      } catch (...) {
+        --on_device_;
+        throw;
+      }
+      --on_device_;
+      st.device_ms += t.device_ms;
+      st.pack_ms += t.pack_ms;
       continue;
     }
+    if (on_device_ > 0) ++st.host_beside_device;
     Stopwatch sw;
     exec::Bindings b;
     for (const std::string& in : seg->inputs) b[in] = lookup_value(table, in, seg->part.name);
@@ -238,14 +256,73 @@ std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) {
       if (it == params_.end()) throw Error("device graph: no weight " + p + " for host step " + seg->part.name);
       b[p] = it->second;
     }
-    std::vector<Tensor> out = seg->host->run(b);
+    if (!seg->host[l])
+      seg->host[l] = std::make_unique<exec::CpuExecutor>(seg->part.graph, exec::CpuOptions{exec::Numerics::f32, options_.threads});
+    std::vector<Tensor> out = seg->host[l]->run(b);
     for (std::size_t i = 0; i < seg->outputs.size(); ++i) table[seg->outputs[i]] = std::move(out[i]);
-    stats_.host_ms += sw.ms();
+    st.host_ms += sw.ms();
   }
-  if (!version_counted_) count_version();
-  ++stats_.runs;
   std::vector<Tensor> out;
   for (const std::string& name : outputs_) out.push_back(lookup_value(table, name, "(outputs)"));
+  return out;
+}
+
+void DeviceGraph::add_lane(const LaneStats& st) {
+  stats_.device_ms += st.device_ms;
+  stats_.pack_ms += st.pack_ms;
+  stats_.host_ms += st.host_ms;
+  stats_.host_beside_device += st.host_beside_device;
+}
+
+std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) {
+  if (!has_weights_) throw Error("device graph: run before set_weights");
+  LaneStats st;
+  std::vector<Tensor> out = run_lane(0, inputs, st);
+  add_lane(st);
+  if (!version_counted_) {
+    stats_.wait_ms += st.wait_ms;
+    count_version();
+  }
+  ++stats_.runs;
+  return out;
+}
+
+std::vector<std::vector<Tensor>> DeviceGraph::run_many(const std::vector<exec::Bindings>& inputs) {
+  if (!has_weights_) throw Error("device graph: run before set_weights");
+  const int lanes = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options_.lanes), inputs.size()));
+  std::vector<std::vector<Tensor>> out(inputs.size());
+  std::vector<LaneStats> st(static_cast<std::size_t>(std::max(lanes, 1)));
+  // Lane k takes inputs k, k + lanes, ...: the same work in each lane as one after another.
+  const auto lane_work = [&](int lane) {
+    for (std::size_t i = static_cast<std::size_t>(lane); i < inputs.size(); i += static_cast<std::size_t>(lanes))
+      out[i] = run_lane(lane, inputs[i], st[static_cast<std::size_t>(lane)]);
+  };
+  std::vector<std::future<void>> others;
+  for (int lane = 1; lane < lanes; ++lane) others.push_back(std::async(std::launch::async, lane_work, lane));
+  std::exception_ptr failed;
+  try {
+    if (lanes > 0) lane_work(0);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  for (std::future<void>& f : others) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
+  double waited = 0;
+  for (const LaneStats& s : st) {
+    add_lane(s);
+    waited = std::max(waited, s.wait_ms);  // the lanes wait side by side
+  }
+  if (!version_counted_) {
+    stats_.wait_ms += waited;
+    count_version();
+  }
+  stats_.runs += static_cast<int>(inputs.size());
   return out;
 }
 

@@ -19,13 +19,21 @@
 // k evaluates and while the caller does its host work. An install that failed is rethrown by
 // the run that needs the kernel.
 //
+// run_many runs independent inputs (the sequences of a micro-batch) on two lanes, each with
+// its own surfaces, host executors and values: while one lane's kernel is on the device, the
+// other runs its host segments (the weight gradients' sums) and prepares its next kernel's
+// inputs. The device takes one evaluation at a time, as the ANE's queue does. Each input's
+// outputs are the bits run() gives it.
+//
 // Whether a set of weights needs a restart is decided in set_weights, before anything of it is
 // installed: the kernels that cannot be reloaded are counted against the budget there, and a
 // restart happens on the caller's thread at a boundary where its state is whole (for training:
 // between two optimizer steps), never from the install thread in the middle of a step.
 #include <cstdint>
 #include <future>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +57,7 @@ struct DeviceGraphOptions {
   int threads = 1;          // the host segments' executor, and lowering the kernels (0: all cores)
   std::string work_folder;  // the kernels' files (created); empty: a temporary folder
   Supervisor* supervisor = nullptr;  // null: over the budget is an error, not a restart
+  int lanes = 2;  // run_many's inputs in flight at once (1: one after another)
 };
 
 struct DeviceGraphStats {
@@ -59,6 +68,8 @@ struct DeviceGraphStats {
   double lower_ms = 0;    // lowering and writing each version's kernels, summed over the kernels
   double install_ms = 0;  // compiling or reloading them, summed
   double wait_ms = 0;     // what of both runs waited for: the rest overlapped with other work
+  // run_many: host segments that started while another lane's kernel was on the device.
+  int host_beside_device = 0;
   double device_ms = 0, pack_ms = 0, host_ms = 0;
 };
 
@@ -83,6 +94,8 @@ class DeviceGraph {
 
   // The graph's outputs in order, for `inputs` bound by the graph's input names.
   std::vector<Tensor> run(const exec::Bindings& inputs);
+  // run() of each of `inputs`, up to `lanes` at once; the results in the inputs' order.
+  std::vector<std::vector<Tensor>> run_many(const std::vector<exec::Bindings>& inputs);
 
   const ir::Graph& graph() const { return graph_; }
   // Counts the installs of the current set of weights once they are done.
@@ -99,6 +112,9 @@ class DeviceGraph {
   // Waits for the previous set_weights' work; `rethrow`: its first error.
   void finish(bool rethrow);
   void count_version();
+  struct LaneStats;
+  std::vector<Tensor> run_lane(int lane, const exec::Bindings& inputs, LaneStats& st);
+  void add_lane(const LaneStats& st);
   ir::Graph graph_;
   device::AneDevice& device_;
   CompileBudget& budget_;
@@ -112,6 +128,8 @@ class DeviceGraph {
   std::vector<std::string> outputs_;                         // values' names, in output order
   exec::Bindings params_;
   DeviceGraphStats stats_;
+  std::mutex device_mutex_;                 // one evaluation at a time, whichever lane
+  std::atomic<int> on_device_{0};           // lanes in a device call now
   bool has_weights_ = false;
   bool version_counted_ = true;
   std::future<void> lowering_;  // the current version's lowering thread

@@ -8,12 +8,14 @@
 //     thread, and records whether there was one.
 // A runtime that installs on the caller's thread has no install in progress while it evaluates,
 // and the record says so. The runtime's reload probe (its folder is orion-reload-probe) is left
-// out. It can also fail the compiles of folders whose path contains a given text.
+// out. It can also fail the compiles of folders whose path contains a given text, and make
+// every evaluation slow.
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "device/ane_sim.h"
@@ -58,6 +60,8 @@ class OverlapProbe final : public AneDevice {
     return overlapped_;
   }
   void fail_compiles_containing(std::string text) { fail_ = std::move(text); }
+  // Every evaluation takes at least this long, as a device busy with real work would.
+  void slow_evaluations(std::chrono::milliseconds ms) { slow_ = ms; }
 
   AneProgramId compile(const std::string& folder) override {
     if (!fail_.empty() && folder.find(fail_) != std::string::npos)
@@ -85,6 +89,7 @@ class OverlapProbe final : public AneDevice {
       }
     }
     sim_.evaluate(id, in, out);
+    if (slow_.count() > 0) std::this_thread::sleep_for(slow_);
   }
   const std::vector<AneIo>& inputs(AneProgramId id) const override { return sim_.inputs(id); }
   const std::vector<AneIo>& outputs(AneProgramId id) const override { return sim_.outputs(id); }
@@ -102,6 +107,7 @@ class OverlapProbe final : public AneDevice {
   AneSim& sim_;
   std::chrono::milliseconds patience_;
   std::string fail_;
+  std::chrono::milliseconds slow_{0};
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<AneProgramId, std::string> folders_;

@@ -210,6 +210,35 @@ TEST(DeviceGraphInstalls, LaterKernelsInstallWhileTheFirstRunsAndAFailedOneFails
         Error);
 }
 
+// A micro-batch's sequences on two lanes: while one lane's kernel is on the (slow) device, the
+// other runs its host segments; the gradients are the same bits as one sequence after another.
+TEST(DeviceGraphLanes, HostSegmentsRunBesideTheOtherLanesKernelsWithTheSameGradients) {
+  const Arch arch = archs()[0];
+  TrainConfig c = overfit_config(exec::Numerics::f16);
+  c.seq = 32;
+  c.batch = 4;
+  const std::vector<std::string> names = names_of(arch.weights);
+  std::vector<Tensor> grads[2];
+  for (const int lanes : {1, 2}) {
+    device::AneSim sim;
+    device::testing::OverlapProbe slow(sim, std::chrono::milliseconds(0));
+    slow.slow_evaluations(std::chrono::milliseconds(20));
+    runtime::CompileBudget budget{119};
+    runtime::ReloadSupport reload{slow, budget};
+    DeviceGradientsOptions o;
+    o.lanes = lanes;
+    auto dev = device_gradient_runner(arch.ane_loss, names, c, slow, budget, reload, o);
+    dev->prepare(arch.weights);
+    grads[lanes - 1] = dev->run(window_feed(arch.weights, c, arch.vocab));
+    const runtime::DeviceGraphStats& s = *dev->device_stats();
+    EXPECT_EQ(s.runs, 4);
+    if (lanes == 1) EXPECT_EQ(s.host_beside_device, 0);
+    else EXPECT_GT(s.host_beside_device, 0);
+  }
+  ASSERT_EQ(grads[0].size(), grads[1].size());
+  for (std::size_t i = 0; i < grads[0].size(); ++i) EXPECT_EQ(rel_l2(grads[1][i], grads[0][i]), 0.0) << i;
+}
+
 INSTANTIATE_TEST_SUITE_P(Archs, DeviceTraining, ::testing::ValuesIn(archs()),
                          [](const ::testing::TestParamInfo<Arch>& p) { return p.param.name; });
 
