@@ -65,6 +65,7 @@ PackageRunner::~PackageRunner() {
 }
 
 void PackageRunner::prepare(std::string_view name) {
+  if (!compiler_) return;  // compiling on use: each kernel when its step comes
   for (const compile::PackageStep& s : manifest_.program(name).steps)
     if (s.placement == compile::Placement::ane && !kernels_.contains(s.name)) enqueue(s);
 }
@@ -123,10 +124,10 @@ const RunnerStats& PackageRunner::stats() const {
 }
 
 PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
+  Stopwatch sw;  // compiling on use, the run waits for all of it
   if (!kernels_.contains(step.name)) enqueue(step);
   Kernel& k = *kernels_.at(step.name);
   if (!k.counted) {
-    Stopwatch sw;
     k.ready.get();  // the compile's error, at the step that needs the kernel
     stats_.compile_wait_ms += sw.ms();
     stats_.steps[step.name].compile_wait_ms += sw.ms();

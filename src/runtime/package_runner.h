@@ -62,7 +62,8 @@ class PackageRunner {
   const std::string& dir() const { return dir_; }
 
   // Starts compiling and loading the kernels of `program` that are not yet, in step order, on
-  // the compile thread, and returns at once. run() starts its own program's.
+  // the compile thread, and returns at once. run() starts its own program's. Compiling on use
+  // (no background compile), it does nothing.
   void prepare(std::string_view program);
 
   // Runs `program` on `inputs` (by the model's names, with the declared shapes; float inputs
