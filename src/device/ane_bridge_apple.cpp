@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -171,7 +173,10 @@ class AppleAneDevice final : public AneDevice {
   AneProgramId compile(const std::string& folder) override {
     const Stopwatch clock;
     const AneProgramSource src = read_program_folder(folder);
-    budget_.charge(folder);
+    {
+      const std::lock_guard lock(mutex_);
+      budget_.charge(folder);
+    }
     const apple::AutoreleasePool pool;
     auto p = std::make_unique<Program>();
     p->folder = folder;
@@ -211,6 +216,7 @@ class AppleAneDevice final : public AneDevice {
       remove_work_dir(*p);
       throw call_failed("-[_ANEInMemoryModel compileWithQoS:options:error:]", folder, reason);
     }
+    const std::lock_guard lock(mutex_);
     programs_.push_back(std::move(p));
     timings_.compile_ms = clock.ms();
     return static_cast<AneProgramId>(programs_.size() - 1);
@@ -228,6 +234,7 @@ class AppleAneDevice final : public AneDevice {
                                    ns(no_options.get()), &error))
       throw call_failed("-[_ANEInMemoryModel loadWithQoS:options:error:]", p.folder, apple::describe_error(error));
     p.loaded = true;
+    const std::lock_guard lock(mutex_);
     timings_.load_ms = clock.ms();
   }
 
@@ -257,20 +264,29 @@ class AppleAneDevice final : public AneDevice {
       throw call_failed("-[_ANEInMemoryModel evaluateWithQoS:options:request:error:]", p.folder,
                         apple::describe_error(error));
     for (std::size_t i = 0; i < outputs.size(); ++i) copy_out(p.surfaces.outputs[i].get(), outputs[i]->bytes());
+    const std::lock_guard lock(mutex_);
     timings_.evaluate_ms = clock.ms();
   }
 
   const std::vector<AneIo>& inputs(AneProgramId handle) const override { return program(handle).inputs; }
   const std::vector<AneIo>& outputs(AneProgramId handle) const override { return program(handle).outputs; }
-  int compiles() const override { return budget_.used(); }
+  int compiles() const override {
+    const std::lock_guard lock(mutex_);
+    return budget_.used();
+  }
   int loaded() const override {
+    const std::lock_guard lock(mutex_);
     return static_cast<int>(std::count_if(programs_.begin(), programs_.end(), [](const auto& p) { return p->loaded; }));
   }
-  AneTimings timings() const override { return timings_; }
+  AneTimings timings() const override {
+    const std::lock_guard lock(mutex_);
+    return timings_;
+  }
 
  private:
   // (Handles are not called `id`: that is the Objective-C object type here.)
   Program& program(AneProgramId handle) const {
+    const std::lock_guard lock(mutex_);
     if (handle < 0 || static_cast<std::size_t>(handle) >= programs_.size())
       throw Error("device ane: no program " + std::to_string(handle));
     return *programs_[static_cast<std::size_t>(handle)];
@@ -279,6 +295,7 @@ class AppleAneDevice final : public AneDevice {
   // Programs compiled from the same text and weights share a hexStringIdentifier, hence a work
   // folder: it goes only with the last of them.
   void remove_work_dir(const Program& p) {
+    const std::lock_guard lock(mutex_);
     const bool shared = std::any_of(programs_.begin(), programs_.end(),
                                     [&](const auto& q) { return q.get() != &p && q->work_dir == p.work_dir; });
     std::error_code ec;
@@ -326,6 +343,9 @@ class AppleAneDevice final : public AneDevice {
   AneBridgeOptions options_;
   AneCompileBudget budget_;
   Classes classes_;
+  // Guards the table, the budget and the timings; one program's calls never overlap (the
+  // caller's side of AneDevice's contract), so the framework's calls run unlocked.
+  mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Program>> programs_;
   AneTimings timings_;
 };

@@ -11,6 +11,10 @@
 //
 // One device object stands for one process's view of the hardware: its counters are the
 // process's, and they are what the compile budget (ANE030) is counted against.
+//
+// Threads: calls for different programs may come from different threads at once (a runtime
+// compiles the next kernel in the background while it evaluates this one); the calls for one
+// program must not overlap. The counters and timings may be read from any thread.
 #include <cstdint>
 #include <string>
 #include <vector>

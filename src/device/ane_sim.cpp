@@ -159,12 +159,29 @@ AneSim::AneSim(AneSimOptions options) : options_(std::move(options)) {}
 AneSim::~AneSim() = default;
 
 AneSim::Program& AneSim::program(AneProgramId id) const {
+  const std::lock_guard lock(mutex_);
   if (id < 0 || static_cast<std::size_t>(id) >= programs_.size())
     throw Error("ane-sim: no program " + std::to_string(id));
   return *programs_[static_cast<std::size_t>(id)];
 }
 
+int AneSim::compiles() const {
+  const std::lock_guard lock(mutex_);
+  return compiles_;
+}
+
+int AneSim::cache_hits() const {
+  const std::lock_guard lock(mutex_);
+  return cache_hits_;
+}
+
+AneTimings AneSim::timings() const {
+  const std::lock_guard lock(mutex_);
+  return timings_;
+}
+
 int AneSim::loaded() const {
+  const std::lock_guard lock(mutex_);
   return static_cast<int>(std::count_if(programs_.begin(), programs_.end(), [](const auto& p) { return p->loaded; }));
 }
 
@@ -266,11 +283,15 @@ AneProgramId AneSim::compile(const std::string& folder) {
   const bool cached = !cached_marker.empty() && fs::exists(cached_marker);
   auto p = std::make_unique<Program>();
   p->folder = folder;
-  if (cached) {
-    ++cache_hits_;
-  } else if (++compiles_ > options_.compile_budget) {
+  int compile_number = 0;
+  {
+    const std::lock_guard lock(mutex_);
+    if (cached) ++cache_hits_;
+    else compile_number = ++compiles_;
+  }
+  if (compile_number > options_.compile_budget) {
     if (!options_.faithful)
-      throw Error("ane-sim: ANE030: compile " + std::to_string(compiles_) + " of this process is over the budget of " +
+      throw Error("ane-sim: ANE030: compile " + std::to_string(compile_number) + " of this process is over the budget of " +
                   std::to_string(options_.compile_budget) +
                   " (the ANE fails silently from here): restart the process from a checkpoint, or reuse compiled "
                   "programs");
@@ -282,6 +303,7 @@ AneProgramId AneSim::compile(const std::string& folder) {
     fs::create_directories(options_.program_cache_dir, ec);
     write_file_atomic(cached_marker, folder + "\n");
   }
+  const std::lock_guard lock(mutex_);
   programs_.push_back(std::move(p));
   timings_.compile_ms = clock.ms();
   return static_cast<AneProgramId>(programs_.size() - 1);
@@ -297,6 +319,7 @@ void AneSim::load(AneProgramId id) {
     p.garbage = p.garbage || garbage;
   }
   p.loaded = true;
+  const std::lock_guard lock(mutex_);
   timings_.load_ms = clock.ms();
 }
 
@@ -346,6 +369,7 @@ void AneSim::run(AneProgramId id, const std::vector<const AneSurface*>& inputs, 
     Rng rng(0x9e3779b97f4a7c15ull ^ (static_cast<std::uint64_t>(id) << 32) ^ p.evaluations);
     for (AneSurface* s : outputs)
       for (std::byte& b : s->bytes()) b = static_cast<std::byte>(rng.next_u64());
+    const std::lock_guard lock(mutex_);
     timings_.evaluate_ms = clock.ms();
     return;
   }
@@ -369,6 +393,7 @@ void AneSim::run(AneProgramId id, const std::vector<const AneSurface*>& inputs, 
   const std::vector<Tensor> results = exec.run(bindings);
   for (std::size_t i = 0; i < outputs.size(); ++i)
     write_surface(results[p.output_index[i]], p.outputs[i], *outputs[i]);
+  const std::lock_guard lock(mutex_);
   timings_.evaluate_ms = clock.ms();
 }
 

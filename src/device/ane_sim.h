@@ -23,8 +23,11 @@
 // the runtime never depend on luck.
 //
 // One AneSim stands for one process's view of the device: its counters are the process's.
+// Calls for different programs may come from different threads at once (AneDevice says so).
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -81,10 +84,10 @@ class AneSim : public AneDevice {
   const std::vector<AneSimIo>& inputs(AneProgramId id) const override;
   const std::vector<AneSimIo>& outputs(AneProgramId id) const override;
 
-  int compiles() const override { return compiles_; }
-  int cache_hits() const { return cache_hits_; }
+  int compiles() const override;
+  int cache_hits() const;
   int loaded() const override;
-  AneTimings timings() const override { return timings_; }
+  AneTimings timings() const override;
   bool poisoned() const { return poisoned_; }
 
  private:
@@ -95,10 +98,14 @@ class AneSim : public AneDevice {
            std::int64_t live_columns);
 
   AneSimOptions options_;
+  // Guards the program table, the counters and the timings, never a program's own state: one
+  // program's calls do not overlap (the caller's side of the contract), so its compile or
+  // evaluation runs unlocked while other threads use other programs.
+  mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Program>> programs_;
   int compiles_ = 0;
   int cache_hits_ = 0;
-  bool poisoned_ = false;
+  std::atomic<bool> poisoned_{false};
   AneTimings timings_;
 };
 

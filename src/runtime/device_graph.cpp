@@ -1,6 +1,8 @@
 #include "runtime/device_graph.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <future>
 
 #include "compile/ane_lowering.h"
 #include "compile/mil_writer.h"
@@ -20,9 +22,15 @@ struct DeviceGraph::Segment {
   // Kernels:
   std::unique_ptr<VersionedKernel> kernel;
   std::optional<compile::KernelIo> io;
-  std::optional<KernelSurfaces> surfaces;
+  std::vector<KernelSurfaces> surfaces;  // one per lane
+  // The current set of weights, written by the lowering and install threads before `ready`:
+  std::promise<void> lowering_done;
+  std::shared_future<void> lowered, ready;
+  compile::KernelIo next_io;
+  InstallPath path = InstallPath::compiled;
+  double lower_ms = 0, install_ms = 0;
   // Host segments:
-  std::unique_ptr<exec::CpuExecutor> host;
+  std::vector<std::unique_ptr<exec::CpuExecutor>> host;  // one per lane, made when the lane first runs it
   std::vector<std::string> inputs, params, outputs;
 };
 
@@ -47,7 +55,8 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
       budget_(budget),
       reload_(reload),
       options_(std::move(options)),
-      pool_(options_.threads) {
+      pool_(options_.threads),
+      installer_(std::make_unique<SerialQueue>()) {
   if (options_.work_folder.empty()) {
     temp_.emplace("orion-device-graph");
     work_ = temp_->path();
@@ -71,14 +80,15 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
   for (compile::Segment& s : part.segments) {
     auto seg = std::make_unique<Segment>();
     if (s.placement == compile::Placement::ane) {
-      seg->kernel = std::make_unique<VersionedKernel>(device_, budget_, reload_, (fs::path(work_) / s.name).string(),
-                                                      options_.supervisor);
+      // No supervisor: the installs run on the install thread, and restarts are decided before
+      // them (plan_installs).
+      seg->kernel = std::make_unique<VersionedKernel>(device_, budget_, reload_, (fs::path(work_) / s.name).string());
       ++stats_.kernels;
     } else {
       seg->inputs = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::input));
       seg->params = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::param));
       seg->outputs = ir::names_of(s.graph, s.graph.outputs());
-      seg->host = std::make_unique<exec::CpuExecutor>(s.graph, exec::CpuOptions{exec::Numerics::f32, options_.threads});
+      seg->host.resize(static_cast<std::size_t>(options_.lanes));
       ++stats_.host_segments;
     }
     seg->part = std::move(s);
@@ -87,56 +97,130 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
 }
 
 DeviceGraph::~DeviceGraph() {
+  try {
+    finish(false);
+  } catch (...) {  // the lowering thread's own failure (each kernel's is in its promise): past caring
+  }
   segments_.clear();  // unloads the kernels before their folders go
 }
 
-void DeviceGraph::set_weights(const exec::Bindings& params) {
-  params_ = params;
+std::string DeviceGraph::next_folder(const Segment& seg) const {
+  return (fs::path(work_) / ("next_" + seg.part.name)).string();
+}
+
+bool DeviceGraph::plan_installs(const std::vector<Segment*>& kernels, bool may_restart) {
+  int compiles = 0;
+  for (Segment* seg : kernels) compiles += !seg->kernel->will_reload();
+  budget_.sync(device_.compiles());
+  if (budget_.allows_compile(compiles)) return true;
+  if (!may_restart) return false;
+  const std::string need = "device graph: a new set of weights needs " + std::to_string(compiles) +
+                           " kernel compiles and the process has " + std::to_string(budget_.remaining()) + " of its " +
+                           std::to_string(budget_.limit()) + " left (ANE030)";
+  if (!options_.supervisor) throw Error(need + ": restart the process from a checkpoint (runtime/supervisor.h)");
+  // A fresh process spends a compile on the reload probe first: past that, exec'ing again and
+  // again would never get the job further.
+  if (compiles > budget_.limit() - 1) throw Error(need + ", and a new process would not have enough either");
+  for (Segment* seg : kernels) seg->kernel->release();
+  options_.supervisor->restart(need);
+}
+
+void DeviceGraph::lower(Segment& seg) {
+  Stopwatch sw;
+  compile::AneLoweringOptions lo_options;
+  lo_options.target = options_.target;
+  lo_options.kernel_name = seg.part.name;
+  lo_options.weights_vary = true;
+  lo_options.io.pad_channels = true;  // per-row values (norm statistics, one score per head) cross kernels
+  compile::AneLowered k = compile::lower_for_ane(seg.part.graph, params_, lo_options);
+  if (seg.io && !same_io(*seg.io, k.io))
+    throw Error("device graph: kernel " + seg.part.name + " binds other inputs or outputs with new weights");
+  std::error_code ec;
+  fs::remove_all(next_folder(seg), ec);
+  compile::write_model_folder(compile::write_mil(k.graph), next_folder(seg));
+  seg.next_io = std::move(k.io);
+  seg.lower_ms = sw.ms();
+}
+
+void DeviceGraph::install(Segment& seg) {
+  Stopwatch sw;
+  seg.path = seg.kernel->install(next_folder(seg));
+  if (!seg.io) {
+    check_bindings(device_, seg.kernel->program(), seg.next_io,
+                   (fs::path(work_) / seg.part.name / "model.mil").string());
+    for (int lane = 0; lane < options_.lanes; ++lane) seg.surfaces.emplace_back(seg.next_io);
+    seg.io = std::move(seg.next_io);
+  }
+  std::error_code ec;
+  fs::remove_all(next_folder(seg), ec);
+  seg.install_ms = sw.ms();
+}
+
+bool DeviceGraph::set_weights(const exec::Bindings& params, bool may_restart) {
+  finish(true);
   std::vector<Segment*> kernels;
   for (auto& seg : segments_)
     if (seg->kernel) kernels.push_back(seg.get());
-  const auto next = [&](const Segment& seg) { return (fs::path(work_) / ("next_" + seg.part.name)).string(); };
-  // Lowering the kernels is independent work (a 110M model's takes seconds a step); installing
-  // them is not (one budget, one supervisor), so it follows in order.
-  Stopwatch sw;
-  std::vector<compile::KernelIo> ios(kernels.size());
-  pool_.parallel_for(0, static_cast<std::int64_t>(kernels.size()), 1, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t i = lo; i < hi; ++i) {
-      const Segment& seg = *kernels[static_cast<std::size_t>(i)];
-      compile::AneLoweringOptions lo_options;
-      lo_options.target = options_.target;
-      lo_options.kernel_name = seg.part.name;
-      lo_options.weights_vary = true;
-      lo_options.io.pad_channels = true;  // per-row values (norm statistics, one score per head) cross kernels
-      compile::AneLowered k = compile::lower_for_ane(seg.part.graph, params_, lo_options);
-      if (seg.io && !same_io(*seg.io, k.io))
-        throw Error("device graph: kernel " + seg.part.name + " binds other inputs or outputs with new weights");
-      std::error_code ec;
-      fs::remove_all(next(seg), ec);
-      compile::write_model_folder(compile::write_mil(k.graph), next(seg));
-      ios[static_cast<std::size_t>(i)] = std::move(k.io);
-    }
-  });
-  stats_.lower_ms += sw.ms();
-  sw.restart();
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    Segment& seg = *kernels[i];
-    const InstallPath how = seg.kernel->install(next(seg));
-    ++(how == InstallPath::reloaded ? stats_.reloads : stats_.compiles);
-    if (!seg.io) {
-      check_bindings(device_, seg.kernel->program(), ios[i], (fs::path(work_) / seg.part.name / "model.mil").string());
-      seg.surfaces.emplace(ios[i]);
-      seg.io = std::move(ios[i]);
-    }
-    std::error_code ec;
-    fs::remove_all(next(seg), ec);
+  if (!plan_installs(kernels, may_restart)) return false;
+  params_ = params;
+  version_counted_ = false;
+  for (Segment* seg : kernels) {
+    seg->lowering_done = std::promise<void>();
+    seg->lowered = seg->lowering_done.get_future().share();
   }
-  stats_.install_ms += sw.ms();
-  ++stats_.versions;
+  // Lowering the kernels is independent work (a 110M model's takes seconds a step), side by
+  // side on the pool; installing them is not (one budget, one device queue), so it follows on
+  // one thread in run order, each kernel as soon as it is lowered.
+  lowering_ = std::async(std::launch::async, [this, kernels] {
+    pool_.parallel_for(0, static_cast<std::int64_t>(kernels.size()), 1, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) {
+        Segment& seg = *kernels[static_cast<std::size_t>(i)];
+        try {
+          lower(seg);
+          seg.lowering_done.set_value();
+        } catch (...) {
+          seg.lowering_done.set_exception(std::current_exception());
+        }
+      }
+    });
+  });
+  for (Segment* seg : kernels)
+    seg->ready = installer_->post([this, seg] {
+      seg->lowered.get();
+      install(*seg);
+    });
+  has_weights_ = true;
+  return true;
 }
 
-std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) {
-  if (stats_.versions == 0) throw Error("device graph: run before set_weights");
+void DeviceGraph::finish(bool rethrow) {
+  if (lowering_.valid()) lowering_.get();  // every kernel's error is in its own promise
+  installer_->drain();
+  if (version_counted_ || !rethrow) return;
+  for (auto& seg : segments_)
+    if (seg->kernel) seg->ready.get();
+  count_version();
+}
+
+void DeviceGraph::count_version() {
+  if (lowering_.valid()) lowering_.get();
+  for (auto& seg : segments_) {
+    if (!seg->kernel) continue;
+    stats_.lower_ms += seg->lower_ms;
+    stats_.install_ms += seg->install_ms;
+    ++(seg->path == InstallPath::reloaded ? stats_.reloads : stats_.compiles);
+  }
+  ++stats_.versions;
+  version_counted_ = true;
+}
+
+struct DeviceGraph::LaneStats {
+  double wait_ms = 0, device_ms = 0, pack_ms = 0, host_ms = 0;
+  int host_beside_device = 0;
+};
+
+std::vector<Tensor> DeviceGraph::run_lane(int lane, const exec::Bindings& inputs, LaneStats& st) {
+  const auto l = static_cast<std::size_t>(lane);
   Values table;
   for (const auto& [name, value] : inputs_) {
     auto it = inputs.find(name);
@@ -145,11 +229,25 @@ std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) {
   }
   for (auto& seg : segments_) {
     if (seg->kernel) {
-      const KernelCallTiming t = seg->surfaces->call(device_, seg->kernel->program(), *seg->io, table, seg->part.name);
-      stats_.device_ms += t.device_ms;
-      stats_.pack_ms += t.pack_ms;
+      Stopwatch wait;
+      const std::shared_future<void> ready = seg->ready;  // a lane's own copy to wait on
+      ready.get();  // its install's error, at the kernel that needs it
+      st.wait_ms += wait.ms();
+      const std::lock_guard device(device_mutex_);
+      ++on_device_;
+      KernelCallTiming t;
+      try {
+        t = seg->surfaces[l].call(device_, seg->kernel->program(), *seg->io, table, seg->part.name);
+      } catch (...) {
+        --on_device_;
+        throw;
+      }
+      --on_device_;
+      st.device_ms += t.device_ms;
+      st.pack_ms += t.pack_ms;
       continue;
     }
+    if (on_device_ > 0) ++st.host_beside_device;
     Stopwatch sw;
     exec::Bindings b;
     for (const std::string& in : seg->inputs) b[in] = lookup_value(table, in, seg->part.name);
@@ -158,13 +256,73 @@ std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) {
       if (it == params_.end()) throw Error("device graph: no weight " + p + " for host step " + seg->part.name);
       b[p] = it->second;
     }
-    std::vector<Tensor> out = seg->host->run(b);
+    if (!seg->host[l])
+      seg->host[l] = std::make_unique<exec::CpuExecutor>(seg->part.graph, exec::CpuOptions{exec::Numerics::f32, options_.threads});
+    std::vector<Tensor> out = seg->host[l]->run(b);
     for (std::size_t i = 0; i < seg->outputs.size(); ++i) table[seg->outputs[i]] = std::move(out[i]);
-    stats_.host_ms += sw.ms();
+    st.host_ms += sw.ms();
   }
-  ++stats_.runs;
   std::vector<Tensor> out;
   for (const std::string& name : outputs_) out.push_back(lookup_value(table, name, "(outputs)"));
+  return out;
+}
+
+void DeviceGraph::add_lane(const LaneStats& st) {
+  stats_.device_ms += st.device_ms;
+  stats_.pack_ms += st.pack_ms;
+  stats_.host_ms += st.host_ms;
+  stats_.host_beside_device += st.host_beside_device;
+}
+
+std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) {
+  if (!has_weights_) throw Error("device graph: run before set_weights");
+  LaneStats st;
+  std::vector<Tensor> out = run_lane(0, inputs, st);
+  add_lane(st);
+  if (!version_counted_) {
+    stats_.wait_ms += st.wait_ms;
+    count_version();
+  }
+  ++stats_.runs;
+  return out;
+}
+
+std::vector<std::vector<Tensor>> DeviceGraph::run_many(const std::vector<exec::Bindings>& inputs) {
+  if (!has_weights_) throw Error("device graph: run before set_weights");
+  const int lanes = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options_.lanes), inputs.size()));
+  std::vector<std::vector<Tensor>> out(inputs.size());
+  std::vector<LaneStats> st(static_cast<std::size_t>(std::max(lanes, 1)));
+  // Lane k takes inputs k, k + lanes, ...: the same work in each lane as one after another.
+  const auto lane_work = [&](int lane) {
+    for (std::size_t i = static_cast<std::size_t>(lane); i < inputs.size(); i += static_cast<std::size_t>(lanes))
+      out[i] = run_lane(lane, inputs[i], st[static_cast<std::size_t>(lane)]);
+  };
+  std::vector<std::future<void>> others;
+  for (int lane = 1; lane < lanes; ++lane) others.push_back(std::async(std::launch::async, lane_work, lane));
+  std::exception_ptr failed;
+  try {
+    if (lanes > 0) lane_work(0);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  for (std::future<void>& f : others) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
+  double waited = 0;
+  for (const LaneStats& s : st) {
+    add_lane(s);
+    waited = std::max(waited, s.wait_ms);  // the lanes wait side by side
+  }
+  if (!version_counted_) {
+    stats_.wait_ms += waited;
+    count_version();
+  }
+  stats_.runs += static_cast<int>(inputs.size());
   return out;
 }
 

@@ -13,15 +13,33 @@
 // outputs, not the sequence (LegalizeIoOptions::pad_channels): what crosses between a forward
 // and a backward kernel is often one value per token.
 //
-// Installing happens in set_weights, never inside run: a restart then leaves the job at a
-// boundary where its state is whole (for training: between two optimizer steps).
+// set_weights returns before the kernels are ready: lowering runs on a thread of its own (the
+// kernels side by side on the pool), installing on another in run order, and run() waits for
+// each kernel only when it reaches it, so that kernel k+1 is lowered and reloaded while kernel
+// k evaluates and while the caller does its host work. An install that failed is rethrown by
+// the run that needs the kernel.
+//
+// run_many runs independent inputs (the sequences of a micro-batch) on two lanes, each with
+// its own surfaces, host executors and values: while one lane's kernel is on the device, the
+// other runs its host segments (the weight gradients' sums) and prepares its next kernel's
+// inputs. The device takes one evaluation at a time, as the ANE's queue does. Each input's
+// outputs are the bits run() gives it.
+//
+// Whether a set of weights needs a restart is decided in set_weights, before anything of it is
+// installed: the kernels that cannot be reloaded are counted against the budget there, and a
+// restart happens on the caller's thread at a boundary where its state is whole (for training:
+// between two optimizer steps), never from the install thread in the middle of a step.
 #include <cstdint>
+#include <future>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "compile/ane_validator.h"
+#include "core/serial_queue.h"
 #include "core/temp_folder.h"
 #include "core/thread_pool.h"
 #include "device/ane_device.h"
@@ -39,6 +57,7 @@ struct DeviceGraphOptions {
   int threads = 1;          // the host segments' executor, and lowering the kernels (0: all cores)
   std::string work_folder;  // the kernels' files (created); empty: a temporary folder
   Supervisor* supervisor = nullptr;  // null: over the budget is an error, not a restart
+  int lanes = 2;  // run_many's inputs in flight at once (1: one after another)
 };
 
 struct DeviceGraphStats {
@@ -46,8 +65,11 @@ struct DeviceGraphStats {
   int versions = 0;            // sets of weights installed
   int compiles = 0, reloads = 0;
   int runs = 0;
-  double lower_ms = 0;    // lowering and writing each version's kernels
-  double install_ms = 0;  // compiling or reloading them
+  double lower_ms = 0;    // lowering and writing each version's kernels, summed over the kernels
+  double install_ms = 0;  // compiling or reloading them, summed
+  double wait_ms = 0;     // what of both runs waited for: the rest overlapped with other work
+  // run_many: host segments that started while another lane's kernel was on the device.
+  int host_beside_device = 0;
   double device_ms = 0, pack_ms = 0, host_ms = 0;
 };
 
@@ -62,18 +84,37 @@ class DeviceGraph {
   DeviceGraph& operator=(const DeviceGraph&) = delete;
 
   // The weights later runs compute with, by param name (f32): every kernel is lowered with them
-  // and installed now. The host segments read `params` when they run: the tensors must stay
-  // alive, and may change in place only before the next set_weights.
-  void set_weights(const exec::Bindings& params);
+  // and installed, in the background (see above); a restart, when the budget needs one, happens
+  // here. The tensors must stay alive, and unchanged until the next run() has returned (the
+  // lowering reads them until then; the host segments read them when they run).
+  // With `may_restart` false, a set of weights that would need a restart is left alone and the
+  // call returns false: a caller that is not at a boundary (a trainer finishing its step) tries
+  // early, and leaves the restart to its next call at the boundary.
+  bool set_weights(const exec::Bindings& params, bool may_restart = true);
 
   // The graph's outputs in order, for `inputs` bound by the graph's input names.
   std::vector<Tensor> run(const exec::Bindings& inputs);
+  // run() of each of `inputs`, up to `lanes` at once; the results in the inputs' order.
+  std::vector<std::vector<Tensor>> run_many(const std::vector<exec::Bindings>& inputs);
 
   const ir::Graph& graph() const { return graph_; }
+  // Counts the installs of the current set of weights once they are done.
   const DeviceGraphStats& stats() const { return stats_; }
 
  private:
   struct Segment;
+  // Whether the kernels that must compile for a new set of weights fit the budget; when they do
+  // not and `may_restart`, throws orion::Error or restarts the process.
+  bool plan_installs(const std::vector<Segment*>& kernels, bool may_restart);
+  std::string next_folder(const Segment& seg) const;
+  void lower(Segment& seg);
+  void install(Segment& seg);
+  // Waits for the previous set_weights' work; `rethrow`: its first error.
+  void finish(bool rethrow);
+  void count_version();
+  struct LaneStats;
+  std::vector<Tensor> run_lane(int lane, const exec::Bindings& inputs, LaneStats& st);
+  void add_lane(const LaneStats& st);
   ir::Graph graph_;
   device::AneDevice& device_;
   CompileBudget& budget_;
@@ -87,6 +128,12 @@ class DeviceGraph {
   std::vector<std::string> outputs_;                         // values' names, in output order
   exec::Bindings params_;
   DeviceGraphStats stats_;
+  std::mutex device_mutex_;                 // one evaluation at a time, whichever lane
+  std::atomic<int> on_device_{0};           // lanes in a device call now
+  bool has_weights_ = false;
+  bool version_counted_ = true;
+  std::future<void> lowering_;  // the current version's lowering thread
+  std::unique_ptr<SerialQueue> installer_;  // last: it goes first, before what its jobs use
 };
 
 }  // namespace orion::runtime

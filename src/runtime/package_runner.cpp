@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <sstream>
 
@@ -17,8 +18,13 @@ namespace orion::runtime {
 namespace fs = std::filesystem;
 
 struct PackageRunner::Kernel {
+  // Written by the compile thread before `ready` is set; read by the caller's thread after it.
   device::AneProgramId id = -1;
+  bool loaded = false;
   std::optional<KernelSurfaces> surfaces;
+  double compile_ms = 0;
+  std::shared_future<void> ready;  // compiled, loaded and its bindings checked, or why not
+  bool counted = false;            // its compile is in stats_
 };
 
 struct PackageRunner::Host {
@@ -37,15 +43,20 @@ std::string read_text(const std::string& file) {
 
 }  // namespace
 
-PackageRunner::PackageRunner(std::string dir, device::AneDevice& device, int threads, CompileBudget* budget)
+PackageRunner::PackageRunner(std::string dir, device::AneDevice& device, int threads, CompileBudget* budget,
+                             bool background_compile)
     : dir_(std::move(dir)), device_(device), threads_(threads), budget_(budget), manifest_(compile::read_manifest(dir_)) {
   const std::string hw = (fs::path(dir_) / compile::kHostWeightsFile).string();
   const auto reader = std::make_shared<compile::WeightBlobReader>(compile::WeightBlobReader::open(hw));
   for (const compile::HostWeight& w : manifest_.host_weights) host_weights_[w.name] = reader->tensor(w.offset, DType::f32, w.shape);
+  if (background_compile) compiler_ = std::make_unique<SerialQueue>();
 }
 
 PackageRunner::~PackageRunner() {
+  closing_ = true;
+  compiler_.reset();  // the compile in progress finishes; the rest are skipped
   for (auto& [name, k] : kernels_) {
+    if (!k->loaded) continue;
     try {
       device_.unload(k->id);
       if (budget_) budget_->note_unload();
@@ -54,10 +65,29 @@ PackageRunner::~PackageRunner() {
   }
 }
 
-PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
-  auto it = kernels_.find(step.name);
-  if (it != kernels_.end()) return *it->second;
-  auto k = std::make_unique<Kernel>();
+void PackageRunner::prepare(std::string_view name) {
+  if (!compiler_) return;  // compiling on use: each kernel when its step comes
+  for (const compile::PackageStep& s : manifest_.program(name).steps)
+    if (s.placement == compile::Placement::ane && !kernels_.contains(s.name)) enqueue(s);
+}
+
+void PackageRunner::enqueue(const compile::PackageStep& step) {
+  Kernel& k = *kernels_.emplace(step.name, std::make_unique<Kernel>()).first->second;
+  // `step` lives in manifest_, `k` in kernels_: both outlive the compile thread.
+  auto job = [this, &step, &k] { compile_kernel(step, k); };
+  if (compiler_) {
+    k.ready = compiler_->post(std::move(job));
+    return;
+  }
+  std::packaged_task<void()> now(std::move(job));
+  k.ready = now.get_future().share();
+  now();
+}
+
+// On the compile thread. The budget is touched only here (and by the destructor, after the
+// thread has gone), so it needs no lock.
+void PackageRunner::compile_kernel(const compile::PackageStep& step, Kernel& k) {
+  if (closing_) throw Error("package step " + step.name + ": not compiled, the runner was closing");
   if (budget_) {
     budget_->sync(device_.compiles());
     if (!budget_->allows_compile())
@@ -66,20 +96,45 @@ PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
                   " used, ANE030): restart the process from a checkpoint (runtime/supervisor.h)");
   }
   Stopwatch sw;
-  k->id = device_.compile((fs::path(dir_) / step.name).string());
-  device_.load(k->id);
+  k.id = device_.compile((fs::path(dir_) / step.name).string());
+  device_.load(k.id);
+  k.loaded = true;
   if (budget_) {
     budget_->sync(device_.compiles());
     budget_->note_load(step.name);
   }
-  stats_.compile_ms += sw.ms();
-  stats_.steps[step.name].compile_ms += sw.ms();
-  ++stats_.compiles;
   // The device must bind what the manifest says, in its order (ANE027): a package compiled by
   // another writer, or edited by hand, is caught here, not by wrong numbers.
-  check_bindings(device_, k->id, step.io, (fs::path(dir_) / step.name / "model.mil").string());
-  k->surfaces.emplace(step.io);
-  return *kernels_.emplace(step.name, std::move(k)).first->second;
+  check_bindings(device_, k.id, step.io, (fs::path(dir_) / step.name / "model.mil").string());
+  k.surfaces.emplace(step.io);
+  k.compile_ms = sw.ms();
+}
+
+void PackageRunner::count_compile(const std::string& step, Kernel& k) const {
+  k.counted = true;
+  stats_.compile_ms += k.compile_ms;
+  stats_.steps[step].compile_ms += k.compile_ms;
+  ++stats_.compiles;
+}
+
+const RunnerStats& PackageRunner::stats() const {
+  for (auto& [name, k] : kernels_)
+    if (!k->counted && k->ready.wait_for(std::chrono::seconds(0)) == std::future_status::ready && k->loaded)
+      count_compile(name, *k);
+  return stats_;
+}
+
+PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
+  Stopwatch sw;  // compiling on use, the run waits for all of it
+  if (!kernels_.contains(step.name)) enqueue(step);
+  Kernel& k = *kernels_.at(step.name);
+  if (!k.counted) {
+    k.ready.get();  // the compile's error, at the step that needs the kernel
+    stats_.compile_wait_ms += sw.ms();
+    stats_.steps[step.name].compile_wait_ms += sw.ms();
+    count_compile(step.name, k);
+  }
+  return k;
 }
 
 PackageRunner::Host& PackageRunner::host(const compile::PackageStep& step) {
@@ -170,7 +225,7 @@ PackageRunner::OutputRef PackageRunner::output_surface(std::string_view program,
     for (const compile::KernelIoTensor& t : s.io.outputs) {
       if (t.name != value) continue;
       auto k = kernels_.find(s.name);
-      if (k == kernels_.end()) return {};
+      if (k == kernels_.end() || !k->second->counted) return {};  // not run yet (perhaps still compiling)
       return {k->second->surfaces->output(s.io, value), {t.logical[1], s.io.padded_seq}};
     }
   }
@@ -179,6 +234,7 @@ PackageRunner::OutputRef PackageRunner::output_surface(std::string_view program,
 
 Values PackageRunner::run(std::string_view name, const Values& inputs) {
   const compile::PackageProgram& p = manifest_.program(name);
+  prepare(name);
   const auto resident = resident_.find(p.name);
   Values table;
   for (const compile::PackageValue& v : p.inputs) {

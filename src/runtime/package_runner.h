@@ -7,9 +7,17 @@
 //
 // Kernels are compiled and loaded when a program first needs them (a package's decode kernels
 // cost nothing to a job that only runs prefill), and unloaded when the runner goes (ANE031).
+// The compiles run on the runner's compile thread, in the program's step order, so that kernel
+// k+1 compiles while kernel k and the host steps run (on the hardware the compiler is another
+// process and the ANE evaluates by itself: the overlap is real parallelism there). A caller
+// that knows what runs next asks for it early (prepare: decode's kernels while prefill runs).
+// A compile that failed, or that the budget refused, is rethrown where its kernel is first
+// used, never skipped: the step that needed it fails.
+//
 // Every compile counts against the device's budget; the runner compiles each kernel once, and
 // with a CompileBudget it refuses, before compiling, a kernel that would go over it (the
 // hardware would fail silently, ANE030): the error names the step and the counts.
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -18,6 +26,7 @@
 #include <string_view>
 
 #include "compile/ane_package.h"
+#include "core/serial_queue.h"
 #include "core/tensor.h"
 #include "device/ane_device.h"
 #include "device/ane_packing.h"
@@ -28,7 +37,8 @@ namespace orion::runtime {
 
 struct StepStats {
   int runs = 0;
-  double compile_ms = 0;  // kernels: compile and load, once
+  double compile_ms = 0;       // kernels: compile and load, once (on the compile thread)
+  double compile_wait_ms = 0;  // kernels: what of it a run waited for; the rest overlapped
   double run_ms = 0;      // kernels: the device's evaluation; host steps: the CPU executor
   double pack_ms = 0;     // kernels: packing inputs and unpacking outputs
   std::int64_t packed_bytes = 0;  // kernels: fp16 bytes packed into input surfaces, all runs
@@ -36,7 +46,7 @@ struct StepStats {
 
 struct RunnerStats {
   int compiles = 0, evaluations = 0, host_runs = 0;
-  double compile_ms = 0, device_ms = 0, host_ms = 0, pack_ms = 0;
+  double compile_ms = 0, compile_wait_ms = 0, device_ms = 0, host_ms = 0, pack_ms = 0;
   std::int64_t packed_bytes = 0;  // fp16 bytes packed into kernels' input surfaces (KernelCallTiming)
   std::map<std::string, StepStats, std::less<>> steps;  // by step name
 };
@@ -44,8 +54,10 @@ struct RunnerStats {
 class PackageRunner {
  public:
   // Reads the manifest and the host weights; compiles nothing yet. `device` must outlive the
-  // runner. `threads` is the host executor's.
-  PackageRunner(std::string package_dir, device::AneDevice& device, int threads = 1, CompileBudget* budget = nullptr);
+  // runner. `threads` is the host executor's. `background_compile` false compiles each kernel on
+  // the calling thread when a run reaches it (to measure what the overlap saves).
+  PackageRunner(std::string package_dir, device::AneDevice& device, int threads = 1, CompileBudget* budget = nullptr,
+                bool background_compile = true);
   ~PackageRunner();
   PackageRunner(const PackageRunner&) = delete;
   PackageRunner& operator=(const PackageRunner&) = delete;
@@ -53,11 +65,17 @@ class PackageRunner {
   const compile::PackageManifest& manifest() const { return manifest_; }
   const std::string& dir() const { return dir_; }
 
+  // Starts compiling and loading the kernels of `program` that are not yet, in step order, on
+  // the compile thread, and returns at once. run() starts its own program's. Compiling on use
+  // (no background compile), it does nothing.
+  void prepare(std::string_view program);
+
   // Runs `program` on `inputs` (by the model's names, with the declared shapes; float inputs
   // of any float dtype) and returns its outputs by the model's names.
   Values run(std::string_view program, const Values& inputs);
 
-  const RunnerStats& stats() const { return stats_; }
+  // Counts the compiles that finished, including those no run has used yet.
+  const RunnerStats& stats() const;
 
   // A surface of a kernel of a program and the shape of the tensor in it.
   struct SurfaceRef {
@@ -82,6 +100,9 @@ class PackageRunner {
  private:
   struct Kernel;
   struct Host;
+  void enqueue(const compile::PackageStep& step);
+  void compile_kernel(const compile::PackageStep& step, Kernel& k);
+  void count_compile(const std::string& step, Kernel& k) const;
   Kernel& kernel(const compile::PackageStep& step);
   Host& host(const compile::PackageStep& step);
   void run_kernel(const compile::PackageStep& step, Values& table);
@@ -93,10 +114,12 @@ class PackageRunner {
   CompileBudget* budget_;
   compile::PackageManifest manifest_;
   Values host_weights_;
-  std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;
+  std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;  // inserted by the caller's thread only
   std::map<std::string, std::unique_ptr<Host>, std::less<>> hosts_;
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> resident_;  // program -> values
-  RunnerStats stats_;
+  mutable RunnerStats stats_;
+  std::atomic<bool> closing_{false};      // the destructor: pending compiles are skipped
+  std::unique_ptr<SerialQueue> compiler_;  // null: compiles on the caller's thread; last, so it goes first
 };
 
 }  // namespace orion::runtime

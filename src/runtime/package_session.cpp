@@ -27,7 +27,7 @@ Tensor positions_from(std::int64_t first, std::int64_t n) {
 
 }  // namespace
 
-PackageSession::PackageSession(PackageRunner& runner) : runner_(runner) {
+PackageSession::PackageSession(PackageRunner& runner, bool decodes) : runner_(runner), decodes_(decodes) {
   const compile::PackageProgram& pre = runner.manifest().program("prefill");
   const compile::PackageProgram& dec = runner.manifest().program("decode");
   prefill_seq_ = pre.seq;
@@ -70,6 +70,9 @@ Tensor PackageSession::prefill(std::span<const std::int32_t> tokens) {
     throw Error("prefill: a prompt of " + std::to_string(n) + " tokens does not fit the package's window of " +
                 std::to_string(prefill_seq_) + " (recompile with a larger --seq)");
   const compile::PackageProgram& p = runner_.manifest().program("prefill");
+  // Queued behind prefill's own kernels: they compile while prefill evaluates.
+  runner_.prepare("prefill");
+  if (decodes_) runner_.prepare("decode");
   Tensor tok(DType::i32, {prefill_seq_});
   std::memset(tok.raw(), 0, tok.nbytes());
   std::memcpy(tok.raw(), tokens.data(), tokens.size_bytes());

@@ -30,8 +30,10 @@ namespace orion::runtime {
 
 class PackageSession {
  public:
-  // The runner must hold "prefill" and "decode" programs with session blocks.
-  explicit PackageSession(PackageRunner& runner);
+  // The runner must hold "prefill" and "decode" programs with session blocks. A session that
+  // will decode on the device (`decodes`) has the decode kernels compiled while prefill runs;
+  // one whose CPU takes over after prefill (--ane-prefill) never compiles them.
+  explicit PackageSession(PackageRunner& runner, bool decodes = true);
 
   // Runs the prompt (1 <= size <= prefill_window()) from position 0, replacing the cache;
   // returns the logits of every prompt position, [size, vocab].
@@ -56,6 +58,7 @@ class PackageSession {
   void fill_resident();  // the prefill's rows into the device-resident surfaces
 
   PackageRunner& runner_;
+  bool decodes_;
   std::int64_t prefill_seq_ = 0, capacity_ = 0, position_ = 0;
   std::vector<CacheEntry> cache_;
   bool on_device_ = false;  // the cache stays in the decode kernels' surfaces

@@ -27,6 +27,10 @@ device::AneProgramId VersionedKernel::program() const {
   return id_;
 }
 
+void VersionedKernel::release() {
+  if (loaded_) unload();
+}
+
 void VersionedKernel::unload() {
   device_.unload(id_);
   loaded_ = false;
@@ -44,13 +48,17 @@ void VersionedKernel::load() {
   loaded_ = true;
 }
 
-InstallPath VersionedKernel::install(const std::string& version) {
+bool VersionedKernel::will_reload() {
   budget_.sync(device_.compiles());
   // The probe is asked for only when a reload is possible at all (a first version or a new
   // program needs a compile whatever the device can do) and when it fits in the budget: a
   // process with one compile left spends it on the version, and the next process probes.
   const bool may_probe = reload_.probed() || budget_.allows_compile();
-  if (id_ >= 0 && may_probe && reload_mismatch(work_, version).empty() && reload_.supported()) {
+  return id_ >= 0 && may_probe && reload_.supported();
+}
+
+InstallPath VersionedKernel::install(const std::string& version) {
+  if (will_reload() && reload_mismatch(work_, version).empty()) {
     if (loaded_) unload();
     rewrite_weights_in_place(work_, version);
     load();

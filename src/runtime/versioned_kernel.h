@@ -36,6 +36,15 @@ class VersionedKernel {
   // program. `version` is only read.
   InstallPath install(const std::string& version);
 
+  // Whether install() will reload rather than compile, for a version of the same program (the
+  // same MIL text and weight files): what a caller plans its compile budget with. May run the
+  // reload probe, which costs a compile.
+  bool will_reload();
+
+  // Unloads the program (a program left loaded at an exec may leak device resources, ANE031);
+  // the next install loads it again.
+  void release();
+
   // The loaded program; throws orion::Error before the first install.
   device::AneProgramId program() const;
   const VersionedKernelStats& stats() const { return stats_; }

@@ -1,6 +1,7 @@
 #include "train/device_gradients.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.h"
 #include "train/trainer.h"
@@ -18,10 +19,13 @@ class DeviceGradients final : public GradientRunner {
         seq_(c.seq),
         graph_(device_graph(loss, wrt, c, device, budget, reload, o)),
         flops_(train::matmul_flops(graph_->graph()) * static_cast<double>(c.batch)) {
-    // One window's inputs, refilled for each sequence of a micro-batch.
-    for (const char* name : {"tokens", "targets", "positions"}) one_[name] = Tensor(DType::i32, {seq_});
-    auto pos = one_.at("positions").span<std::int32_t>();
-    for (std::int64_t i = 0; i < seq_; ++i) pos[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+    // Each sequence's window inputs, refilled at every micro-batch.
+    windows_.resize(static_cast<std::size_t>(batch_));
+    for (exec::Bindings& one : windows_) {
+      for (const char* name : {"tokens", "targets", "positions"}) one[name] = Tensor(DType::i32, {seq_});
+      auto pos = one.at("positions").span<std::int32_t>();
+      for (std::int64_t i = 0; i < seq_; ++i) pos[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+    }
     // The probe (one compile) and one compile per kernel must fit in one process, or no
     // restart could ever make progress.
     if (graph_->stats().kernels + 1 > budget.limit())
@@ -41,31 +45,28 @@ class DeviceGradients final : public GradientRunner {
     return c;
   }
 
+  void prefetch(const exec::Bindings& params) override { prefetched_ = graph_->set_weights(params, false); }
+
   void prepare(const exec::Bindings& params) override {
-    if (graph_->stats().versions > 0) return graph_->set_weights(params);
-    try {
-      graph_->set_weights(params);
-    } catch (const Error& e) {
-      throw Error(std::string("train: the model's gradient graph does not compile to ANE kernels: ") + e.what());
-    }
+    if (!std::exchange(prefetched_, false)) first_weights([&] { graph_->set_weights(params); });
   }
 
   std::vector<Tensor> run(const exec::Bindings& feed) override {
-    one_["loss_scale"] = feed.at("loss_scale");
-    std::vector<Tensor> sum;
+    // Each sequence's window, run up to two at once (DeviceGraph::run_many), summed in order.
     for (std::int64_t b = 0; b < batch_; ++b) {
+      exec::Bindings& one = windows_[static_cast<std::size_t>(b)];
+      one["loss_scale"] = feed.at("loss_scale");
       for (const char* name : {"tokens", "targets"}) {
         const auto from = feed.at(name).span<const std::int32_t>().subspan(static_cast<std::size_t>(b * seq_),
                                                                             static_cast<std::size_t>(seq_));
-        std::copy(from.begin(), from.end(), one_.at(name).span<std::int32_t>().begin());
+        std::copy(from.begin(), from.end(), one.at(name).span<std::int32_t>().begin());
       }
-      std::vector<Tensor> out = graph_->run(one_);  // f32: host segments and unpacked kernel outputs
-      if (b == 0) {
-        sum = std::move(out);
-        continue;
-      }
-      for (std::size_t i = 0; i < out.size(); ++i) add_into(sum[i], out[i]);
     }
+    std::vector<std::vector<Tensor>> outs;  // f32: host segments and unpacked kernel outputs
+    first_weights([&] { outs = graph_->run_many(windows_); });
+    std::vector<Tensor> sum = std::move(outs[0]);
+    for (std::size_t b = 1; b < outs.size(); ++b)
+      for (std::size_t i = 0; i < sum.size(); ++i) add_into(sum[i], outs[b][i]);
     // The batch's loss is the mean over its tokens: the mean of the sequences' means.
     const float scale = 1.0f / static_cast<float>(batch_);
     for (Tensor& t : sum)
@@ -87,14 +88,28 @@ class DeviceGradients final : public GradientRunner {
     dg.threads = c.threads;
     dg.work_folder = o.work_folder;
     dg.supervisor = o.supervisor;
+    dg.lanes = o.lanes;
     return std::make_unique<runtime::DeviceGraph>(
         loss_gradient_graph(loss, 1, c.seq, wrt), device, budget, reload, dg);
+  }
+
+  // Until a first run has gone through, a failure to lower or compile a kernel (at set_weights,
+  // or at the run that waits for it) is the model's graph not fitting the device: say so.
+  template <class F>
+  void first_weights(F&& f) {
+    if (graph_->stats().runs > 0) return f();
+    try {
+      f();
+    } catch (const Error& e) {
+      throw Error(std::string("train: the model's gradient graph does not compile to ANE kernels: ") + e.what());
+    }
   }
 
   std::int64_t batch_, seq_;
   std::unique_ptr<runtime::DeviceGraph> graph_;
   double flops_;
-  exec::Bindings one_;  // tokens, targets, positions and loss_scale of one sequence
+  std::vector<exec::Bindings> windows_;  // tokens, targets, positions and loss_scale of each sequence
+  bool prefetched_ = false;  // the weights of the coming step are installing already
 };
 
 }  // namespace

@@ -19,6 +19,7 @@ struct DeviceGradientsOptions {
   compile::AneTarget target;
   std::string work_folder;                    // the kernels' files; empty: a temporary folder
   runtime::Supervisor* supervisor = nullptr;  // restarts when the budget is spent
+  int lanes = 2;  // a micro-batch's sequences in flight at once (runtime::DeviceGraph::run_many)
 };
 
 // `device`, `budget` and `reload` must outlive the runner. Throws orion::Error when the graph

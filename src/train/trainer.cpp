@@ -175,6 +175,9 @@ StepStats Trainer::step() {
         m.optimizer.step(m.params, grads, s.lr, s.loss_scale * static_cast<double>(m.config.accum));
     s.grad_norm = r.grad_norm;
     if (m.config.precision == exec::Numerics::f16) m.clamped += clamp_to_f16_range(m.params);
+    // The next step's weights are final: a device installs them while the caller logs,
+    // evaluates and checkpoints this step.
+    if (m.steps + 1 < m.config.steps) m.grads->prefetch(m.params);
   }
   s.step = ++m.steps;
   s.seconds = watch.seconds();

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "device/ane_sim.h"
+#include "device/overlap_probe.h"
 #include "model/gpt2_model.h"
 #include "model/llama_model.h"
 #include "train/model_loss.h"
@@ -62,22 +63,8 @@ GradientRunnerFactory on(Device& d, const Arch& arch) {
 
 class DeviceTraining : public ::testing::TestWithParam<Arch> {};
 
-TEST_P(DeviceTraining, GradientsMatchTheCpuExecutorsToFp16Tolerance) {
-  const Arch& arch = GetParam();
-  const exec::Bindings& w = arch.weights;
-  const std::int64_t vocab = arch.vocab;
-  TrainConfig c = overfit_config(exec::Numerics::f16);
-  c.seq = 32;  // the kernels' bucket
-  const LossGraphFn& loss = arch.loss;
-  std::vector<std::string> names;
-  for (const auto& [name, t] : w) names.push_back(name);
-  Device d;
-  auto dev = on(d, arch)(loss, names, c);
-  auto cpu = cpu_gradient_runner(loss, names, [&] {
-    TrainConfig f32 = c;
-    f32.precision = exec::Numerics::f32;
-    return f32;
-  }());
+// A gradient runner's feed: the weights, one batch of fixed tokens and targets, a loss scale.
+exec::Bindings window_feed(const exec::Bindings& w, const TrainConfig& c, std::int64_t vocab) {
   exec::Bindings feed = w;
   const std::int64_t n = c.batch * c.seq;
   Tensor tokens(DType::i32, {n}), targets(DType::i32, {n}), positions(DType::i32, {n});
@@ -92,6 +79,31 @@ TEST_P(DeviceTraining, GradientsMatchTheCpuExecutorsToFp16Tolerance) {
   Tensor scale(DType::f32, {});
   scale.span<float>()[0] = 1024.0f;
   feed["loss_scale"] = scale;
+  return feed;
+}
+
+std::vector<std::string> names_of(const exec::Bindings& w) {
+  std::vector<std::string> names;
+  for (const auto& [name, t] : w) names.push_back(name);
+  return names;
+}
+
+TEST_P(DeviceTraining, GradientsMatchTheCpuExecutorsToFp16Tolerance) {
+  const Arch& arch = GetParam();
+  const exec::Bindings& w = arch.weights;
+  const std::int64_t vocab = arch.vocab;
+  TrainConfig c = overfit_config(exec::Numerics::f16);
+  c.seq = 32;  // the kernels' bucket
+  const LossGraphFn& loss = arch.loss;
+  const std::vector<std::string> names = names_of(w);
+  Device d;
+  auto dev = on(d, arch)(loss, names, c);
+  auto cpu = cpu_gradient_runner(loss, names, [&] {
+    TrainConfig f32 = c;
+    f32.precision = exec::Numerics::f32;
+    return f32;
+  }());
+  const exec::Bindings feed = window_feed(w, c, vocab);
   dev->prepare(w);
   cpu->prepare(w);
   const std::vector<Tensor> got = dev->run(feed), want = cpu->run(feed);
@@ -136,6 +148,95 @@ TEST_P(DeviceTraining, OverfitsOnAneSimAndTheCurveAgreesWithTheCpus) {
     EXPECT_NEAR(sim[i], f32[i], 0.02 + 0.02 * f32[i]) << "step " << i + 1;
     EXPECT_NEAR(sim[i], f16[i], 0.02 + 0.02 * f16[i]) << "step " << i + 1;
   }
+}
+
+// prepare() returns before the kernels are installed: the first kernel's evaluation finds the
+// next kernels compiling (the first weights) or reloading (the next step's) on the install
+// thread, and the gradients are those of the weights given. A kernel that does not compile
+// fails every run that needs it.
+TEST(DeviceGraphInstalls, LaterKernelsInstallWhileTheFirstRunsAndAFailedOneFailsTheRun) {
+  const Arch arch = archs()[0];
+  TrainConfig c = overfit_config(exec::Numerics::f16);
+  c.seq = 32;
+  const std::vector<std::string> names = names_of(arch.weights);
+  device::AneSim sim;
+  device::testing::OverlapProbe probe(sim, std::chrono::seconds(20));
+  runtime::CompileBudget budget{119};
+  runtime::ReloadSupport reload{probe, budget};
+  auto dev = device_gradient_runner(arch.ane_loss, names, c, probe, budget, reload, {});
+  exec::Bindings halved;
+  for (const auto& [name, t] : arch.weights) {
+    Tensor h = t.clone();
+    for (float& v : h.span<float>()) v *= 0.5f;
+    halved[name] = h;
+  }
+  std::vector<Tensor> grads[2];
+  for (int version = 0; version < 2; ++version) {
+    const exec::Bindings& w = version == 0 ? arch.weights : halved;
+    probe.arm();
+    dev->prepare(w);
+    grads[version] = dev->run(window_feed(w, c, arch.vocab));
+    EXPECT_TRUE(probe.overlapped()) << "weights " << version;
+  }
+  const runtime::DeviceGraphStats& s = *dev->device_stats();
+  EXPECT_EQ(s.reloads, s.kernels) << "the second weights are reloaded";
+  // The second run computed with the second weights: a fresh runner given them agrees.
+  device::AneSim sim2;
+  runtime::CompileBudget budget2{119};
+  runtime::ReloadSupport reload2{sim2, budget2};
+  auto fresh = device_gradient_runner(arch.ane_loss, names, c, sim2, budget2, reload2, {});
+  fresh->prepare(halved);
+  const std::vector<Tensor> want = fresh->run(window_feed(halved, c, arch.vocab));
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(rel_l2(grads[1][i], want[i]), 0.0) << i;
+  EXPECT_GT(rel_l2(grads[0][1], grads[1][1]), 1e-3);
+
+  device::AneSim sim3;
+  device::testing::OverlapProbe failing(sim3, std::chrono::milliseconds(0));
+  runtime::CompileBudget budget3{119};
+  runtime::ReloadSupport reload3{failing, budget3};
+  auto broken = device_gradient_runner(arch.ane_loss, names, c, failing, budget3, reload3, {});
+  failing.fail_compiles_containing("ane2");
+  broken->prepare(arch.weights);
+  for (int attempt = 0; attempt < 2; ++attempt)
+    EXPECT_THROW(
+        {
+          try {
+            broken->run(window_feed(arch.weights, c, arch.vocab));
+          } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("failed on purpose"), std::string::npos) << e.what();
+            throw;
+          }
+        },
+        Error);
+}
+
+// A micro-batch's sequences on two lanes: while one lane's kernel is on the (slow) device, the
+// other runs its host segments; the gradients are the same bits as one sequence after another.
+TEST(DeviceGraphLanes, HostSegmentsRunBesideTheOtherLanesKernelsWithTheSameGradients) {
+  const Arch arch = archs()[0];
+  TrainConfig c = overfit_config(exec::Numerics::f16);
+  c.seq = 32;
+  c.batch = 4;
+  const std::vector<std::string> names = names_of(arch.weights);
+  std::vector<Tensor> grads[2];
+  for (const int lanes : {1, 2}) {
+    device::AneSim sim;
+    device::testing::OverlapProbe slow(sim, std::chrono::milliseconds(0));
+    slow.slow_evaluations(std::chrono::milliseconds(20));
+    runtime::CompileBudget budget{119};
+    runtime::ReloadSupport reload{slow, budget};
+    DeviceGradientsOptions o;
+    o.lanes = lanes;
+    auto dev = device_gradient_runner(arch.ane_loss, names, c, slow, budget, reload, o);
+    dev->prepare(arch.weights);
+    grads[lanes - 1] = dev->run(window_feed(arch.weights, c, arch.vocab));
+    const runtime::DeviceGraphStats& s = *dev->device_stats();
+    EXPECT_EQ(s.runs, 4);
+    if (lanes == 1) EXPECT_EQ(s.host_beside_device, 0);
+    else EXPECT_GT(s.host_beside_device, 0);
+  }
+  ASSERT_EQ(grads[0].size(), grads[1].size());
+  for (std::size_t i = 0; i < grads[0].size(); ++i) EXPECT_EQ(rel_l2(grads[1][i], grads[0][i]), 0.0) << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, DeviceTraining, ::testing::ValuesIn(archs()),

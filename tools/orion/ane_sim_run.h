@@ -62,9 +62,10 @@ class AneSimRun {
   std::string dir_;
   std::unique_ptr<device::AneDevice> device_;
   device::AneSim* sim_ = nullptr;  // device_ when it is the emulator
+  // Before the runner, which counts its unloads in it when it goes.
+  runtime::CompileBudget budget_;  // the process's compiles, refused before the device's budget
   std::unique_ptr<runtime::PackageRunner> runner_;
   std::unique_ptr<runtime::PackageSession> session_;
-  runtime::CompileBudget budget_;  // the process's compiles, refused before the device's budget
 };
 
 }  // namespace orion::cli

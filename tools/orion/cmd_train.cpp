@@ -135,10 +135,12 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
               static_cast<long long>(r.clamped_values), r.final_checkpoint.c_str());
   if (r.device) {
     const runtime::DeviceGraphStats& d = *r.device;
-    std::printf("  %s, this process: %d kernels and %d host segments, %d compiles, %d reloads; per step %.0f ms lowering, "
-                "%.0f ms installing, %.0f ms on the device, %.0f ms on the host\n",
+    std::printf("  %s, this process: %d kernels and %d host segments, %d compiles, %d reloads; per step %.0f ms lowering "
+                "and %.0f ms installing in the background (%.0f ms of them waited for), %.0f ms on the device, %.0f ms "
+                "on the host (%d host segment runs beside the other sequence's kernels)\n",
                 o.device.c_str(), d.kernels, d.host_segments, d.compiles, d.reloads, d.lower_ms / d.versions,
-                d.install_ms / d.versions, d.device_ms / d.versions, d.host_ms / d.versions);
+                d.install_ms / d.versions, d.wait_ms / d.versions, d.device_ms / d.versions, d.host_ms / d.versions,
+                d.host_beside_device);
   }
 }
 
