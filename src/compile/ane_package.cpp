@@ -83,7 +83,9 @@ class Reader {
 };
 
 json io_tensor_json(const KernelIoTensor& t) {
-  return {{"name", t.name}, {"logical", t.logical}, {"padded", t.padded}, {"bytes", t.bytes}};
+  json j = {{"name", t.name}, {"logical", t.logical}, {"padded", t.padded}, {"bytes", t.bytes}};
+  if (t.fixed) j["fixed"] = true;  // absent: the kernel's tokens, as every package before it wrote
+  return j;
 }
 
 json value_json(const PackageValue& v) {
@@ -97,7 +99,13 @@ KernelIoTensor read_io_tensor(const Reader& r, const json& j, const std::string&
   t.padded = r.shape(j, p, "padded");
   t.bytes = r.integer(j, p, "bytes", 1);
   if (t.logical.size() != 4 || t.padded.size() != 4) r.fail(p, "kernel surfaces are [1, C, 1, S]");
-  if (t.padded[1] != t.logical[1] || t.padded[3] < t.logical[3]) r.fail(p, "the padded shape does not hold the logical one");
+  if (j.contains("fixed")) {
+    if (!j["fixed"].is_boolean()) r.fail(p + "/fixed", "expected true or false");
+    t.fixed = j["fixed"].get<bool>();
+  }
+  // Channels are widened only for fixed-length inputs (a narrow KV cache, ANE012).
+  if ((t.fixed ? t.padded[1] < t.logical[1] : t.padded[1] != t.logical[1]) || t.padded[3] < t.logical[3])
+    r.fail(p, "the padded shape does not hold the logical one");
   if (t.bytes != shape_numel(t.padded) * 2) r.fail(p + "/bytes", "is not the padded fp16 size");
   return t;
 }
@@ -136,7 +144,9 @@ PackageStep read_step(const Reader& r, const json& j, const std::string& p) {
       for (std::size_t i = 0; i < a.size(); ++i) {
         const std::string tp = ip + "/" + key + "/" + std::to_string(i);
         KernelIoTensor t = read_io_tensor(r, a[i], tp);
-        if (t.padded[3] != s.io.padded_seq || t.logical[3] != s.io.seq) r.fail(tp, "its sequence is not the kernel's");
+        if (t.fixed ? t.padded[3] != t.logical[3] || key != std::string("inputs")
+                    : t.padded[3] != s.io.padded_seq || t.logical[3] != s.io.seq)
+          r.fail(tp, t.fixed ? "a fixed-length output, or a padded fixed-length input" : "its sequence is not the kernel's");
         if (t.bytes > alloc) r.fail(tp + "/bytes", "larger than the direction's allocation");
         if (!list->empty() && !(list->back().name < t.name)) r.fail(tp + "/name", "not in binding (alphabetical) order");
         list->push_back(std::move(t));

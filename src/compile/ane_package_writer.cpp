@@ -79,6 +79,7 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
         AneLoweringOptions lo;
         lo.target = o.target;
         lo.kernel_name = seg.name;
+        lo.io.seq = spec.seq;  // inputs of another length (a decode step's KV cache) are fixed-length
         AneLowered k = lower_for_ane(seg.graph, weights, lo);
         for (const Diagnostic& d : k.diagnostics) report.diagnostics.push_back({seg.name + ": " + d.pass, d.message});
         for (const AneViolation& w : k.warnings) step.warnings.push_back(w.message());

@@ -1,6 +1,7 @@
 #include "compile/partition.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_set>
 
 #include "compile/mil_writer.h"
@@ -161,6 +162,27 @@ class Partitioner {
         s = std::max(s, stage_[at(in)] + (crosses ? 1 : 0));
       }
       stage_[at(id)] = s;
+    }
+    // ANE nodes that read only graph inputs (a decode step's KV-cache inputs split into heads)
+    // run as late as their readers allow: else they would form a kernel of their own in the
+    // first stage, whose outputs (per-head values over the cache) no kernel boundary carries.
+    std::vector<bool> inputs_only(at(g_.size()), false);
+    for (ValueId id : order_) {
+      if (!on(id, Placement::ane)) continue;
+      bool only = true;
+      for (ValueId in : g_.node(id).inputs) only = only && (!placed(in) || inputs_only[at(in)]);
+      inputs_only[at(id)] = only;
+    }
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+      const ValueId id = *it;
+      if (!inputs_only[at(id)] || is_output_[at(id)] || users_[at(id)].empty()) continue;
+      int latest = std::numeric_limits<int>::max();
+      bool host_user = false;
+      for (ValueId u : users_[at(id)]) {
+        if (on(u, Placement::ane)) latest = std::min(latest, stage_[at(u)]);
+        else host_user = true;
+      }
+      if (!host_user) stage_[at(id)] = std::max(stage_[at(id)], latest);
     }
   }
 

@@ -32,7 +32,9 @@ void pack_token_major(const Tensor& x, std::int64_t padded_seq, AneSurface& s) {
   std::vector<std::uint16_t> h(n);
   floats_to_halves(cm, h);
   std::memcpy(s.bytes().data(), h.data(), n * 2);
-  std::memset(s.bytes().data() + n * 2, 0, s.size() - n * 2);
+  // The rest of the surface is left alone: the device reads the C * S packed values from the
+  // start and nothing after them (ANE028). Clearing it would cost a step the whole allocation,
+  // which a kernel with a KV-cache input sizes by the cache, not by this tensor.
 }
 
 Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64_t seq, std::int64_t padded_seq) {
@@ -59,6 +61,23 @@ Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64
         for (std::int64_t t = t0; t < std::min(seq, t0 + kTile); ++t)
           o[t * channels + c] = cm[static_cast<std::size_t>(c * seq + t)];
   return out;
+}
+
+void copy_column(const AneSurface& from, SurfaceColumns fs, std::int64_t from_col, AneSurface& to, SurfaceColumns ts,
+                 std::int64_t to_col) {
+  const auto fits = [](const AneSurface& s, SurfaceColumns shape, std::int64_t col, std::int64_t channels) {
+    return col >= 0 && col < shape.columns && channels <= shape.channels &&
+           static_cast<std::size_t>(channels * shape.columns) * 2 <= s.size();
+  };
+  const std::int64_t channels = std::min(fs.channels, ts.channels);
+  if (fs.channels != ts.channels || !fits(from, fs, from_col, channels) || !fits(to, ts, to_col, channels))
+    throw Error("ane packing: column " + std::to_string(from_col) + " of [1, " + std::to_string(fs.channels) + ", 1, " +
+                std::to_string(fs.columns) + "] does not go to column " + std::to_string(to_col) + " of [1, " +
+                std::to_string(ts.channels) + ", 1, " + std::to_string(ts.columns) + "]");
+  const std::byte* src = from.bytes().data();
+  std::byte* dst = to.bytes().data();
+  for (std::int64_t c = 0; c < channels; ++c)
+    std::memcpy(dst + (c * ts.columns + to_col) * 2, src + (c * fs.columns + from_col) * 2, 2);
 }
 
 }  // namespace orion::device

@@ -11,11 +11,22 @@
 namespace orion::device {
 
 // x [S, C] (any float dtype) -> fp16 [1, C, 1, padded_seq] at the start of `s`, element (c, t)
-// at c * padded_seq + t, clamped to +-65504 (ANE032); padded columns and the rest of the
-// surface are zero. Throws orion::Error when padded_seq < S or it does not fit.
+// at c * padded_seq + t, clamped to +-65504 (ANE032); padded columns are zero, the bytes of the
+// surface after the tensor are left as they were (never read, ANE028). Throws orion::Error when
+// padded_seq < S or it does not fit.
 void pack_token_major(const Tensor& x, std::int64_t padded_seq, AneSurface& s);
 
 // The first `seq` columns of a [1, channels, 1, padded_seq] fp16 surface as f32 [seq, channels].
 Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64_t seq, std::int64_t padded_seq);
+
+// One column of a [1, C, 1, S] fp16 surface: where a device-resident KV cache takes a step's new
+// token, fp16 to fp16 with no conversion. Column `from_col` of `from` ([1, >= channels, 1,
+// from_columns]) is copied to column `to_col` of `to` ([1, >= channels, 1, to_columns]), for the
+// first `channels` channels. Throws orion::Error when a column or a surface is out of range.
+struct SurfaceColumns {
+  std::int64_t channels = 0, columns = 0;  // the tensor's real channels and its surface's S
+};
+void copy_column(const AneSurface& from, SurfaceColumns from_shape, std::int64_t from_col, AneSurface& to,
+                 SurfaceColumns to_shape, std::int64_t to_col);
 
 }  // namespace orion::device

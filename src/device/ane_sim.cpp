@@ -101,11 +101,15 @@ Tensor read_surface(const AneSurface& s, const AneSimIo& io, std::int64_t live) 
   Shape shape = io.type.shape;
   const std::int64_t width = width_of(shape);
   if (!shape.empty()) shape.back() = live;
-  Tensor t(io.type.dtype, shape);
   const std::size_t bytes = rows_of(io) * row_bytes(io, width);
   if (bytes > s.size())
     throw Error("ane-sim: input " + io.name + " " + io.type.str() + " needs " + std::to_string(bytes) +
                 " bytes, the surface has " + std::to_string(s.size()));
+  // Whole: the surface itself, not a copy (a KV cache is megabytes, read every step). The
+  // executor binds inputs into buffers of its own and never writes a caller's tensor.
+  if (live == width)
+    return Tensor::view_of(io.type.dtype, shape, Buffer::borrow(const_cast<std::byte*>(s.bytes().data()), bytes, nullptr), 0);
+  Tensor t(io.type.dtype, shape);
   copy_rows(s.bytes().data(), row_bytes(io, width), static_cast<std::byte*>(t.raw()), row_bytes(io, live), rows_of(io),
             row_bytes(io, live));
   return t;
@@ -380,9 +384,12 @@ void AneSim::run(AneProgramId id, const std::vector<const AneSurface*>& inputs, 
   }
   exec::CpuExecutor& exec = narrowed ? *p.narrow : *p.exec;
   exec::Bindings bindings;
-  for (std::size_t i = 0; i < inputs.size(); ++i)
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    // Token inputs (the program's width) narrowed; a fixed-length one (a KV cache) read whole.
+    const std::int64_t width = width_of(p.inputs[i].type.shape);
     bindings[p.inputs[i].name] =
-        read_surface(*inputs[i], p.inputs[i], narrowed ? live_columns : width_of(p.inputs[i].type.shape));
+        read_surface(*inputs[i], p.inputs[i], narrowed && width == p.column_width ? live_columns : width);
+  }
   const std::vector<Tensor> results = exec.run(bindings);
   for (std::size_t i = 0; i < outputs.size(); ++i)
     write_surface(results[p.output_index[i]], p.outputs[i], *outputs[i]);

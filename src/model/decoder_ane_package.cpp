@@ -8,6 +8,8 @@ namespace orion::model {
 
 namespace {
 
+constexpr std::int64_t kCacheSlotMultiple = 32;  // LegalizeIoOptions::seq_multiple
+
 nlohmann::json session_block(std::int64_t layers, bool decode, std::int64_t capacity) {
   nlohmann::json cache = nlohmann::json::array();
   for (std::int64_t l = 0; l < layers; ++l)
@@ -34,18 +36,24 @@ nlohmann::json model_info(std::string_view arch, const std::string& config_json,
 std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_at, std::int64_t layers,
                                                        std::int64_t context, const AnePackageShape& shape,
                                                        const std::string& arch) {
-  const std::int64_t capacity = shape.capacity > 0 ? shape.capacity : context - 1;
+  // On the device the cache's surfaces are never padded (legalize_io: fixed-length inputs).
+  const std::int64_t slots = shape.host_attention ? 1 : kCacheSlotMultiple;
+  const std::int64_t capacity = shape.capacity > 0 ? shape.capacity : (context - 1) / slots * slots;
   if (shape.window < 1 || shape.window > context)
     throw Error(arch + " package: a prefill window of " + std::to_string(shape.window) +
                 " tokens does not fit the context of " + std::to_string(context));
   if (capacity < 2 || capacity + 1 > context)
     throw Error(arch + " package: a decode cache of " + std::to_string(capacity) + " positions needs 2 to " +
                 std::to_string(context - 1));
+  if (capacity % slots != 0)
+    throw Error(arch + " package: a decode cache kept on the ANE has a multiple of " + std::to_string(slots) +
+                " slots (ANE011), not " + std::to_string(capacity) + " (or put attention on the host)");
   std::vector<compile::ProgramSpec> out;
   out.push_back({"prefill", graph_at(shape.window, 0), shape.window, {}, session_block(layers, false, 0)});
   ir::Graph decode = graph_at(1, capacity);
-  auto varying = compile::shape_varying_nodes(decode, graph_at(1, capacity - 1));
-  out.push_back({"decode", std::move(decode), 1, std::move(varying), session_block(layers, true, capacity)});
+  std::set<std::string, std::less<>> host;
+  if (shape.host_attention) host = compile::shape_varying_nodes(decode, graph_at(1, capacity - 1));
+  out.push_back({"decode", std::move(decode), 1, std::move(host), session_block(layers, true, capacity)});
   return out;
 }
 
@@ -55,7 +63,7 @@ std::vector<compile::ProgramSpec> ane_programs(const CausalLm& m, const AnePacka
 }
 
 std::vector<compile::ProgramSpec> gpt2_ane_programs(const Gpt2Config& c, const AnePackageShape& shape) {
-  return decoder_ane_programs([&](std::int64_t seq, std::int64_t past) { return gpt2_graph(c, {.seq = seq, .past = past}); },
+  return decoder_ane_programs([&](std::int64_t seq, std::int64_t past) { return gpt2_graph(c, {.seq = seq, .past = past, .ane_form = true}); },
                               c.n_layer, c.n_positions, shape, "gpt2");
 }
 

@@ -7,9 +7,15 @@
 //   prefill: the graph of a whole window (seq = window, past = 0): every position's logits and
 //            keys/values.
 //   decode:  one token after a fixed number of cache slots (seq = 1, past = capacity), which
-//            the host masks. Compiled once for that shape; the nodes whose shapes would change
-//            with the cache length (attention over the cache, found by building the graph at
-//            two lengths) run on the host, everything per-token on the ANE.
+//            the host masks. Compiled once for that shape, so nothing in it varies with the
+//            number of valid positions (the mask does that): attention over the cache runs in
+//            the ANE kernels (the ANE form keeps the cache apart from the token,
+//            model/attention.h), whose past_k/past_v inputs are fixed-length [1, C, 1, capacity]
+//            surfaces the runtime keeps resident between steps (runtime/package_session.h).
+//            The capacity is then a multiple of 32 (ANE011: those surfaces are not padded).
+//            With `host_attention` the old placement: the nodes whose shapes would change with
+//            the cache length (found by building the graph at two lengths) on the host, the
+//            cache packed from host tensors every step; any capacity.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -23,7 +29,8 @@ namespace orion::model {
 
 struct AnePackageShape {
   std::int64_t window = 128;   // prefill tokens; --seq
-  std::int64_t capacity = 0;   // decode cache slots; 0: the whole context - 1
+  std::int64_t capacity = 0;   // decode cache slots; 0: the whole context - 1 (rounded down to 32 on the device)
+  bool host_attention = false;  // attention over the cache on the host (see above)
 };
 
 // graph_at(seq, past): the decoder's ANE-form graph of a window of `seq` after `past` cached

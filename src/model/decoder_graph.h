@@ -17,7 +17,9 @@ struct DecoderGraphOptions {
   bool loss = false;       // the training graph: input targets, output loss
   // The same function in ops the ANE compiler lowers (Llama's; GPT-2's graph has that form
   // already): see model/llama.h. One window only; with the loss, what training on an ANE
-  // device differentiates.
+  // device differentiates. A one-token decode step (seq 1 after past > 0) keeps its cache apart
+  // from the token (model/attention.h, attention_over_cache), so that the cache can stay on the
+  // device.
   bool ane_form = false;
 };
 

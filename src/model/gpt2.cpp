@@ -16,6 +16,7 @@ ir::Graph gpt2_graph(const Gpt2Config& c, const Gpt2GraphOptions& o) {
 
   AttentionContext ctx;
   ctx.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + T}) : causal_mask(b, T);
+  ctx.cache_apart = o.ane_form && T == 1;  // model/attention.h: a decode step with its cache on the ANE
   Gpt2BlockShape shape = c.block_shape(T);
   shape.batch = o.batch;
   std::vector<ir::Value> cache_out;

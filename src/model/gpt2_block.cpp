@@ -54,9 +54,14 @@ BlockOutputs gpt2_block(Builder& b, Value x, const Gpt2BlockShape& s, int layer,
   BlockOutputs out;
   out.k = part(1);
   out.v = part(2);
-  Value k_all = ctx.past_k ? b.concat({*ctx.past_k, out.k}, 0) : out.k;
-  Value v_all = ctx.past_v ? b.concat({*ctx.past_v, out.v}, 0) : out.v;
-  Value att = multi_head_attention(b, part(0), k_all, v_all, ctx.mask, H, B);
+  Value att;
+  if (ctx.past_k && ctx.cache_apart) {
+    att = attention_over_cache(b, part(0), *ctx.past_k, out.k, *ctx.past_v, out.v, ctx.mask, H);
+  } else {
+    Value k_all = ctx.past_k ? b.concat({*ctx.past_k, out.k}, 0) : out.k;
+    Value v_all = ctx.past_v ? b.concat({*ctx.past_v, out.v}, 0) : out.v;
+    att = multi_head_attention(b, part(0), k_all, v_all, ctx.mask, H, B);
+  }
   x = b.add(x, conv1d(b, att, "attn.c_proj", C, C));
 
   // MLP.

@@ -30,6 +30,9 @@ struct Gpt2BlockShape {
 struct AttentionContext {
   ir::Value mask;
   std::optional<ir::Value> past_k, past_v;
+  // The cache kept apart from the new token (model/attention.h, attention_over_cache): the
+  // ANE form of a one-token decode step.
+  bool cache_apart = false;
 };
 
 struct BlockOutputs {

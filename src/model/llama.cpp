@@ -69,8 +69,10 @@ Value attention(Builder& b, Value q, Value k_all, Value v_all, Value mask, const
   return b.reshape(b.transpose(b.reshape(out, shape({H, T, D})), swap), {B * T, H * D});
 }
 
+LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out);
+
 LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const LayerInputs& in, std::int64_t batch) {
-  const std::int64_t C = c.hidden_size, KVW = c.kv_width(), F = c.intermediate_size;
+  const std::int64_t C = c.hidden_size, KVW = c.kv_width();
   const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   b.push_scope("model.layers." + std::to_string(index));
   Value h = rms_norm(b, x, "input_layernorm", c);
@@ -84,9 +86,21 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   LayerOutputs out;
   out.k = rope(linear(b, h, "self_attn.k_proj", C, KVW), KV);
   out.v = linear(b, h, "self_attn.v_proj", C, KVW);
+  Value att;
+  if (ane && in.past_k && b.shape(q)[0] == 1 && batch == 1) {
+    // A decode step's cache kept apart from the token (model/attention.h); the key/value heads
+    // expanded on each part.
+    auto expand = [&](Value t) { return in.expand_kv ? b.matmul(t, *in.expand_kv) : t; };
+    Value pk = expand(*in.past_k);
+    Value k = expand(out.k);
+    Value pv = expand(*in.past_v);
+    Value v = expand(out.v);
+    att = attention_over_cache(b, q, pk, k, pv, v, in.mask, H);
+    x = b.add(x, linear(b, att, "self_attn.o_proj", C, C));
+    return finish_layer(b, x, c, out);
+  }
   Value k_all = in.past_k ? b.concat({*in.past_k, out.k}, 0) : out.k;
   Value v_all = in.past_v ? b.concat({*in.past_v, out.v}, 0) : out.v;
-  Value att;
   if (ane) {
     if (in.expand_kv) {
       k_all = b.matmul(k_all, *in.expand_kv);
@@ -97,8 +111,13 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
     att = attention(b, q, k_all, v_all, in.mask, c, batch);
   }
   x = b.add(x, linear(b, att, "self_attn.o_proj", C, C));
+  return finish_layer(b, x, c, out);
+}
 
-  h = rms_norm(b, x, "post_attention_layernorm", c);
+// The rest of a layer after its attention: the MLP, and the scope the layer opened.
+LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out) {
+  const std::int64_t C = c.hidden_size, F = c.intermediate_size;
+  Value h = rms_norm(b, x, "post_attention_layernorm", c);
   // Two statements, not two arguments of one call: the params' order is the order init draws
   // their weights in (llama_init_weights), and C++ leaves the order of a call's arguments open
   // (GCC made up_proj first, clang gate_proj, so a seed gave other weights under clang). Up

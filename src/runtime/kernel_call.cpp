@@ -27,6 +27,22 @@ void check_bindings(const device::AneDevice& device, device::AneProgramId id, co
 KernelSurfaces::KernelSurfaces(const compile::KernelIo& io) {
   for (std::size_t i = 0; i < io.inputs.size(); ++i) in_.emplace_back(static_cast<std::size_t>(io.input_bytes));
   for (std::size_t i = 0; i < io.outputs.size(); ++i) out_.emplace_back(static_cast<std::size_t>(io.output_bytes));
+  resident_.assign(in_.size(), false);
+}
+
+device::AneSurface* KernelSurfaces::keep_resident(const compile::KernelIo& io, std::string_view name) {
+  for (std::size_t i = 0; i < io.inputs.size(); ++i)
+    if (io.inputs[i].name == name) {
+      resident_[i] = true;
+      return &in_[i];
+    }
+  return nullptr;
+}
+
+const device::AneSurface* KernelSurfaces::output(const compile::KernelIo& io, std::string_view name) const {
+  for (std::size_t i = 0; i < io.outputs.size(); ++i)
+    if (io.outputs[i].name == name) return &out_[i];
+  return nullptr;
 }
 
 KernelCallTiming KernelSurfaces::call(device::AneDevice& device, device::AneProgramId id, const compile::KernelIo& io,
@@ -36,12 +52,14 @@ KernelCallTiming KernelSurfaces::call(device::AneDevice& device, device::AneProg
   std::vector<const device::AneSurface*> ins;
   for (std::size_t i = 0; i < io.inputs.size(); ++i) {
     const compile::KernelIoTensor& k = io.inputs[i];
+    ins.push_back(&in_[i]);
+    if (resident_[i]) continue;
     const Tensor& v = lookup_value(table, k.name, step);
     if (v.shape() != Shape{k.logical[3], k.logical[1]})
       throw Error("step " + step + ": %" + k.name + " is " + shape_str(v.shape()) + ", the kernel reads [" +
                   std::to_string(k.logical[3]) + ", " + std::to_string(k.logical[1]) + "]");
-    device::pack_token_major(v, io.padded_seq, in_[i]);
-    ins.push_back(&in_[i]);
+    device::pack_token_major(v, k.padded[3], in_[i]);  // padded[3]: io.padded_seq, or a fixed input's own S
+    t.packed_bytes += k.bytes;
   }
   std::vector<device::AneSurface*> outs;
   for (device::AneSurface& s : out_) outs.push_back(&s);

@@ -6,6 +6,7 @@
 // and the device graph (training).
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compile/passes/legalize_io.h"
@@ -28,20 +29,32 @@ void check_bindings(const device::AneDevice& device, device::AneProgramId id, co
 struct KernelCallTiming {
   double pack_ms = 0;    // packing inputs and unpacking outputs
   double device_ms = 0;  // the device's evaluation
+  std::int64_t packed_bytes = 0;  // fp16 bytes packed into input surfaces (resident ones are not)
 };
 
 // The surfaces of one kernel, allocated once for its I/O and reused by every call.
+//
+// An input may be kept resident: its surface is written by the caller (a KV cache, a column
+// per decode step: runtime/package_session.h) and left alone by call(), which neither reads its
+// value from the table nor packs it. A cache of thousands of positions then costs nothing per
+// step instead of a full pack (and on the hardware, one column written instead of the cache).
 class KernelSurfaces {
  public:
   explicit KernelSurfaces(const compile::KernelIo& io);
 
-  // Evaluates program `id` on io's inputs read from `table` by name (each [seq, C]); writes
-  // its outputs into `table`. `step` names the kernel in errors.
+  // Evaluates program `id` on io's inputs read from `table` by name (each [seq, C], a
+  // fixed-length one [S, C]); writes its outputs into `table`. `step` names the kernel in errors.
   KernelCallTiming call(device::AneDevice& device, device::AneProgramId id, const compile::KernelIo& io, Values& table,
                         const std::string& step);
 
+  // Keeps input `name` resident and returns its surface; nullptr when io has no such input.
+  device::AneSurface* keep_resident(const compile::KernelIo& io, std::string_view name);
+  // The surface of output `name` as the last call left it; nullptr when io has no such output.
+  const device::AneSurface* output(const compile::KernelIo& io, std::string_view name) const;
+
  private:
   std::vector<device::AneSurface> in_, out_;
+  std::vector<bool> resident_;  // by input
 };
 
 }  // namespace orion::runtime

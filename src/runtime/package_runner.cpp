@@ -1,5 +1,6 @@
 #include "runtime/package_runner.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -150,6 +151,8 @@ void PackageRunner::run_kernel(const compile::PackageStep& step, Values& table) 
   Kernel& k = kernel(step);
   const KernelCallTiming t = k.surfaces->call(device_, k.id, step.io, table, step.name);
   StepStats& ss = stats_.steps[step.name];
+  stats_.packed_bytes += t.packed_bytes;
+  ss.packed_bytes += t.packed_bytes;
   stats_.pack_ms += t.pack_ms;
   ss.pack_ms += t.pack_ms;
   stats_.device_ms += t.device_ms;
@@ -179,11 +182,63 @@ void PackageRunner::run_host(const compile::PackageStep& step, Values& table) {
   ++stats_.host_runs;
 }
 
+namespace {
+
+const compile::PackageValue& boundary(const std::vector<compile::PackageValue>& list, std::string_view name,
+                                      const compile::PackageProgram& p, const char* what) {
+  for (const compile::PackageValue& v : list)
+    if (v.name == name) return v;
+  throw Error("program " + p.name + " has no " + what + " " + std::string(name));
+}
+
+}  // namespace
+
+bool PackageRunner::kernels_only_read(std::string_view program, std::string_view input) const {
+  const compile::PackageProgram& p = manifest_.program(program);
+  const std::string& value = boundary(p.inputs, input, p, "input").value;
+  for (const compile::PackageStep& s : p.steps)
+    if (s.placement == compile::Placement::host && std::find(s.inputs.begin(), s.inputs.end(), value) != s.inputs.end())
+      return false;
+  return true;
+}
+
+std::vector<PackageRunner::SurfaceRef> PackageRunner::keep_resident(std::string_view program, std::string_view input) {
+  if (!kernels_only_read(program, input))
+    throw Error("program " + std::string(program) + ": input " + std::string(input) + " is read on the host: it cannot stay in kernel surfaces");
+  const compile::PackageProgram& p = manifest_.program(program);
+  const std::string& value = boundary(p.inputs, input, p, "input").value;
+  std::vector<SurfaceRef> out;
+  for (const compile::PackageStep& s : p.steps) {
+    if (s.placement != compile::Placement::ane) continue;
+    for (const compile::KernelIoTensor& t : s.io.inputs)
+      if (t.name == value) out.push_back({kernel(s).surfaces->keep_resident(s.io, value), {t.logical[1], t.padded[3]}});
+  }
+  resident_[p.name].insert(value);
+  return out;
+}
+
+PackageRunner::OutputRef PackageRunner::output_surface(std::string_view program, std::string_view output) const {
+  const compile::PackageProgram& p = manifest_.program(program);
+  const std::string& value = boundary(p.outputs, output, p, "output").value;
+  for (const compile::PackageStep& s : p.steps) {
+    if (s.placement != compile::Placement::ane) continue;
+    for (const compile::KernelIoTensor& t : s.io.outputs) {
+      if (t.name != value) continue;
+      auto k = kernels_.find(s.name);
+      if (k == kernels_.end() || !k->second->counted) return {};  // not run yet (perhaps still compiling)
+      return {k->second->surfaces->output(s.io, value), {t.logical[1], s.io.padded_seq}};
+    }
+  }
+  return {};
+}
+
 Values PackageRunner::run(std::string_view name, const Values& inputs) {
   const compile::PackageProgram& p = manifest_.program(name);
   prepare(name);
+  const auto resident = resident_.find(p.name);
   Values table;
   for (const compile::PackageValue& v : p.inputs) {
+    if (resident != resident_.end() && resident->second.contains(v.value)) continue;  // in its kernels' surfaces
     auto it = inputs.find(v.name);
     if (it == inputs.end()) throw Error("program " + p.name + ": input " + v.name + " is not given");
     if (it->second.shape() != v.shape)

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,7 @@
 #include "core/serial_queue.h"
 #include "core/tensor.h"
 #include "device/ane_device.h"
+#include "device/ane_packing.h"
 #include "runtime/compile_budget.h"
 #include "runtime/kernel_call.h"
 
@@ -39,11 +41,13 @@ struct StepStats {
   double compile_wait_ms = 0;  // kernels: what of it a run waited for; the rest overlapped
   double run_ms = 0;      // kernels: the device's evaluation; host steps: the CPU executor
   double pack_ms = 0;     // kernels: packing inputs and unpacking outputs
+  std::int64_t packed_bytes = 0;  // kernels: fp16 bytes packed into input surfaces, all runs
 };
 
 struct RunnerStats {
   int compiles = 0, evaluations = 0, host_runs = 0;
   double compile_ms = 0, compile_wait_ms = 0, device_ms = 0, host_ms = 0, pack_ms = 0;
+  std::int64_t packed_bytes = 0;  // fp16 bytes packed into kernels' input surfaces (KernelCallTiming)
   std::map<std::string, StepStats, std::less<>> steps;  // by step name
 };
 
@@ -73,6 +77,26 @@ class PackageRunner {
   // Counts the compiles that finished, including those no run has used yet.
   const RunnerStats& stats() const;
 
+  // A surface of a kernel of a program and the shape of the tensor in it.
+  struct SurfaceRef {
+    device::AneSurface* surface = nullptr;
+    device::SurfaceColumns shape;
+  };
+  // Whether every step of `program` that reads its input `input` (the model's name) is a
+  // kernel: then the input can stay resident in their surfaces. From the manifest; compiles nothing.
+  bool kernels_only_read(std::string_view program, std::string_view input) const;
+  // Keeps `input` of `program` resident in the input surfaces of the kernels that read it
+  // (compiling them if need be; kernels_only_read must hold) and returns those surfaces, which
+  // the caller writes: run() then neither wants the input nor packs it.
+  std::vector<SurfaceRef> keep_resident(std::string_view program, std::string_view input);
+  // The output surface of the kernel that computes `output` of `program` as its last run left
+  // it; surface nullptr when a host step computes it or the kernel has not run.
+  struct OutputRef {
+    const device::AneSurface* surface = nullptr;
+    device::SurfaceColumns shape;
+  };
+  OutputRef output_surface(std::string_view program, std::string_view output) const;
+
  private:
   struct Kernel;
   struct Host;
@@ -92,6 +116,7 @@ class PackageRunner {
   Values host_weights_;
   std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;  // inserted by the caller's thread only
   std::map<std::string, std::unique_ptr<Host>, std::less<>> hosts_;
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> resident_;  // program -> values
   mutable RunnerStats stats_;
   std::atomic<bool> closing_{false};      // the destructor: pending compiles are skipped
   std::unique_ptr<SerialQueue> compiler_;  // null: compiles on the caller's thread; last, so it goes first

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "device/ane_packing.h"
 
 namespace orion::runtime {
 
@@ -37,17 +38,30 @@ PackageSession::PackageSession(PackageRunner& runner, bool decodes) : runner_(ru
   const json& dc = dec.session.value("cache", json::array());
   if (!pc.is_array() || !dc.is_array() || pc.size() != dc.size())
     throw Error("package: the prefill and decode programs list different KV caches");
+  on_device_ = !pc.empty();
   for (std::size_t i = 0; i < pc.size(); ++i) {
-    CacheEntry e{pc[i].value("new", ""), dc[i].value("new", ""), dc[i].value("past", ""), {}};
+    CacheEntry e{pc[i].value("new", ""), dc[i].value("new", ""), dc[i].value("past", ""), 0, {}, {}};
     const compile::PackageValue* past = nullptr;
     for (const compile::PackageValue& v : dec.inputs)
       if (v.name == e.past) past = &v;
     if (!past || past->shape.size() != 2 || past->shape[0] != capacity_)
       throw Error("package program decode: cache input \"" + e.past + "\" is not an input of [capacity, width]");
+    e.width = past->shape[1];
     e.slots = Tensor(DType::f32, past->shape);
     std::memset(e.slots.raw(), 0, e.slots.nbytes());
+    on_device_ = on_device_ && runner.kernels_only_read("decode", e.past);
     cache_.push_back(std::move(e));
   }
+  pending_ = on_device_;  // zeros, until the first decode puts them in the surfaces
+}
+
+void PackageSession::fill_resident() {
+  for (CacheEntry& e : cache_) {
+    if (e.resident.empty()) e.resident = runner_.keep_resident("decode", e.past);
+    for (const PackageRunner::SurfaceRef& r : e.resident) device::pack_token_major(e.slots, r.shape.columns, *r.surface);
+    e.slots = Tensor(DType::f32, {0, e.width});
+  }
+  pending_ = false;
 }
 
 Tensor PackageSession::prefill(std::span<const std::int32_t> tokens) {
@@ -64,19 +78,29 @@ Tensor PackageSession::prefill(std::span<const std::int32_t> tokens) {
   std::memcpy(tok.raw(), tokens.data(), tokens.size_bytes());
   Values out = runner_.run("prefill", {{session_name(p, "tokens"), tok},
                                        {session_name(p, "positions"), positions_from(0, prefill_seq_)}});
+  const std::int64_t keep = std::min(n, capacity_);
   for (CacheEntry& e : cache_) {
-    std::memset(e.slots.raw(), 0, e.slots.nbytes());
     const Tensor& fresh = out.at(e.prefill_new);
-    const std::int64_t keep = std::min(n, capacity_);
+    if (on_device_) {  // the rows only; packed into the surfaces (zeros after them) at the next decode
+      e.slots = fresh.slice(0, 0, keep).contiguous();
+      continue;
+    }
+    std::memset(e.slots.raw(), 0, e.slots.nbytes());
     std::memcpy(e.slots.raw(), fresh.contiguous().raw(), static_cast<std::size_t>(keep * e.slots.dim(1)) * sizeof(float));
   }
+  pending_ = on_device_;
   position_ = n;
   return out.at(session_name(p, "logits")).slice(0, 0, n).contiguous();
 }
 
 Tensor PackageSession::cache_rows(std::string_view name) const {
-  for (const CacheEntry& e : cache_)
-    if (e.prefill_new == name) return e.slots.slice(0, 0, std::min(position_, capacity_)).contiguous();
+  const std::int64_t rows = std::min(position_, capacity_);
+  for (const CacheEntry& e : cache_) {
+    if (e.prefill_new != name) continue;
+    if (!on_device_ || pending_) return e.slots.slice(0, 0, std::min(rows, e.slots.dim(0))).contiguous();
+    const PackageRunner::SurfaceRef& r = e.resident.front();
+    return device::unpack_token_major(*r.surface, r.shape.channels, rows, r.shape.columns);
+  }
   throw Error("package session: no KV-cache entry \"" + std::string(name) + "\"");
 }
 
@@ -94,10 +118,19 @@ Tensor PackageSession::decode(std::int32_t token) {
   Values in{{session_name(p, "tokens"), tok},
             {session_name(p, "positions"), positions_from(position_, 1)},
             {session_name(p, "mask"), mask}};
-  for (const CacheEntry& e : cache_) in[e.past] = e.slots;
+  if (pending_) fill_resident();
+  if (!on_device_)
+    for (const CacheEntry& e : cache_) in[e.past] = e.slots;
   Values out = runner_.run("decode", in);
   if (position_ < capacity_)
     for (CacheEntry& e : cache_) {
+      if (on_device_) {
+        const PackageRunner::OutputRef from = runner_.output_surface("decode", e.decode_new);
+        if (!from.surface) throw Error("package program decode: no kernel computes \"" + e.decode_new + "\"");
+        for (const PackageRunner::SurfaceRef& to : e.resident)
+          device::copy_column(*from.surface, from.shape, 0, *to.surface, to.shape, position_);
+        continue;
+      }
       const Tensor fresh = out.at(e.decode_new).contiguous();
       std::memcpy(e.slots.data<float>() + position_ * e.slots.dim(1), fresh.raw(),
                   static_cast<std::size_t>(e.slots.dim(1)) * sizeof(float));

@@ -11,6 +11,15 @@
 //            which the first `position` hold keys and values; the additive mask opens those
 //            and the token itself and closes the rest (-inf). The slots start zeroed, so that a
 //            closed slot holds finite values (inf * 0 would be NaN).
+//
+// Where the cache lives between steps: when only kernels read a decode `past` input (attention
+// over the cache compiled into the ANE kernels, model/decoder_ane_package.h), it stays in those
+// kernels' fp16 input surfaces in device layout [1, C, 1, capacity] (PackageRunner::
+// keep_resident): the prefill's rows are packed into them once (at the first decode step, so
+// that a job that only prefills never compiles the decode kernels), and each step copies its
+// new token's column from the kernel's `new` output surface into slot `position`, fp16 to fp16;
+// nothing else of the cache is packed per step. Otherwise (attention on the host) the cache is
+// f32 host tensors [capacity, width] passed to every decode run.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -42,12 +51,18 @@ class PackageSession {
  private:
   struct CacheEntry {
     std::string prefill_new, decode_new, past;
-    Tensor slots;  // [capacity, width] f32
+    std::int64_t width = 0;
+    Tensor slots;  // on the host: [capacity, width] f32; on the device: the prefill's rows not yet in `resident`
+    std::vector<PackageRunner::SurfaceRef> resident;  // on the device: the decode kernels' surfaces of `past`
   };
+  void fill_resident();  // the prefill's rows into the device-resident surfaces
+
   PackageRunner& runner_;
   bool decodes_;
   std::int64_t prefill_seq_ = 0, capacity_ = 0, position_ = 0;
   std::vector<CacheEntry> cache_;
+  bool on_device_ = false;  // the cache stays in the decode kernels' surfaces
+  bool pending_ = false;    // on_device_: the prefill's rows are still in `slots`
 };
 
 }  // namespace orion::runtime

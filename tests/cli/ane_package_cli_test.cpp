@@ -44,11 +44,22 @@ TEST_F(AnePackageCli, CompilesInspectsAndRefusesToOverwrite) {
   const std::string pkg = (dir_ / "pkg").string();
   const CliResult r = orion("compile -m " + model_ + " --target ane --seq 64 -o " + pkg);
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("wrote " + pkg + ": 4 kernels"), std::string::npos) << r.out;  // 1 prefill + 3 decode
+  // 1 prefill + 1 decode: attention over the KV cache is in the decode kernel, whose only host
+  // step is the embedding lookup.
+  EXPECT_NE(r.out.find("wrote " + pkg + ": 2 kernels"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(fs::path(pkg) / "manifest.json"));
   EXPECT_TRUE(fs::exists(fs::path(pkg) / "prefill_ane0" / "model.mil"));
   EXPECT_TRUE(fs::exists(fs::path(pkg) / "prefill_ane0" / "weights" / "weight.bin"));
-  EXPECT_TRUE(fs::exists(fs::path(pkg) / "decode_host1" / "graph.ir"));
+  EXPECT_TRUE(fs::exists(fs::path(pkg) / "decode_host0" / "graph.ir"));
+  EXPECT_FALSE(fs::exists(fs::path(pkg) / "decode_host1"));
+  // The old placement on request: attention over the cache in host segments between kernels.
+  const std::string host_pkg = (dir_ / "host_pkg").string();
+  const CliResult h = orion("compile -m " + model_ + " --target ane --seq 64 --context 100 --host-attention -o " + host_pkg);
+  ASSERT_EQ(h.status, 0) << h.out;
+  EXPECT_TRUE(fs::exists(fs::path(host_pkg) / "decode_host1" / "graph.ir"));
+  const CliResult bad = orion("compile -m " + model_ + " --target ane --seq 64 --context 100 -o " + (dir_ / "bad").string());
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("multiple of 32"), std::string::npos) << bad.out;
 
   const CliResult again = orion("compile -m " + model_ + " --target ane --seq 64 -o " + pkg);
   EXPECT_NE(again.status, 0);
@@ -137,11 +148,11 @@ TEST_P(AnePackageArchCli, GenerateOnAneSimCompilesOnceIntoTheCache) {
   const CliResult first = run_orion_env(env, cmd);
   ASSERT_EQ(first.status, 0) << first.out;
   EXPECT_NE(first.out.find("package cache miss"), std::string::npos) << first.out;
-  EXPECT_NE(first.out.find("ane-sim: 4 compiles, 0 program-cache hits"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("ane-sim: 2 compiles, 0 program-cache hits"), std::string::npos) << first.out;
   const CliResult second = run_orion_env(env, cmd + " --profile");
   ASSERT_EQ(second.status, 0) << second.out;
   EXPECT_NE(second.out.find("package cache hit"), std::string::npos) << second.out;
-  EXPECT_NE(second.out.find("ane-sim: 0 compiles, 4 program-cache hits"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("ane-sim: 0 compiles, 2 program-cache hits"), std::string::npos) << second.out;
   EXPECT_NE(second.out.find("decode_ane0"), std::string::npos) << second.out;  // the profile's table
   const CliResult cpu = orion("generate -m " + model_ + " -p hello -n 8 --temp 0 --engine graph");
   const CliResult hybrid = run_orion_env(env, cmd + " --ane-prefill");

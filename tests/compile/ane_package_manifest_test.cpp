@@ -57,7 +57,7 @@ TEST_F(Manifest, ReadsBackWhatWasWritten) {
   const PackageManifest m = read_manifest(dir_->path() + "/pkg");
   EXPECT_EQ(manifest_to_json(m), json::parse(*text_));
   ASSERT_EQ(m.programs.size(), 2u);
-  EXPECT_EQ(m.program("decode").session["capacity"], 39);
+  EXPECT_EQ(m.program("decode").session["capacity"], 32);  // 39 rounded down to 32: the cache stays on the device
   EXPECT_THROW(m.program("train"), Error);
 }
 

@@ -150,5 +150,45 @@ TEST(LegalizeIo, OneAllocationPerDirectionIsTheLargest) {
   EXPECT_EQ(io.output_bytes, 4 * io.padded_seq * 2);
 }
 
+// A decode step's KV cache: an input of its own length (LegalizeIoOptions::seq names the
+// tokens), never padded, widened in channels to the minimum surface (ANE012), marked fixed; the
+// tokens are padded as ever; the real token's results do not change.
+TEST(LegalizeIo, AFixedLengthInputKeepsItsLengthAndIsWidenedInChannels) {
+  const char* text = R"(graph g {
+  %x = input() : f32[1, 4, 1, 1]
+  %cache = input() : f32[1, 4, 1, 64]
+  %t = reduce_sum(%cache) {axes = [3], keep_dims = true} : f32[1, 4, 1, 1]
+  %y = mul(%x, %t) : f32[1, 4, 1, 1]
+  return %y
+}
+)";
+  ir::Graph g = testing::parse(text);
+  const ir::Graph before = g;
+  const KernelIo io = legalize_io(g, {.seq_multiple = 32, .min_surface_bytes = 1024, .seq = 1});
+  ASSERT_EQ(io.inputs.size(), 2u);
+  const KernelIoTensor& cache = io.inputs[0];  // alphabetical
+  EXPECT_EQ(cache.name, "cache");
+  EXPECT_TRUE(cache.fixed);
+  EXPECT_EQ(cache.padded, (Shape{1, 8, 1, 64}));  // 1024 bytes / (64 * 2) = 8 channels
+  EXPECT_FALSE(io.inputs[1].fixed);
+  EXPECT_EQ(io.padded_seq, 128);                   // 4 channels * 2 bytes * 128 = 1024
+  EXPECT_EQ(io.inputs[1].padded, (Shape{1, 4, 1, 128}));
+  EXPECT_EQ(g.node(*g.find("cache")).type.shape, (Shape{1, 8, 1, 64}));
+  // The token's result: the first column of the padded graph, the cache's real channels.
+  exec::Bindings b = testing::random_bindings(before, 3);
+  const std::vector<Tensor> want = testing::run(before, b);
+  std::vector<float> x(4 * 128, 0.0f), c(8 * 64, 0.0f);
+  const std::vector<float> x0 = b["x"].to_floats(), c0 = b["cache"].to_floats();
+  for (int i = 0; i < 4; ++i) x[static_cast<std::size_t>(i * 128)] = x0[static_cast<std::size_t>(i)];
+  std::copy(c0.begin(), c0.end(), c.begin());
+  const std::vector<Tensor> got = testing::run(
+      g, {{"x", Tensor::from_floats({1, 4, 1, 128}, x)}, {"cache", Tensor::from_floats({1, 8, 1, 64}, c)}});
+  const Tensor first = got[0].slice(3, 0, 1).contiguous();
+  EXPECT_LT(max_rel_error(want, {first}, 1e-3), 1e-5);
+  // Its length is not padded: one that is not a multiple of the bucket is refused.
+  ir::Graph odd = testing::parse(std::string(text).replace(std::string(text).find("f32[1, 4, 1, 64]"), 16, "f32[1, 4, 1, 60]"));
+  EXPECT_THROW(legalize_io(odd, {.seq = 1}), Error);
+}
+
 }  // namespace
 }  // namespace orion::compile

@@ -103,8 +103,9 @@ const char* kAttention = R"(graph g {
 )";
 
 // Heads: channel slices, reshape [1, C, 1, S] -> [1, H, D, S], the one permutation [0, 1, 3, 2]
-// to [1, H, S, D], q k^T with transpose_y, the mask as [1, 1, S, S], softmax over the last axis,
-// and the way back.
+// to [1, H, S, D], the mask as [1, 1, S, S], softmax over the last axis, and the way back; the
+// matmuls read k's head split [1, H, D, S] with transpose_y flipped instead of its transpose
+// (dce drops %kh later): q k^T is q @ ks, probs @ k is probs @ ks^T.
 TEST(LowerLayout, AttentionSplitsHeadsOnTheChannelAxis) {
   expect_text(run_pass(kAttention, lower), R"(graph g {
   %x = input() : f32[1, 8, 1, 4]
@@ -114,14 +115,14 @@ TEST(LowerLayout, AttentionSplitsHeadsOnTheChannelAxis) {
   %qh = transpose(%qs) {perm = [0, 1, 3, 2]} : f32[1, 2, 4, 2]
   %ks = reshape(%k) {shape = [1, 2, 2, 4]} : f32[1, 2, 2, 4]
   %kh = transpose(%ks) {perm = [0, 1, 3, 2]} : f32[1, 2, 4, 2]
-  %s = matmul(%qh, %kh) {transpose_x = false, transpose_y = true} : f32[1, 2, 4, 4]
+  %s = matmul(%qh, %ks) {transpose_x = false, transpose_y = false} : f32[1, 2, 4, 4]
   %k_scale = const() {value = [0.5]} : f32[]
   %ss = mul(%s, %k_scale) : f32[1, 2, 4, 4]
   %mask = const() {value = [0, -inf, -inf, -inf, 0, 0, -inf, -inf, 0, 0, 0, -inf, 0, 0, 0, 0]} : f32[4, 4]
   %mask.ane = const() {value = [0, -inf, -inf, -inf, 0, 0, -inf, -inf, 0, 0, 0, -inf, 0, 0, 0, 0]} : f32[1, 1, 4, 4]
   %sm = add(%ss, %mask.ane) : f32[1, 2, 4, 4]
   %p = softmax(%sm) {axis = 3} : f32[1, 2, 4, 4]
-  %o = matmul(%p, %kh) {transpose_x = false, transpose_y = false} : f32[1, 2, 4, 2]
+  %o = matmul(%p, %ks) {transpose_x = false, transpose_y = true} : f32[1, 2, 4, 2]
   %ot = transpose(%o) {perm = [0, 1, 3, 2]} : f32[1, 2, 2, 4]
   %y = reshape(%ot) {shape = [1, 4, 1, 4]} : f32[1, 4, 1, 4]
   return %y

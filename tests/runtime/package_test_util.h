@@ -63,13 +63,14 @@ struct Errors {
 // Prefill of `prompt` tokens and `steps` decode steps on ane-sim, of the package in `dir`
 // compiled from `m`.
 inline Errors run_package(const model::CausalLm& m, const compile::PackageOptions& po, std::int64_t prompt, int steps,
-                          const std::string& dir) {
+                          const std::string& dir, bool faithful = false) {
   const std::vector<std::int32_t> tokens = random_tokens(prompt + steps, m.vocab_size(), 11);
   const Tensor want = reference_logits(m, tokens);
 
   device::AneSimOptions so;
   so.target = po.target;
   so.threads = 2;
+  so.faithful = faithful;
   device::AneSim sim(so);
   PackageRunner runner(dir, sim, 2);
   PackageSession session(runner);
@@ -89,8 +90,9 @@ inline Errors run_package(const model::CausalLm& m, const compile::PackageOption
 }
 
 inline Errors run_package(const model::Gpt2Config& c, const compile::ParamValues& w, const compile::PackageOptions& po,
-                          std::int64_t prompt, int steps, const std::string& dir) {
-  return run_package(model::Gpt2Model::from_weights(c, exec::Bindings(w.begin(), w.end()), "test"), po, prompt, steps, dir);
+                          std::int64_t prompt, int steps, const std::string& dir, bool faithful = false) {
+  return run_package(model::Gpt2Model::from_weights(c, exec::Bindings(w.begin(), w.end()), "test"), po, prompt, steps, dir,
+                     faithful);
 }
 
 // Compiles `m` into `dir`.

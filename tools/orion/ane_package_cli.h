@@ -15,6 +15,7 @@ namespace orion::cli {
 struct AnePackageOptions {
   std::int64_t seq = 128;     // prefill window
   std::int64_t context = 0;   // decode cache slots; 0: the model's context - 1
+  bool host_attention = false;  // model::AnePackageShape::host_attention
   std::string dialect = "ios18";
   bool m1_m2 = false;
   bool allow_concat = false;

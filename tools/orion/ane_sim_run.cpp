@@ -27,7 +27,7 @@ std::string package_key(const model::CausalLm& m, const AnePackageOptions& o) {
     const Tensor c = t.contiguous();
     h.update(std::span(c.raw(), c.nbytes()));
   }
-  h.update("seq " + std::to_string(o.seq) + " context " + std::to_string(o.context) + " " + o.dialect +
+  h.update("seq " + std::to_string(o.seq) + " context " + std::to_string(o.context) + (o.host_attention ? " host-attention " : " ") + o.dialect +
            (o.m1_m2 ? " m1" : "") + (o.allow_concat ? " concat" : "") + " chip " + std::to_string(o.on_chip_mb));
   return h.hex();
 }

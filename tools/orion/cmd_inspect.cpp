@@ -19,8 +19,8 @@ std::string mb(std::int64_t bytes) {
 void print_surfaces(const char* role, const std::vector<compile::KernelIoTensor>& list) {
   int i = 0;
   for (const compile::KernelIoTensor& t : list)
-    std::printf("      %s %d  %-22s %-18s padded %-18s %lld bytes\n", role, i++, t.name.c_str(), shape_str(t.logical).c_str(),
-                shape_str(t.padded).c_str(), static_cast<long long>(t.bytes));
+    std::printf("      %s %d  %-22s %-18s padded %-18s %lld bytes%s\n", role, i++, t.name.c_str(), shape_str(t.logical).c_str(),
+                shape_str(t.padded).c_str(), static_cast<long long>(t.bytes), t.fixed ? ", fixed length" : "");
 }
 
 std::string joined(const std::vector<std::string>& v) {

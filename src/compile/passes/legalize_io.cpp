@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "compile/passes/lower_layout.h"
 #include "compile/passes/rewriter.h"
@@ -49,13 +50,14 @@ Tensor extend_mask(const Tensor& mask, std::int64_t P) {
 
 class Padding {
  public:
-  Padding(const ir::Graph& g, std::int64_t P)
-      : g_(g), rw_(g), P_(P), masked_(static_cast<std::size_t>(g.size())), zero_past_(masked_.size()) {}
+  // Inputs named in `fixed` keep their S.
+  Padding(const ir::Graph& g, std::int64_t P, const std::set<std::string, std::less<>>& fixed)
+      : g_(g), rw_(g), P_(P), fixed_(fixed), masked_(static_cast<std::size_t>(g.size())), zero_past_(masked_.size()) {}
 
   ir::Graph run() {
     for (ValueId id = 0; id < g_.size(); ++id) {
       const Node& n = g_.node(id);
-      if (n.op == Op::input) {
+      if (n.op == Op::input && !fixed_.contains(n.name)) {
         Node c = n;
         c.type.shape[3] = P_;
         rw_.take_over(id, rw_.add(std::move(c)));
@@ -173,13 +175,14 @@ class Padding {
   const ir::Graph& g_;
   GraphRewriter rw_;
   std::int64_t P_;
+  const std::set<std::string, std::less<>>& fixed_;
   std::vector<bool> masked_;     // by old value: an add of an extended mask
   std::vector<bool> zero_past_;  // by old value: a softmax of such an add (0 on padded keys)
   std::map<ValueId, ValueId> masks_;
 };
 
-KernelIoTensor io_tensor(const Node& n, std::int64_t P, std::int64_t min_channels) {
-  KernelIoTensor t{n.name, n.type.shape, n.type.shape, 0};
+KernelIoTensor io_tensor(const Node& n, std::int64_t P, std::int64_t min_channels, bool fixed = false) {
+  KernelIoTensor t{n.name, n.type.shape, n.type.shape, 0, fixed};
   t.padded[3] = P;
   t.padded[1] = std::max(t.padded[1], min_channels);
   t.bytes = shape_numel(t.padded) * kFp16Bytes;
@@ -195,12 +198,17 @@ std::int64_t padded_sequence(std::int64_t seq, std::int64_t min_channels, const 
   return (need + o.seq_multiple - 1) / o.seq_multiple * o.seq_multiple;
 }
 
-// Inputs and outputs of fewer than `channels` channels widened to it (LegalizeIoOptions::
-// pad_channels): a wider input sliced back on entry, an output embedded by a 1x1 conv.
-ir::Graph pad_channels(const ir::Graph& g, std::int64_t channels) {
+// Inputs and outputs widened to the channels `targets` gives them (LegalizeIoOptions::pad_channels,
+// fixed-length inputs): a wider input sliced back on entry, an output embedded by a 1x1 conv.
+ir::Graph pad_channels(const ir::Graph& g, const std::map<std::string, std::int64_t, std::less<>>& targets) {
+  const auto channels_of = [&](const Node& n) {
+    auto it = targets.find(n.name);
+    return it == targets.end() ? n.type.shape[1] : it->second;
+  };
   GraphRewriter rw(g);
   for (ValueId id = 0; id < g.size(); ++id) {
     const Node& n = g.node(id);
+    const std::int64_t channels = channels_of(n);
     if (n.op != Op::input || n.type.shape[1] >= channels) {
       rw.copy(id);
       continue;
@@ -215,7 +223,7 @@ ir::Graph pad_channels(const ir::Graph& g, std::int64_t channels) {
   ir::Graph out = rw.finish();
   for (ValueId& o : out.outputs()) {
     const Node& n = out.node(o);
-    const std::int64_t c = n.type.shape[1];
+    const std::int64_t c = n.type.shape[1], channels = channels_of(n);
     if (c >= channels) continue;
     const std::string name = n.name;
     std::string inner = name + ".narrow";
@@ -238,16 +246,27 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
   std::vector<ValueId> ins = graph.nodes_of(Op::input), outs = graph.outputs();
   if (ins.empty() || outs.empty()) throw Error("legalize_io: a kernel needs inputs and outputs");
   KernelIo io;
-  io.seq = graph.node(ins.front()).type.shape.size() == 4 ? graph.node(ins.front()).type.shape[3] : 0;
+  io.seq = options.seq > 0 ? options.seq
+           : graph.node(ins.front()).type.shape.size() == 4 ? graph.node(ins.front()).type.shape[3] : 0;
   std::int64_t min_channels = std::numeric_limits<std::int64_t>::max();
+  std::set<std::string, std::less<>> fixed;
   for (const auto* list : {&ins, &outs})
     for (ValueId id : *list) {
       const Node& n = graph.node(id);
+      if (is_surface(n.type) && n.type.shape[3] != io.seq && options.seq > 0 && list == &ins) {
+        if (n.type.shape[3] % options.seq_multiple != 0)
+          throw Error("legalize_io: fixed-length input " + ir::describe(n) + " of type " + n.type.str() +
+                      " must have a multiple of " + std::to_string(options.seq_multiple) +
+                      " positions: they are not padded (ANE011)");
+        fixed.insert(n.name);
+        continue;
+      }
       if (!is_surface(n.type) || n.type.shape[3] != io.seq)
         throw Error("legalize_io: " + ir::describe(n) + " of type " + n.type.str() +
                     " is not a [1, C, 1, S] value of the kernel's one sequence length (run lower_layout first)");
       min_channels = std::min(min_channels, n.type.shape[1]);
     }
+  if (min_channels == std::numeric_limits<std::int64_t>::max()) throw Error("legalize_io: a kernel needs token inputs or outputs");
   std::int64_t wide = 0;  // channels every I/O tensor has at least, with pad_channels
   if (options.pad_channels) {
     io.padded_seq = (std::max(io.seq, options.seq_multiple) + options.seq_multiple - 1) / options.seq_multiple * options.seq_multiple;
@@ -255,8 +274,21 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
   } else {
     io.padded_seq = padded_sequence(io.seq, min_channels, options);
   }
-  for (ValueId id : ins) io.inputs.push_back(io_tensor(graph.node(id), io.padded_seq, wide));
-  for (ValueId id : outs) io.outputs.push_back(io_tensor(graph.node(id), io.padded_seq, wide));
+  std::map<std::string, std::int64_t, std::less<>> widen;  // name -> channels, for pad_channels()
+  for (ValueId id : ins) {
+    const Node& n = graph.node(id);
+    if (fixed.contains(n.name)) {
+      const std::int64_t S = n.type.shape[3], per_column = S * kFp16Bytes;
+      io.inputs.push_back(io_tensor(n, S, (options.min_surface_bytes + per_column - 1) / per_column, true));
+    } else {
+      io.inputs.push_back(io_tensor(n, io.padded_seq, wide));
+    }
+    widen[n.name] = io.inputs.back().padded[1];
+  }
+  for (ValueId id : outs) {
+    io.outputs.push_back(io_tensor(graph.node(id), io.padded_seq, wide));
+    widen[io.outputs.back().name] = io.outputs.back().padded[1];
+  }
   for (auto* list : {&io.inputs, &io.outputs})
     std::sort(list->begin(), list->end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   // One allocation per direction (ANE010): the largest surface's. A smaller tensor sits packed
@@ -268,8 +300,11 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
   };
   io.input_bytes = largest(io.inputs);
   io.output_bytes = largest(io.outputs);
-  if (min_channels < wide) graph = pad_channels(graph, wide);
-  if (io.padded_seq != io.seq) graph = Padding(graph, io.padded_seq).run();
+  bool narrow = false;
+  for (const auto* list : {&io.inputs, &io.outputs})
+    for (const KernelIoTensor& t : *list) narrow = narrow || t.padded[1] != t.logical[1];
+  if (narrow) graph = pad_channels(graph, widen);
+  if (io.padded_seq != io.seq) graph = Padding(graph, io.padded_seq, fixed).run();
   return io;
 }
 

@@ -17,6 +17,12 @@
 // was not masked, a matmul contracting over one whose left operand is not such a softmax, or
 // a const that would need any other padding throws, naming the node.
 //
+// Fixed-length inputs (LegalizeIoOptions::seq): an input whose last axis is not the window's
+// tokens but a fixed number of positions, a decode step's KV cache of `capacity` slots, read by
+// attention with the host's additive mask. Its S is never padded (the mask, not padding, hides
+// the empty slots): it must be a multiple of 32 already (ANE011); a cache too narrow for the
+// minimum surface (ANE012) is widened in channels as pad_channels does (a slice on entry).
+//
 // Input surfaces must all have one allocation size and outputs one (ANE010): every surface of a
 // direction is allocated at the largest one's size, and a tensor of fewer channels sits packed
 // at the start of its surface (the device reads packed C*S values from the start, ANE028).
@@ -35,6 +41,9 @@ struct KernelIoTensor {
   Shape logical;           // [1, C, 1, S]
   Shape padded;            // [1, C', 1, S_pad]: what the program declares (C' = C unless pad_channels)
   std::int64_t bytes = 0;  // the packed fp16 tensor's size (<= the direction's allocation)
+  // A fixed-length input (a KV cache): its S is its own (logical[3] == padded[3]), not the
+  // kernel's tokens; the runtime may keep it resident in its surface between calls.
+  bool fixed = false;
 };
 
 struct KernelIo {
@@ -48,6 +57,9 @@ struct KernelIo {
 struct LegalizeIoOptions {
   std::int64_t seq_multiple = 32;        // buckets of 32, 64, ...: also S >= 32 (ANE011)
   std::int64_t min_surface_bytes = 49'152;  // ANE012
+  // The window's tokens. 0: every input and output has the first input's S. Otherwise an input
+  // whose S differs is fixed-length (see above); outputs always carry the tokens.
+  std::int64_t seq = 0;
   // Reach the surface size by padding the channels of the narrow inputs and outputs instead of
   // the sequence (the rule's other fix): S_pad is then only the bucket. An input of C channels
   // is declared with C' and sliced back to C on entry; an output is widened by a 1x1 conv with

@@ -125,6 +125,23 @@ class Lowering {
     return it->second;
   }
 
+  // A token-major [T, K] value read by a per-head op on [H, T, K]: an additive attention mask
+  // given at run time (a decode step's, over its KV cache; the host writes it token-major).
+  // Moved to the per-head layout as the head split moves q, with one head:
+  // [1, K, 1, T] -> reshape [1, 1, K, T] -> transpose [1, 1, T, K], broadcast over the heads.
+  ValueId as_heads(ValueId old, const Node& reader) {
+    const Node& v = g_.node(old);
+    if (v.type.rank() != 2) unsupported(reader, "reads the token-major " + ir::describe(v) + " as per-head values");
+    auto [it, fresh] = as_heads_.try_emplace(old, -1);
+    if (fresh) {
+      const Shape& s = rw_.node(rw_.map(old)).type.shape;
+      const ValueId split = rw_.op(Op::reshape, {rw_.map(old)}, {{"shape", std::vector<std::int64_t>{1, 1, s[1], s[3]}}},
+                                   v.name + ".head");
+      it->second = rw_.op(Op::transpose, {split}, {{"perm", std::vector<std::int64_t>{0, 1, 3, 2}}}, v.name + ".heads");
+    }
+    return it->second;
+  }
+
   // A node like `n` on new inputs with new attributes, its type inferred; it takes n's name.
   ValueId emit(ValueId old, Op op, std::vector<ValueId> inputs, ir::NamedAttrs attrs, Layout l) {
     const Node& n = g_.node(old);
@@ -139,13 +156,24 @@ class Lowering {
     switch (n.info().cls) {
       case ir::OpClass::binary: {
         Layout common = Layout::plain;
+        bool tokens_as_heads = false;
         for (ValueId in : n.inputs)
           if (layout(in) != Layout::plain) {
-            if (common != Layout::plain && layout(in) != common)
-              unsupported(n, "mixes " + std::string(layout_name(common)) + " and " + layout_name(layout(in)) + " operands");
-            common = layout(in);
+            const Layout li = layout(in);
+            if (common != Layout::plain && li != common) {
+              if ((li == Layout::tokens && common == Layout::heads) || (li == Layout::heads && common == Layout::tokens)) {
+                tokens_as_heads = true;
+                common = Layout::heads;
+                continue;
+              }
+              unsupported(n, "mixes " + std::string(layout_name(common)) + " and " + layout_name(li) + " operands");
+            }
+            common = li;
           }
-        emit(id, n.op, {operand(n.inputs[0], common, n), operand(n.inputs[1], common, n)}, {}, common);
+        auto arg = [&](ValueId in) {
+          return tokens_as_heads && layout(in) == Layout::tokens ? as_heads(in, n) : operand(in, common, n);
+        };
+        emit(id, n.op, {arg(n.inputs[0]), arg(n.inputs[1])}, {}, common);
         return;
       }
       case ir::OpClass::unary:
@@ -185,7 +213,17 @@ class Lowering {
     const Node& n = g_.node(id);
     const Layout lx = layout(n.inputs[0]), ly = layout(n.inputs[1]);
     if (lx == Layout::heads && ly == Layout::heads) {
-      emit(id, Op::matmul, {rw_.map(n.inputs[0]), rw_.map(n.inputs[1])}, named_attrs(n), Layout::heads);
+      // y made per-head by the head transpose ([1, H, D, S] -> [1, H, S, D]): the matmul reads
+      // the head split instead with its transpose_y flag flipped, so that keys and values (a
+      // decode step's cache of thousands of positions) are never copied transposed.
+      ValueId y = rw_.map(n.inputs[1]);
+      ir::NamedAttrs attrs = named_attrs(n);
+      const Node& t = g_.node(n.inputs[1]);
+      if (t.op == Op::transpose && layout(t.inputs[0]) == Layout::head_split) {
+        y = rw_.map(t.inputs[0]);
+        set_attr(attrs, "transpose_y", !n.attr_bool("transpose_y"));
+      }
+      emit(id, Op::matmul, {rw_.map(n.inputs[0]), y}, std::move(attrs), Layout::heads);
       return;
     }
     const Node& w = g_.node(n.inputs[1]);
@@ -250,6 +288,7 @@ class Lowering {
   GraphRewriter rw_;
   std::vector<Layout> layout_;  // by old value
   std::map<std::pair<ValueId, Layout>, ValueId> converted_;
+  std::map<ValueId, ValueId> as_heads_;  // by old token-major value
 };
 
 }  // namespace

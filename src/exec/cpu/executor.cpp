@@ -56,7 +56,22 @@ struct CpuExecutor::State {
     return b;
   }
 
-  Tensor bind(const ir::Node& n, const Tensor& given) const {
+  // An input converted (f16 -> f32) or copied to be rounded, into a buffer kept from the last
+  // run like the outputs' (ane-sim binds the same inputs every evaluation, a KV cache of
+  // megabytes among them, and fresh memory each time cost more than the kernel that read it);
+  // an empty tensor for the conversions other than these.
+  Tensor bind_reused(const ir::Node& n, ir::ValueId id, const Tensor& given, DType cd) {
+    const bool f16_to_f32 = given.dtype() == DType::f16 && cd == DType::f32;
+    if (n.op != ir::Op::input || !(f16_to_f32 || given.dtype() == cd) || !given.is_contiguous()) return {};
+    Tensor t = Tensor::view_of(cd, n.type.shape, unplanned_buffer(id, static_cast<std::size_t>(n.type.numel()) * dtype_size(cd)), 0);
+    if (f16_to_f32)
+      halves_to_floats({reinterpret_cast<const std::uint16_t*>(given.raw()), static_cast<std::size_t>(given.numel())}, t.span<float>());
+    else
+      std::memcpy(t.raw(), given.raw(), given.nbytes());
+    return t;
+  }
+
+  Tensor bind(const ir::Node& n, const Tensor& given, ir::ValueId id) {
     const std::string who = (n.op == ir::Op::input ? "input %" : "param %") + n.name;
     if (!given.defined()) throw Error(who + " is bound to an empty tensor");
     if (given.shape() != n.type.shape)
@@ -65,8 +80,10 @@ struct CpuExecutor::State {
     if (!ok)
       throw Error(who + " expects " + n.type.str() + ", got dtype " + std::string(dtype_name(given.dtype())));
     const DType cd = compute_dtype(n.type.dtype);
-    Tensor t = given.dtype() == cd ? given.contiguous() : given.to(cd);
-    if (is_float(n.type.dtype) && (n.type.dtype != DType::f32 || options.numerics == Numerics::f16)) {
+    const bool rounds = is_float(n.type.dtype) && (n.type.dtype != DType::f32 || options.numerics == Numerics::f16);
+    Tensor t = given.dtype() != cd || rounds ? bind_reused(n, id, given, cd) : Tensor{};
+    if (!t.defined()) t = given.dtype() == cd ? given.contiguous() : given.to(cd);
+    if (rounds) {
       if (t.raw() == given.raw()) t = t.clone();  // never round the caller's tensor in place
       round_stored(n, t);
     }
@@ -105,12 +122,12 @@ std::vector<Tensor> CpuExecutor::run(const Bindings& bindings) {
         auto it = bindings.find(n.name);
         if (it == bindings.end())
           throw Error((n.op == ir::Op::input ? "input %" : "param %") + n.name + " is not bound");
-        out = s.bind(n, it->second);
+        out = s.bind(n, it->second, id);
         continue;
       }
       case ir::Op::constant: {
         Tensor& c = s.bound_constants[static_cast<std::size_t>(id)];
-        if (!c.defined()) c = s.bind(n, n.attr<Tensor>("value"));
+        if (!c.defined()) c = s.bind(n, n.attr<Tensor>("value"), id);
         out = c;
         continue;
       }

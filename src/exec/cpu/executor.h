@@ -27,8 +27,10 @@ struct CpuOptions {
   int threads = 0;  // 0: one per hardware thread
   // Pointwise (1x1) convs compute each output position by itself, with bits that never depend
   // on how many positions there are (exec/cpu/kernels/conv.cpp), instead of through sgemm,
-  // which is faster on many positions. ane-sim sets it for the programs whose live columns it
-  // evaluates alone (device/ane_live_columns.h).
+  // which is faster on many positions; and matmuls go row by row, never through sgemm, with
+  // each element's bits independent of the numbers of rows and columns (attention over a KV
+  // cache). ane-sim sets it for the programs whose live columns it evaluates alone
+  // (device/ane_live_columns.h).
   bool columnwise_pointwise_convs = false;
 };
 

@@ -16,7 +16,8 @@ struct KernelArgs {
   std::span<const Tensor> inputs;
   Tensor& output;
   ThreadPool& pool;
-  // CpuOptions::columnwise_pointwise_convs: how pointwise convs compute (kernels/conv.cpp).
+  // CpuOptions::columnwise_pointwise_convs: how pointwise convs (kernels/conv.cpp) and matmuls
+  // (kernels/matmul.cpp: row by row) compute.
   bool columnwise_pointwise = false;
 };
 

@@ -10,7 +10,8 @@
 //
 // Products of at least kGemmMacs multiply-adds (a model's layers on a window, training's
 // x^T dy and dy W^T) go to oneDNN's sgemm (exec/cpu/gemm.h) instead, one call per batch, with
-// transposes passed as flags: the portable kernel reaches a fraction of its speed. For the
+// transposes passed as flags: the portable kernel reaches a fraction of its speed; with
+// KernelArgs::columnwise_pointwise, every product goes row by row (gemm_rows). For the
 // portable kernel the order of the additions depends only on the shapes, never on the number
 // of threads, so its results are the same bit for bit on any pool.
 #include <algorithm>
@@ -278,7 +279,11 @@ void matmul(const KernelArgs& args) {
       p.y_off.assign(1, p.y_off[0]);
     }
   }
-  if (p.m * p.n * p.k >= kGemmMacs) {
+  if (args.columnwise_pointwise) {
+    // A program ane-sim may narrow to its live columns (device/ane_live_columns.h): row by
+    // row, whose every element's bits depend on neither the number of rows nor of columns.
+    gemm_rows(p, args.pool);
+  } else if (p.m * p.n * p.k >= kGemmMacs) {
     set_gemm_threads(args.pool.size());
     const std::int64_t lda = trans_x ? p.m : p.k, ldb = trans_y ? p.k : p.n;
     for (std::size_t b = 0; b < p.x_off.size(); ++b)
