@@ -37,7 +37,7 @@ void demo_package(const DemoPackageOptions& o) {
   TempFolder dir("orion-demo");
   const std::string pkg = dir.path() + "/pkg";
   Stopwatch sw;
-  const auto report = compile::write_ane_package(model::gpt2_ane_programs(c, {.window = 64, .capacity = 127}), w, {}, pkg,
+  const auto report = compile::write_ane_package(model::gpt2_ane_programs(c, {.window = 64, .capacity = 128}), w, {}, pkg,
                                                   model::gpt2_package_model_info(c, "demo"));
   std::printf("compiled: %d kernels (%.1f MB of fp16 weights) and %d host steps in %.2f s (`orion compile --target ane` "
               "writes the same package; `orion inspect` shows it)\n",
