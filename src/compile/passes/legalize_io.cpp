@@ -208,11 +208,12 @@ ir::Graph pad_channels(const ir::Graph& g, const std::map<std::string, std::int6
   GraphRewriter rw(g);
   for (ValueId id = 0; id < g.size(); ++id) {
     const Node& n = g.node(id);
-    const std::int64_t channels = channels_of(n);
-    if (n.op != Op::input || n.type.shape[1] >= channels) {
+    // Only inputs are widened; other nodes (constants, scalars) may have no channel axis.
+    if (n.op != Op::input || n.type.shape[1] >= channels_of(n)) {
       rw.copy(id);
       continue;
     }
+    const std::int64_t channels = channels_of(n);
     Node wide = n;
     wide.type.shape[1] = channels;
     const ValueId in = rw.add(std::move(wide));
