@@ -121,7 +121,8 @@ TEST(KvCacheOnDevice, AStepPacksNoCacheAndTheCacheStaysInTheSurfaces) {
   // activations and the host's mask); the fixed-length cache inputs are never packed.
   const auto packed_per_step = [](const std::string& pkg, bool fixed) {
     std::int64_t bytes = 0;
-    for (const compile::PackageStep& s : compile::read_manifest(pkg).program("decode").steps)
+    const compile::PackageManifest m = compile::read_manifest(pkg);  // alive while its steps are read
+    for (const compile::PackageStep& s : m.program("decode").steps)
       for (const compile::KernelIoTensor& t : s.io.inputs) bytes += t.fixed == fixed ? t.bytes : 0;
     return bytes;
   };
