@@ -36,8 +36,11 @@ nlohmann::json model_info(std::string_view arch, const std::string& config_json,
 std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_at, std::int64_t layers,
                                                        std::int64_t context, const AnePackageShape& shape,
                                                        const std::string& arch) {
-  // On the device the cache's surfaces are never padded (legalize_io: fixed-length inputs).
-  const std::int64_t slots = shape.host_attention ? 1 : kCacheSlotMultiple;
+  // On the device the cache's surfaces are never padded (legalize_io: fixed-length inputs). A
+  // context too short for one bucket of slots keeps attention on the host by default, where any
+  // capacity works, rather than refusing a model that is only small.
+  const bool host_attention = shape.host_attention || (shape.capacity == 0 && context - 1 < kCacheSlotMultiple);
+  const std::int64_t slots = host_attention ? 1 : kCacheSlotMultiple;
   const std::int64_t capacity = shape.capacity > 0 ? shape.capacity : (context - 1) / slots * slots;
   if (shape.window < 1 || shape.window > context)
     throw Error(arch + " package: a prefill window of " + std::to_string(shape.window) +
@@ -52,7 +55,7 @@ std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_a
   out.push_back({"prefill", graph_at(shape.window, 0), shape.window, {}, session_block(layers, false, 0)});
   ir::Graph decode = graph_at(1, capacity);
   std::set<std::string, std::less<>> host;
-  if (shape.host_attention) host = compile::shape_varying_nodes(decode, graph_at(1, capacity - 1));
+  if (host_attention) host = compile::shape_varying_nodes(decode, graph_at(1, capacity - 1));
   out.push_back({"decode", std::move(decode), 1, std::move(host), session_block(layers, true, capacity)});
   return out;
 }

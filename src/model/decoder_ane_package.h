@@ -29,7 +29,8 @@ namespace orion::model {
 
 struct AnePackageShape {
   std::int64_t window = 128;   // prefill tokens; --seq
-  std::int64_t capacity = 0;   // decode cache slots; 0: the whole context - 1 (rounded down to 32 on the device)
+  std::int64_t capacity = 0;   // decode cache slots; 0: the whole context - 1 (rounded down to 32 on the
+                               // device; a context under 33 keeps attention on the host)
   bool host_attention = false;  // attention over the cache on the host (see above)
 };
 

@@ -73,6 +73,14 @@ TEST(KvCacheOnDevice, DecodeHasNoHostAttentionSegments) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("multiple of 32"), std::string::npos) << e.what();
   }
+  // A context too short for one bucket of slots keeps attention on the host by default (every
+  // capacity works there), rather than refusing a small model.
+  model::Gpt2Config tiny = c;
+  tiny.n_positions = 16;
+  compile_package(tiny, random_weights(tiny, 7), {}, {.window = 8}, dir.path() + "/short");
+  const compile::PackageManifest short_ctx = compile::read_manifest(dir.path() + "/short");
+  EXPECT_EQ(short_ctx.program("decode").session["capacity"], 15);
+  EXPECT_GE(host_steps(short_ctx.program("decode")), c.n_layer);
 }
 
 struct StepBytes {
