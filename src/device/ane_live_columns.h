@@ -27,7 +27,7 @@
 //    of exec/cpu/kernels/reduce.cpp;
 //  * convs one column wide (kw = 1) with unit stride along the columns and no padding left or
 //    right, on a constant weight, tokens on axis 3: ane-sim runs such a program's executors with
-//    columnwise_pointwise_convs (full and narrowed alike), so a 1x1 conv is a gemv per column
+//    CpuOptions::column_independent (full and narrowed alike), so a 1x1 conv is a gemv per column
 //    (exec/cpu/kernels/conv.cpp, gemv_f32_columns), whose result for a column never depends on
 //    the others nor on their number; any other such conv takes the direct loop, which adds each
 //    output's products in a fixed order of (input channel, kernel row);

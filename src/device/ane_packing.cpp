@@ -69,8 +69,8 @@ void copy_column(const AneSurface& from, SurfaceColumns fs, std::int64_t from_co
     return col >= 0 && col < shape.columns && channels <= shape.channels &&
            static_cast<std::size_t>(channels * shape.columns) * 2 <= s.size();
   };
-  const std::int64_t channels = std::min(fs.channels, ts.channels);
-  if (fs.channels != ts.channels || !fits(from, fs, from_col, channels) || !fits(to, ts, to_col, channels))
+  const std::int64_t channels = fs.channels;
+  if (ts.channels != channels || !fits(from, fs, from_col, channels) || !fits(to, ts, to_col, channels))
     throw Error("ane packing: column " + std::to_string(from_col) + " of [1, " + std::to_string(fs.channels) + ", 1, " +
                 std::to_string(fs.columns) + "] does not go to column " + std::to_string(to_col) + " of [1, " +
                 std::to_string(ts.channels) + ", 1, " + std::to_string(ts.columns) + "]");

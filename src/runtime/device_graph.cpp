@@ -234,15 +234,12 @@ std::vector<Tensor> DeviceGraph::run_lane(int lane, const exec::Bindings& inputs
       ready.get();  // its install's error, at the kernel that needs it
       st.wait_ms += wait.ms();
       const std::lock_guard device(device_mutex_);
-      ++on_device_;
-      KernelCallTiming t;
-      try {
-        t = seg->surfaces[l].call(device_, seg->kernel->program(), *seg->io, table, seg->part.name);
-      } catch (...) {
-        --on_device_;
-        throw;
-      }
-      --on_device_;
+      struct OnDevice {  // counted while the call lasts, however it ends
+        std::atomic<int>& n;
+        explicit OnDevice(std::atomic<int>& count) : n(count) { ++n; }
+        ~OnDevice() { --n; }
+      } on_device(on_device_);
+      const KernelCallTiming t = seg->surfaces[l].call(device_, seg->kernel->program(), *seg->io, table, seg->part.name);
       st.device_ms += t.device_ms;
       st.pack_ms += t.pack_ms;
       continue;
@@ -267,25 +264,7 @@ std::vector<Tensor> DeviceGraph::run_lane(int lane, const exec::Bindings& inputs
   return out;
 }
 
-void DeviceGraph::add_lane(const LaneStats& st) {
-  stats_.device_ms += st.device_ms;
-  stats_.pack_ms += st.pack_ms;
-  stats_.host_ms += st.host_ms;
-  stats_.host_beside_device += st.host_beside_device;
-}
-
-std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) {
-  if (!has_weights_) throw Error("device graph: run before set_weights");
-  LaneStats st;
-  std::vector<Tensor> out = run_lane(0, inputs, st);
-  add_lane(st);
-  if (!version_counted_) {
-    stats_.wait_ms += st.wait_ms;
-    count_version();
-  }
-  ++stats_.runs;
-  return out;
-}
+std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) { return std::move(run_many({inputs})[0]); }
 
 std::vector<std::vector<Tensor>> DeviceGraph::run_many(const std::vector<exec::Bindings>& inputs) {
   if (!has_weights_) throw Error("device graph: run before set_weights");
@@ -315,7 +294,10 @@ std::vector<std::vector<Tensor>> DeviceGraph::run_many(const std::vector<exec::B
   if (failed) std::rethrow_exception(failed);
   double waited = 0;
   for (const LaneStats& s : st) {
-    add_lane(s);
+    stats_.device_ms += s.device_ms;
+    stats_.pack_ms += s.pack_ms;
+    stats_.host_ms += s.host_ms;
+    stats_.host_beside_device += s.host_beside_device;
     waited = std::max(waited, s.wait_ms);  // the lanes wait side by side
   }
   if (!version_counted_) {

@@ -114,7 +114,6 @@ class DeviceGraph {
   void count_version();
   struct LaneStats;
   std::vector<Tensor> run_lane(int lane, const exec::Bindings& inputs, LaneStats& st);
-  void add_lane(const LaneStats& st);
   ir::Graph graph_;
   device::AneDevice& device_;
   CompileBudget& budget_;

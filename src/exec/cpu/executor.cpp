@@ -141,7 +141,7 @@ std::vector<Tensor> CpuExecutor::run(const Bindings& bindings) {
     std::vector<Tensor> ins;
     ins.reserve(n.inputs.size());
     for (ir::ValueId in : n.inputs) ins.push_back(s.values[static_cast<std::size_t>(in)]);
-    cpu::kernel_for(n.op)(cpu::KernelArgs{n, ins, out, s.pool, s.options.columnwise_pointwise_convs});
+    cpu::kernel_for(n.op)(cpu::KernelArgs{n, ins, out, s.pool, s.options.column_independent});
     s.round_stored(n, out);
   }
   std::vector<Tensor> outputs;

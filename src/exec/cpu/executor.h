@@ -31,7 +31,7 @@ struct CpuOptions {
   // each element's bits independent of the numbers of rows and columns (attention over a KV
   // cache). ane-sim sets it for the programs whose live columns it evaluates alone
   // (device/ane_live_columns.h).
-  bool columnwise_pointwise_convs = false;
+  bool column_independent = false;
 };
 
 // Tensors for a graph's inputs and params, by name.

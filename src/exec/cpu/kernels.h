@@ -16,9 +16,9 @@ struct KernelArgs {
   std::span<const Tensor> inputs;
   Tensor& output;
   ThreadPool& pool;
-  // CpuOptions::columnwise_pointwise_convs: how pointwise convs (kernels/conv.cpp) and matmuls
+  // CpuOptions::column_independent: how pointwise convs (kernels/conv.cpp) and matmuls
   // (kernels/matmul.cpp: row by row) compute.
-  bool columnwise_pointwise = false;
+  bool column_independent = false;
 };
 
 using Kernel = void (*)(const KernelArgs& args);

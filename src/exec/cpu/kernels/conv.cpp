@@ -6,7 +6,7 @@
 //
 //  * by default, the library's sgemm (exec/cpu/gemm.h) when it is large enough to pay for the
 //    library's threads (every linear layer of a model on ane-sim), else the matmul kernel;
-//  * with KernelArgs::columnwise_pointwise, one matrix-vector product per output position
+//  * with KernelArgs::column_independent, one matrix-vector product per output position
 //    (exec/cpu/gemv.h's gemv_f32_columns, which reads the weights once for all positions). The
 //    value at a position then depends on the weights and that position's input column alone,
 //    with arithmetic fixed by the ISA and the weights' shape, never by how many positions there
@@ -57,7 +57,7 @@ void conv_as_matmul(const KernelArgs& a, const ConvGeometry& g) {
   // weight [Cout, Cin] is broadcast over the batch of x [N, Cin, H*W].
   const Tensor inputs[] = {a.inputs[1].reshape({g.cout, g.cin}), a.inputs[0].reshape({g.n, g.cin, g.h * g.w})};
   Tensor out = a.output.reshape({g.n, g.cout, g.oh * g.ow});
-  matmul(KernelArgs{mm, inputs, out, a.pool, a.columnwise_pointwise});
+  matmul(KernelArgs{mm, inputs, out, a.pool, a.column_independent});
 }
 
 // Per batch: x [Cin, H*W] transposed to positions x channels, one gemv per position, and the
@@ -127,7 +127,7 @@ void conv(const KernelArgs& a) {
   if (a.output.numel() == 0) return;
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.groups == 1 &&
                          std::all_of(pd.begin(), pd.end(), [](std::int64_t p) { return p == 0; });
-  if (pointwise && a.columnwise_pointwise) conv_pointwise(a, g);
+  if (pointwise && a.column_independent) conv_pointwise(a, g);
   else if (pointwise) conv_as_matmul(a, g);
   else conv_direct(a, g);
 }

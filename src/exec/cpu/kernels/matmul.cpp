@@ -11,7 +11,7 @@
 // Products of at least kGemmMacs multiply-adds (a model's layers on a window, training's
 // x^T dy and dy W^T) go to oneDNN's sgemm (exec/cpu/gemm.h) instead, one call per batch, with
 // transposes passed as flags: the portable kernel reaches a fraction of its speed; with
-// KernelArgs::columnwise_pointwise, every product goes row by row (gemm_rows). For the
+// KernelArgs::column_independent, every product goes row by row (gemm_rows). For the
 // portable kernel the order of the additions depends only on the shapes, never on the number
 // of threads, so its results are the same bit for bit on any pool.
 #include <algorithm>
@@ -279,7 +279,7 @@ void matmul(const KernelArgs& args) {
       p.y_off.assign(1, p.y_off[0]);
     }
   }
-  if (args.columnwise_pointwise) {
+  if (args.column_independent) {
     // A program ane-sim may narrow to its live columns (device/ane_live_columns.h): row by
     // row, whose every element's bits depend on neither the number of rows nor of columns.
     gemm_rows(p, args.pool);
