@@ -22,14 +22,24 @@ TEST(VectorMath, ExpWithin2e7RelativeOverFloatsRange) {
     const double want = std::exp(static_cast<double>(x[i]));
     ASSERT_LE(std::fabs(y[i] - want), 2e-7 * want) << "exp(" << x[i] << ")";
   }
-  // Beyond the range: clamped, never inf or a wrapped exponent; NaN stays NaN.
-  float edge[3] = {-1000.0f, 1000.0f, std::nanf("")};
-  exp_rows(edge, 3);
-  EXPECT_GE(edge[0], 0.0f);
-  EXPECT_LT(edge[0], 1e-37f);
-  EXPECT_GT(edge[1], 1e38f);
-  EXPECT_TRUE(std::isfinite(edge[1]));
-  EXPECT_TRUE(std::isnan(edge[2]));
+  // Beyond the range: clamped, never inf or a wrapped exponent; NaN stays NaN. At every place
+  // of a row long enough for the vector loop of any ISA (and its tail), since a clone's vector
+  // body and its scalar remainder are different code.
+  constexpr int kRow = 40;
+  for (int at = 0; at + 3 <= kRow; ++at) {
+    std::vector<float> row(kRow, 0.5f);
+    row[at] = -1000.0f;
+    row[at + 1] = 1000.0f;
+    row[at + 2] = std::nanf("");
+    exp_rows(row.data(), kRow);
+    EXPECT_GE(row[at], 0.0f) << at;
+    EXPECT_LT(row[at], 1e-37f) << at;
+    EXPECT_GT(row[at + 1], 1e38f) << at;
+    EXPECT_TRUE(std::isfinite(row[at + 1])) << at;
+    EXPECT_TRUE(std::isnan(row[at + 2])) << at;
+    for (int i = 0; i < kRow; ++i)
+      if (i < at || i > at + 2) ASSERT_NEAR(row[i], std::exp(0.5), 2e-7 * std::exp(0.5)) << at << " " << i;
+  }
 }
 
 TEST(VectorMath, SoftmaxMatchesFp64OnEveryLength) {
