@@ -11,9 +11,10 @@
 namespace orion::exec::cpu {
 
 // Streaming read bandwidth in GB/s (10^9 B/s). A buffer of `bytes` (default 1 GiB, far larger
-// than the caches) is allocated and written once (each thread first-touches its own share),
-// then each thread of `pool` sums its share, as four sequential streams at once, with the
-// widest loads of best_isa() into eight independent accumulators, reading every byte; the
+// than the caches) is allocated and written once, then read by the threads of `pool`, in 32
+// pieces per thread that each free thread takes in turn (as the kernels take row chunks), each
+// piece as four sequential streams at once, with the widest loads of best_isa() into eight
+// independent accumulators, reading every byte; the
 // result is the best of `repeats` timed passes after one warm-up pass (bytes read / wall time
 // of the pass, which includes waking the pool). Called from inside a parallel_for of the same
 // pool it runs on one thread. Throws orion::Error when bytes < 1 MiB or repeats < 1.
