@@ -105,6 +105,14 @@ TEST_F(LlamaCli, BenchPrefillTakesALlamaFolder) {
   EXPECT_GT(j.at("tok_per_s").get<double>(), 0);
   EXPECT_GT(j.at("achieved_gflops").get<double>(), 0);
   EXPECT_GT(j.at("measured_peak_gflops").get<double>(), 0);
+  // The peak is probed before and after the one run, and the run's fraction is taken against
+  // their mean, which is also the median of two.
+  EXPECT_LE(j.at("measured_peak_min_gflops").get<double>(), j.at("measured_peak_gflops").get<double>());
+  EXPECT_GE(j.at("measured_peak_max_gflops").get<double>(), j.at("measured_peak_gflops").get<double>());
+  const double fraction = j.at("achieved_gflops").get<double>() / j.at("measured_peak_gflops").get<double>();
+  EXPECT_NEAR(j.at("peak_fraction").get<double>(), fraction, 1e-3 * fraction + 1e-4);
+  EXPECT_EQ(j.at("peak_fraction_min"), j.at("peak_fraction"));
+  EXPECT_EQ(j.at("peak_fraction_max"), j.at("peak_fraction"));
   // From the shapes, per layer and token: q/k/v [64 + 2 * 32, 64], o [64, 64], gate/up
   // [2 * 192, 64], down [64, 192]: 2 * 49152 flops. Attention, one block of 40 queries x 40
   // keys over 4 heads of 16: 2 * 2 * 1600 * 64. The untied head once: 2 * 64 * 257.
@@ -116,6 +124,7 @@ TEST_F(LlamaCli, BenchPrefillTakesALlamaFolder) {
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("batched"), false);
   EXPECT_EQ(j.at("gflop_per_prefill").get<double>(), 0);
+  EXPECT_EQ(j.at("peak_fraction").get<double>(), 0);
 }
 
 TEST_F(LlamaCli, TrainsAVocabularyAndUsesIt) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/any_model.h"
 
@@ -18,5 +19,12 @@ void add_bench_train_command(CLI::App& bench);
 // given, else randomly initialised weights (`seed`) of `arch`'s shapes (gpt2-124m or
 // stories110m).
 model::AnyModel bench_any_model(const std::string& arch, const std::string& model_dir, std::uint64_t seed);
+
+// A shared VM's limits (read bandwidth, FMA rate) move by up to a factor of two within seconds,
+// so the decode and prefill benches measure theirs before the first timed run and after every
+// run: probes[i] and probes[i + 1] bracket run i. Each run's fraction is what it achieved
+// against the mean of the two probes around it. Throws orion::Error unless probes has one
+// more entry than achieved.
+std::vector<double> fractions_of_limit(const std::vector<double>& achieved, const std::vector<double>& probes);
 
 }  // namespace orion::cli

@@ -122,15 +122,14 @@ void bench_decode(DecodeOpts o) {
   ThreadPool pool(o.threads);
   const auto bytes = static_cast<double>(fast.weight_bytes_per_token);
 
-  // The read bandwidth of a shared VM moves by a factor of two within seconds (measured here:
-  // 42 to 81 GB/s between consecutive runs), so the limit is measured around every timed run,
-  // and each run's fraction is taken against the mean of the probes just before and after it.
+  // The read bandwidth is measured around every timed run (fractions_of_limit; measured on a
+  // shared VM: 42 to 81 GB/s between consecutive runs).
   const auto tokens = bench_tokens(o.tokens + 1, vocab);
   // With --package, each run of the fast decoder is followed by one of ane-sim on the same
   // tokens, so that the two are compared on the same state of a shared machine.
   std::unique_ptr<AneSimDecodeBench> ane;
   if (!o.package.empty()) ane = std::make_unique<AneSimDecodeBench>(o.package, pool.size());
-  std::vector<double> rates, probes{exec::cpu::measure_read_bandwidth_gbps(pool)}, fractions, ane_rates;
+  std::vector<double> rates, probes{exec::cpu::measure_read_bandwidth_gbps(pool)}, ane_rates;
   for (int r = 0; r < o.runs; ++r) {
     session->reset();
     session->decode(tokens[0]);
@@ -138,7 +137,6 @@ void bench_decode(DecodeOpts o) {
     for (int i = 1; i <= o.tokens; ++i) session->decode(tokens[static_cast<std::size_t>(i)]);
     rates.push_back(o.tokens / run.seconds());
     probes.push_back(exec::cpu::measure_read_bandwidth_gbps(pool));
-    fractions.push_back(bytes * rates.back() / 1e9 / (0.5 * (probes[probes.size() - 2] + probes.back())));
     if (ane) ane_rates.push_back(ane->run(tokens));
   }
   const double ane_tok_s = ane ? median(ane_rates) : 0;
@@ -146,6 +144,9 @@ void bench_decode(DecodeOpts o) {
   const double lo = *std::min_element(rates.begin(), rates.end()), hi = *std::max_element(rates.begin(), rates.end());
   const double gbps = bytes * tok_s / 1e9;
   const double bandwidth = median(probes);
+  std::vector<double> achieved;
+  for (double r : rates) achieved.push_back(bytes * r / 1e9);
+  const std::vector<double> fractions = fractions_of_limit(achieved, probes);
   const double fraction = median(fractions);
   const double frac_lo = *std::min_element(fractions.begin(), fractions.end());
   const double frac_hi = *std::max_element(fractions.begin(), fractions.end());

@@ -1,6 +1,6 @@
 // orion bench prefill: tokens per second of the fast engine's batched prefill (matrix
-// products through the BLAS), and its achieved GFLOP/s against the f32 FMA peak measured in
-// the same run with the same number of threads. The FLOPs counted are those of the matrix
+// products through the BLAS), and its achieved GFLOP/s against the f32 FMA peak measured
+// around every timed run with the same number of threads (fractions_of_limit). The FLOPs counted are those of the matrix
 // products performed (the sessions' batched_prefill_flops, from the model's shapes): every linear layer over all
 // prompt tokens, attention's Q K^T and S V over the keys each block of 128 queries covers
 // (the masked part that is computed included, the skipped part not), and the head for the
@@ -48,33 +48,44 @@ void bench_prefill(const PrefillOpts& o) {
   const std::unique_ptr<model::Decoder> session = fast.prefill_session(o.threads, batched_min);
   const bool batched = o.prompt >= batched_min;
   ThreadPool pool(o.threads);
-  const double peak = exec::cpu::measure_fma_peak_gflops(pool);
 
   std::vector<std::int32_t> tokens;
   for (int i = 0; i < o.prompt; ++i) tokens.push_back(static_cast<std::int32_t>((i * 7919 + 13) % vocab));
-  std::vector<double> rates;
-  for (int r = 0; r <= o.runs; ++r) {  // run 0 warms up (first-use buffers, page faults)
-    session->reset();
-    Stopwatch run;
-    session->prefill(tokens);
-    if (r > 0) rates.push_back(o.prompt / run.seconds());
-  }
-  const double tok_s = median(rates);
-  const double lo = *std::min_element(rates.begin(), rates.end()), hi = *std::max_element(rates.begin(), rates.end());
   // The token-by-token path performs other products (GEMVs, the cache's attention): no FLOP
   // figure is claimed for it.
   const double flops = batched ? fast.batched_prefill_flops(0, o.prompt) : 0;
+  std::vector<double> rates, achieved, peaks;
+  for (int r = 0; r <= o.runs; ++r) {  // run 0 warms up (first-use buffers, page faults)
+    if (r == 1) peaks.push_back(exec::cpu::measure_fma_peak_gflops(pool));
+    session->reset();
+    Stopwatch run;
+    session->prefill(tokens);
+    if (r == 0) continue;
+    rates.push_back(o.prompt / run.seconds());
+    achieved.push_back(flops * rates.back() / o.prompt / 1e9);
+    peaks.push_back(exec::cpu::measure_fma_peak_gflops(pool));
+  }
+  const double tok_s = median(rates);
+  const double lo = *std::min_element(rates.begin(), rates.end()), hi = *std::max_element(rates.begin(), rates.end());
   const double gflops = flops * tok_s / o.prompt / 1e9;
+  const double peak = median(peaks);
+  const double peak_lo = *std::min_element(peaks.begin(), peaks.end()), peak_hi = *std::max_element(peaks.begin(), peaks.end());
+  const std::vector<double> fractions = fractions_of_limit(achieved, peaks);
+  const double fraction = median(fractions);
+  const double frac_lo = *std::min_element(fractions.begin(), fractions.end());
+  const double frac_hi = *std::max_element(fractions.begin(), fractions.end());
   const std::string name = o.model_dir.empty() ? o.arch : o.model_dir;
   if (o.json) {
     std::printf("{\"bench\": \"prefill\", \"model\": \"%s\", \"params\": %lld, \"dtype\": \"%s\", \"threads\": %d, "
                 "\"batched\": %s, \"blas\": \"%s\", \"prompt\": %d, \"runs\": %d, \"tok_per_s\": %.3f, "
                 "\"tok_per_s_min\": %.3f, \"tok_per_s_max\": %.3f, \"gflop_per_prefill\": %.4f, \"achieved_gflops\": %.3f, "
                 "\"achieved_gflops_min\": %.3f, \"achieved_gflops_max\": %.3f, \"measured_peak_gflops\": %.3f, "
-                "\"peak_fraction\": %.4f}\n",
+                "\"measured_peak_min_gflops\": %.3f, \"measured_peak_max_gflops\": %.3f, "
+                "\"peak_fraction\": %.4f, \"peak_fraction_min\": %.4f, \"peak_fraction_max\": %.4f}\n",
                 name.c_str(), static_cast<long long>(n_params), o.dtype.c_str(), pool.size(), batched ? "true" : "false",
                 exec::cpu::gemm_library().c_str(), o.prompt, o.runs, tok_s, lo, hi, flops / 1e9, gflops,
-                flops * lo / o.prompt / 1e9, flops * hi / o.prompt / 1e9, peak, gflops / peak);
+                flops * lo / o.prompt / 1e9, flops * hi / o.prompt / 1e9, peak, peak_lo, peak_hi, batched ? fraction : 0.0,
+                batched ? frac_lo : 0.0, batched ? frac_hi : 0.0);
     return;
   }
   std::printf("prefill %s (%.1fM params), %s weights, %d threads, %d-token prompt x %d runs, %s\n", name.c_str(),
@@ -83,8 +94,9 @@ void bench_prefill(const PrefillOpts& o) {
   std::printf("  BLAS: %s\n", exec::cpu::gemm_library().c_str());
   std::printf("  %.1f tok/s median (min %.1f, max %.1f); %.1f ms per prompt\n", tok_s, lo, hi, 1e3 * o.prompt / tok_s);
   if (batched)
-    std::printf("  %.2f GFLOP per prompt -> %.1f GFLOP/s; measured f32 FMA peak %.1f GFLOP/s: %.1f%% of it\n", flops / 1e9,
-                gflops, peak, 100 * gflops / peak);
+    std::printf("  %.2f GFLOP per prompt -> %.1f GFLOP/s; f32 FMA peak around the runs %.1f GFLOP/s median (min %.1f, max %.1f)\n"
+                "  fraction of the peak, each run against the probes around it: %.1f%% median (min %.1f%%, max %.1f%%)\n",
+                flops / 1e9, gflops, peak, peak_lo, peak_hi, 100 * fraction, 100 * frac_lo, 100 * frac_hi);
 }
 
 }  // namespace
