@@ -37,8 +37,11 @@ TEST(VectorMath, ExpWithin2e7RelativeOverFloatsRange) {
     EXPECT_GT(row[at + 1], 1e38f) << at;
     EXPECT_TRUE(std::isfinite(row[at + 1])) << at;
     EXPECT_TRUE(std::isnan(row[at + 2])) << at;
-    for (int i = 0; i < kRow; ++i)
-      if (i < at || i > at + 2) ASSERT_NEAR(row[i], std::exp(0.5), 2e-7 * std::exp(0.5)) << at << " " << i;
+    for (int i = 0; i < kRow; ++i) {
+      if (i < at || i > at + 2) {
+        ASSERT_NEAR(row[i], std::exp(0.5), 2e-7 * std::exp(0.5)) << at << " " << i;
+      }
+    }
   }
 }
 
