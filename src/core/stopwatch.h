@@ -29,4 +29,15 @@ inline double median(std::vector<double> v) {
   return m;
 }
 
+// A sample's median and range, as the benchmarks report them (zeros for an empty sample).
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+
+inline Spread spread(const std::vector<double>& v) {
+  if (v.empty()) return {};
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {orion::median(v), *lo, *hi};
+}
+
 }  // namespace orion

@@ -62,12 +62,6 @@ ORION_CLONES void weighted_sum(const float* p, const float* V, std::int64_t n, s
 // has no FMA, and GCC kept the sixteen-lane sums in memory. These are written out instead, for
 // head sizes that are a multiple of 8 (GPT-2's and Llama's 64).
 
-ORION_AVX2 inline float hsum8(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-
 // Four keys at a time, two accumulators each (eight FMA chains); while K streams in, the
 // values of the same positions are asked for, so that weighted_sum finds them on the way.
 ORION_AVX2 void scores_avx2(const float* q, const float* K, const float* V, std::int64_t n, std::int64_t D, float scale,
@@ -100,7 +94,7 @@ ORION_AVX2 void scores_avx2(const float* q, const float* K, const float* V, std:
     __m256 acc = _mm256_setzero_ps();
     for (std::int64_t d = 0; d < D; d += 8)
       acc = _mm256_fmadd_ps(_mm256_loadu_ps(K + j * D + d), _mm256_loadu_ps(q + d), acc);
-    s[j] = hsum8(acc) * scale;
+    s[j] = exec::cpu::hsum8(acc) * scale;
   }
 }
 
@@ -120,7 +114,8 @@ ORION_AVX2 void weighted_sum_avx2(const float* p, const float* V, std::int64_t n
 }
 
 bool use_avx2(std::int64_t D) {
-  // Where AVX-512 runs, its clones above are the faster path already.
+  // Where AVX-512 runs, its clones above are kept: they are what was measured there
+  // (docs/PERFORMANCE.md, Zen 5), and their AVX-512 build has FMA.
   static const bool avx2_only = exec::cpu::best_isa() == exec::cpu::Isa::avx2;
   return avx2_only && D % 8 == 0;
 }

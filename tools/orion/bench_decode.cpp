@@ -139,17 +139,11 @@ void bench_decode(DecodeOpts o) {
     probes.push_back(exec::cpu::measure_read_bandwidth_gbps(pool));
     if (ane) ane_rates.push_back(ane->run(tokens));
   }
-  const double ane_tok_s = ane ? median(ane_rates) : 0;
-  const double tok_s = median(rates);
-  const double lo = *std::min_element(rates.begin(), rates.end()), hi = *std::max_element(rates.begin(), rates.end());
-  const double gbps = bytes * tok_s / 1e9;
-  const double bandwidth = median(probes);
+  const Spread ane_tok_s = spread(ane_rates), tok_s = spread(rates), bandwidth = spread(probes);
+  const double gbps = bytes * tok_s.median / 1e9;
   std::vector<double> achieved;
   for (double r : rates) achieved.push_back(bytes * r / 1e9);
-  const std::vector<double> fractions = fractions_of_limit(achieved, probes);
-  const double fraction = median(fractions);
-  const double frac_lo = *std::min_element(fractions.begin(), fractions.end());
-  const double frac_hi = *std::max_element(fractions.begin(), fractions.end());
+  const Spread fraction = spread(fractions_of_limit(achieved, probes));
   const double rss = resident_mb();
   // What decoding needs resident: the packed weights, the KV cache and one set of activations.
   const double need_mb = (bytes + static_cast<double>(fast.session_bytes)) / 1e6;
@@ -162,21 +156,21 @@ void bench_decode(DecodeOpts o) {
                 "\"measured_bandwidth_min_gbps\": %.3f, \"measured_bandwidth_max_gbps\": %.3f, \"logits_rel_error\": %s, \"top1_agreement\": %s, \"weights_mapped\": %s, "
                 "\"resident_mb\": %.1f, \"needed_mb\": %.1f, \"ane_sim_tok_per_s\": %s, \"ane_sim_fraction_of_cpu\": %s}\n",
                 o.model_dir.empty() ? o.arch.c_str() : o.model_dir.c_str(), static_cast<long long>(n_params), o.dtype.c_str(),
-                pool.size(), isa, o.tokens, o.runs, tok_s, lo, hi, bytes, gbps, bandwidth, fraction, frac_lo, frac_hi,
-                *std::min_element(probes.begin(), probes.end()), *std::max_element(probes.begin(), probes.end()), json_number(err.measured, err.rel_l2, "%.3g").c_str(),
-                json_number(err.measured, err.top1, "%.4f").c_str(), mapped ? "true" : "false",
-                rss, need_mb, json_number(ane != nullptr, ane_tok_s, "%.3f").c_str(),
-                json_number(ane != nullptr, ane_tok_s / tok_s, "%.4f").c_str());
+                pool.size(), isa, o.tokens, o.runs, tok_s.median, tok_s.min, tok_s.max, bytes, gbps, bandwidth.median,
+                fraction.median, fraction.min, fraction.max, bandwidth.min, bandwidth.max,
+                json_number(err.measured, err.rel_l2, "%.3g").c_str(), json_number(err.measured, err.top1, "%.4f").c_str(),
+                mapped ? "true" : "false", rss, need_mb, json_number(ane != nullptr, ane_tok_s.median, "%.3f").c_str(),
+                json_number(ane != nullptr, ane_tok_s.median / tok_s.median, "%.4f").c_str());
     return;
   }
   std::printf("decode %s (%.1fM params), %s weights%s, %d threads, %s kernels, %d tokens x %d runs (setup %.1f s)\n",
               o.model_dir.empty() ? o.arch.c_str() : o.model_dir.c_str(), static_cast<double>(n_params) / 1e6,
               o.dtype.c_str(), mapped ? " mapped from the file" : "", pool.size(), isa, o.tokens, o.runs, setup_s);
-  std::printf("  %.2f tok/s median (min %.2f, max %.2f)\n", tok_s, lo, hi);
+  std::printf("  %.2f tok/s median (min %.2f, max %.2f)\n", tok_s.median, tok_s.min, tok_s.max);
   std::printf("  %.1f MB of weights per token -> %.2f GB/s; read bandwidth around the runs %.2f GB/s median "
               "(%.2f-%.2f)\n  fraction of the bandwidth measured around each run: %.1f%% median (%.1f%%-%.1f%%)\n",
-              bytes / 1e6, gbps, bandwidth, *std::min_element(probes.begin(), probes.end()),
-              *std::max_element(probes.begin(), probes.end()), 100 * fraction, 100 * frac_lo, 100 * frac_hi);
+              bytes / 1e6, gbps, bandwidth.median, bandwidth.min, bandwidth.max, 100 * fraction.median, 100 * fraction.min,
+              100 * fraction.max);
   if (err.measured)
     std::printf("  %s against f32 weights over 32 positions: logits relative L2 error %.3g, top-1 agreement %.1f%%\n",
                 o.dtype.c_str(), err.rel_l2, 100 * err.top1);
@@ -187,8 +181,7 @@ void bench_decode(DecodeOpts o) {
   if (ane)
     std::printf("  ane-sim running %s, same tokens after each run: %.2f tok/s median (min %.2f, max %.2f), %.1f%% of "
                 "the above\n",
-                o.package.c_str(), ane_tok_s, *std::min_element(ane_rates.begin(), ane_rates.end()),
-                *std::max_element(ane_rates.begin(), ane_rates.end()), 100 * ane_tok_s / tok_s);
+                o.package.c_str(), ane_tok_s.median, ane_tok_s.min, ane_tok_s.max, 100 * ane_tok_s.median / tok_s.median);
 }
 
 }  // namespace

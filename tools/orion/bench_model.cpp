@@ -1,7 +1,5 @@
 // The model behind `orion bench decode` and `orion bench prefill` (bench_commands.h).
 #include "bench_commands.h"
-
-#include "core/error.h"
 #include "model_dir.h"
 
 namespace orion::cli {
@@ -14,15 +12,6 @@ model::AnyModel bench_any_model(const std::string& arch, const std::string& mode
   }
   model::Gpt2Config c;  // GPT-2 124M: the defaults
   return model::Gpt2Model::from_weights(c, model::gpt2_init_weights(c, seed), arch);
-}
-
-std::vector<double> fractions_of_limit(const std::vector<double>& achieved, const std::vector<double>& probes) {
-  if (probes.size() != achieved.size() + 1)
-    throw Error("bench: " + std::to_string(probes.size()) + " probes of the limit around " + std::to_string(achieved.size()) +
-                " runs (one before the first and one after each)");
-  std::vector<double> fractions;
-  for (std::size_t i = 0; i < achieved.size(); ++i) fractions.push_back(achieved[i] / (0.5 * (probes[i] + probes[i + 1])));
-  return fractions;
 }
 
 }  // namespace orion::cli

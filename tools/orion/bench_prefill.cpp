@@ -6,7 +6,6 @@
 // (the masked part that is computed included, the skipped part not), and the head for the
 // last token; norms, rotations, softmax, GELU or SwiGLU and the f16/q8 expansion count nothing.
 // GPT-2 and Llama (--arch stories110m, or a Llama folder), through model::make_fast_engine.
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <variant>
@@ -54,26 +53,20 @@ void bench_prefill(const PrefillOpts& o) {
   // The token-by-token path performs other products (GEMVs, the cache's attention): no FLOP
   // figure is claimed for it.
   const double flops = batched ? fast.batched_prefill_flops(0, o.prompt) : 0;
-  std::vector<double> rates, achieved, peaks;
-  for (int r = 0; r <= o.runs; ++r) {  // run 0 warms up (first-use buffers, page faults)
-    if (r == 1) peaks.push_back(exec::cpu::measure_fma_peak_gflops(pool));
+  session->prefill(tokens);  // warms up first-use buffers and page faults
+  std::vector<double> rates, achieved, peaks{exec::cpu::measure_fma_peak_gflops(pool)};
+  for (int r = 0; r < o.runs; ++r) {
     session->reset();
     Stopwatch run;
     session->prefill(tokens);
-    if (r == 0) continue;
     rates.push_back(o.prompt / run.seconds());
     achieved.push_back(flops * rates.back() / o.prompt / 1e9);
     peaks.push_back(exec::cpu::measure_fma_peak_gflops(pool));
   }
-  const double tok_s = median(rates);
-  const double lo = *std::min_element(rates.begin(), rates.end()), hi = *std::max_element(rates.begin(), rates.end());
-  const double gflops = flops * tok_s / o.prompt / 1e9;
-  const double peak = median(peaks);
-  const double peak_lo = *std::min_element(peaks.begin(), peaks.end()), peak_hi = *std::max_element(peaks.begin(), peaks.end());
-  const std::vector<double> fractions = fractions_of_limit(achieved, peaks);
-  const double fraction = median(fractions);
-  const double frac_lo = *std::min_element(fractions.begin(), fractions.end());
-  const double frac_hi = *std::max_element(fractions.begin(), fractions.end());
+  const Spread tok_s = spread(rates), peak = spread(peaks);
+  const double gflops = flops * tok_s.median / o.prompt / 1e9;
+  // Zero for the token-by-token path, which claims no FLOPs.
+  const Spread fraction = spread(fractions_of_limit(achieved, peaks));
   const std::string name = o.model_dir.empty() ? o.arch : o.model_dir;
   if (o.json) {
     std::printf("{\"bench\": \"prefill\", \"model\": \"%s\", \"params\": %lld, \"dtype\": \"%s\", \"threads\": %d, "
@@ -83,20 +76,22 @@ void bench_prefill(const PrefillOpts& o) {
                 "\"measured_peak_min_gflops\": %.3f, \"measured_peak_max_gflops\": %.3f, "
                 "\"peak_fraction\": %.4f, \"peak_fraction_min\": %.4f, \"peak_fraction_max\": %.4f}\n",
                 name.c_str(), static_cast<long long>(n_params), o.dtype.c_str(), pool.size(), batched ? "true" : "false",
-                exec::cpu::gemm_library().c_str(), o.prompt, o.runs, tok_s, lo, hi, flops / 1e9, gflops,
-                flops * lo / o.prompt / 1e9, flops * hi / o.prompt / 1e9, peak, peak_lo, peak_hi, batched ? fraction : 0.0,
-                batched ? frac_lo : 0.0, batched ? frac_hi : 0.0);
+                exec::cpu::gemm_library().c_str(), o.prompt, o.runs, tok_s.median, tok_s.min, tok_s.max, flops / 1e9, gflops,
+                flops * tok_s.min / o.prompt / 1e9, flops * tok_s.max / o.prompt / 1e9, peak.median, peak.min, peak.max,
+                fraction.median, fraction.min, fraction.max);
     return;
   }
   std::printf("prefill %s (%.1fM params), %s weights, %d threads, %d-token prompt x %d runs, %s\n", name.c_str(),
               static_cast<double>(n_params) / 1e6, o.dtype.c_str(), pool.size(), o.prompt, o.runs,
               batched ? "batched (BLAS)" : "token by token");
   std::printf("  BLAS: %s\n", exec::cpu::gemm_library().c_str());
-  std::printf("  %.1f tok/s median (min %.1f, max %.1f); %.1f ms per prompt\n", tok_s, lo, hi, 1e3 * o.prompt / tok_s);
+  std::printf("  %.1f tok/s median (min %.1f, max %.1f); %.1f ms per prompt\n", tok_s.median, tok_s.min, tok_s.max,
+              1e3 * o.prompt / tok_s.median);
   if (batched)
     std::printf("  %.2f GFLOP per prompt -> %.1f GFLOP/s; f32 FMA peak around the runs %.1f GFLOP/s median (min %.1f, max %.1f)\n"
                 "  fraction of the peak, each run against the probes around it: %.1f%% median (min %.1f%%, max %.1f%%)\n",
-                flops / 1e9, gflops, peak, peak_lo, peak_hi, 100 * fraction, 100 * frac_lo, 100 * frac_hi);
+                flops / 1e9, gflops, peak.median, peak.min, peak.max, 100 * fraction.median, 100 * fraction.min,
+                100 * fraction.max);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 // the f32 FMA peak measured in the same run with the same threads. GPT-2 124M with batch 4 and
 // 64 tokens is the configuration llm.c quotes for its CPU reference; stories110m is the
 // Llama-shaped model of `orion init --preset stories110m`.
-#include <algorithm>
 #include <cstdio>
 
 #include "bench_commands.h"
@@ -88,8 +87,7 @@ void bench_train(const BenchTrainOpts& o) {
     trainer.step();
     if (s > 0) ms.push_back(1e3 * w.seconds());
   }
-  const double median_ms = median(ms);
-  const double lo = *std::min_element(ms.begin(), ms.end()), hi = *std::max_element(ms.begin(), ms.end());
+  const auto [median_ms, lo, hi] = spread(ms);
   const double flops = trainer.matmul_flops_per_micro_batch();
   const double gflops = flops / (median_ms * 1e-3) / 1e9;
   const auto params = static_cast<long long>(std::visit([](const auto& x) { return x.config().parameter_count(); }, m));

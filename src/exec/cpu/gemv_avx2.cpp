@@ -19,13 +19,6 @@ namespace orion::exec::cpu::detail {
 
 namespace {
 
-ORION_AVX2 inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 // The first n (0..7) lanes set.
 ORION_AVX2 inline __m256i tail_mask(std::int64_t n) {
   static const std::int32_t kBits[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -74,7 +67,7 @@ ORION_AVX2 inline void f32_group(const float* W, std::int64_t ld, const float* x
     for (int r = 0; r < R; ++r)
       acc[r][1] = _mm256_fmadd_ps(_mm256_maskload_ps(W + r * ld + c, m), x0, acc[r][1]);
   }
-  for (int r = 0; r < R; ++r) out[r] = hsum(_mm256_add_ps(acc[r][0], acc[r][1]));
+  for (int r = 0; r < R; ++r) out[r] = hsum8(_mm256_add_ps(acc[r][0], acc[r][1]));
 }
 
 template <int R>
@@ -107,7 +100,7 @@ ORION_AVX2 inline void f16_group(const std::uint16_t* W, std::int64_t ld, const 
     for (int r = 0; r < R; ++r)
       acc[r][1] = _mm256_fmadd_ps(load_half_tail(W + r * ld + c, cols - c), x0, acc[r][1]);
   }
-  for (int r = 0; r < R; ++r) out[r] = hsum(_mm256_add_ps(acc[r][0], acc[r][1]));
+  for (int r = 0; r < R; ++r) out[r] = hsum8(_mm256_add_ps(acc[r][0], acc[r][1]));
 }
 
 // Loads of 8 floats (32 bytes) and of 8 halves (16 bytes) stay inside one cache line when
