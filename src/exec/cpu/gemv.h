@@ -119,6 +119,9 @@ struct RowKernels {
 extern const RowKernels kScalarKernels;
 #if defined(__x86_64__)
 extern const RowKernels kAvx2Kernels;
+// kAvx2Kernels without their software prefetching (the same arithmetic): never chosen, kept so
+// that bench_decode_matrices can measure what the prefetch is worth on the CPU at hand.
+extern const RowKernels kAvx2KernelsWithoutPrefetch;
 extern const RowKernels kAvx512Kernels;
 // gemv_f32_columns's AVX-512 path: rows [r0, r1) of Y[j] = W X[j] for the n vectors, each
 // with exactly kAvx512Kernels.f32's arithmetic for its row.
@@ -146,7 +149,8 @@ void fill_bias(const float* bias, float* y, std::int64_t rows, Activation act);
 // (r1 - r0) % 4 rows one at a time. Four adjacent rows instead are four short streams of one
 // row each (768 bytes for a q8 row of GPT-2), which the hardware prefetchers follow badly:
 // measured on a 1 GiB matrix with 2 threads, 67% -> 83% of the read bandwidth for f32, 64% ->
-// 94% for f16 and 53% -> 94% for q8 (software prefetching added nothing on top).
+// 94% for f16 and 53% -> 94% for q8 (on that Zen 5, software prefetching added nothing on top;
+// on a Zen 3 VM it adds a few percent to the AVX2 f16 and q8 kernels: gemv_q8.h).
 // group4(row, stride, sums) computes the four sums of rows row + k*stride; group1(row, sums)
 // one row's. The arithmetic for a row must not depend on which of the two computes it.
 template <class Group1, class Group4>

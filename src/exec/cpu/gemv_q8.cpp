@@ -49,6 +49,7 @@ const Q8Kernel kKernels[] = {
     {"avx512bw", Isa::avx512, has_avx512bw, q8_rows_avx512bw},
     {"avx-vnni", Isa::avx2, has_avx_vnni, q8_rows_avx_vnni},
     {"avx2", Isa::avx2, has_avx2, q8_rows_avx2},
+    {"avx2-no-prefetch", Isa::avx2, has_avx2, q8_rows_avx2_no_prefetch},
 #endif
     {"scalar", Isa::scalar, always, q8_rows_scalar},
 };

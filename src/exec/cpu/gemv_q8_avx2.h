@@ -24,8 +24,9 @@ ORION_Q8_TARGET inline float reduce_lanes(__m256 lo, __m256 hi) {
   return _mm_cvtss_f32(_mm_add_ss(v2, _mm_movehdup_ps(v2)));
 }
 
-// Columns [32k, 32k + 32) of R rows into the accumulators acc[r] (one of each row's two).
-template <int R, int B>
+// Columns [32k, 32k + 32) of R rows into the accumulators acc[r] (one of each row's two). With
+// P > 0, each row's weights P bytes ahead are prefetched, once per 64-byte line (k even).
+template <int R, int B, int P>
 ORION_Q8_TARGET inline void q8_half(const std::int8_t* q, const float* ws, std::int64_t cols,
                                     std::int64_t nb, std::int64_t stride,
                                     const QuantizedActivation& x, std::int64_t k, __m256* acc) {
@@ -34,13 +35,16 @@ ORION_Q8_TARGET inline void q8_half(const std::int8_t* q, const float* ws, std::
   const __m256i xa = _mm256_abs_epi8(xq);
   const __m256 ls = _mm256_loadu_ps(x.lane_scale.data() + 8 * k);
   for (int r = 0; r < R; ++r) {
-    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + r * stride * cols + 32 * k));
+    const std::int8_t* row = q + r * stride * cols + 32 * k;
+    if constexpr (P > 0)
+      if (k % 2 == 0) _mm_prefetch(reinterpret_cast<const char*>(row + P), _MM_HINT_T0);
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row));
     const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot(xa, _mm256_sign_epi8(w, xq))), ls);
     acc[r] = _mm256_fmadd_ps(t, _mm256_broadcast_ss(ws + r * stride * nb + 32 * k / B), acc[r]);
   }
 }
 
-template <int R, int B>
+template <int R, int B, int P>
 ORION_Q8_TARGET inline void q8_group(const std::int8_t* q, const float* ws, std::int64_t cols,
                                      std::int64_t stride, const QuantizedActivation& x,
                                      float* out) {
@@ -49,10 +53,10 @@ ORION_Q8_TARGET inline void q8_group(const std::int8_t* q, const float* ws, std:
   for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
   std::int64_t k = 0;
   for (; k + 2 <= halves; k += 2) {
-    q8_half<R, B>(q, ws, cols, nb, stride, x, k, lo);
-    q8_half<R, B>(q, ws, cols, nb, stride, x, k + 1, hi);
+    q8_half<R, B, P>(q, ws, cols, nb, stride, x, k, lo);
+    q8_half<R, B, P>(q, ws, cols, nb, stride, x, k + 1, hi);
   }
-  if (k < halves) q8_half<R, B>(q, ws, cols, nb, stride, x, k, lo);
+  if (k < halves) q8_half<R, B, P>(q, ws, cols, nb, stride, x, k, lo);
   for (int r = 0; r < R; ++r) out[r] = reduce_lanes(lo[r], hi[r]);
 }
 

@@ -34,7 +34,7 @@ namespace orion::exec::cpu::detail {
 
 void q8_rows_avx512bw(const Q8Weights& W, const QuantizedActivation& x, const float* bias,
                       float* y, std::int64_t r0, std::int64_t r1) {
-  q8_rows_simd(W, x, bias, y, r0, r1);
+  q8_rows_simd<0>(W, x, bias, y, r0, r1);
 }
 
 }  // namespace orion::exec::cpu::detail
