@@ -1,10 +1,11 @@
 // bench_decode_matrices [threads] [rounds]: the 49 GEMVs of one GPT-2 124M token (12 layers of
 // 2304x768, 768x768, 3072x768 and 768x3072, then the 50257x768 head) back to back, as decoding
 // runs them but with nothing in between, in GB/s of weight and scale bytes: every q8 kernel
-// variant this CPU runs, f16 (with and without the AVX2 kernel's prefetching) and f32. The variants take turns within each round, each round
-// starting with the next one, so that this VM's bandwidth drift (tens of percent within
-// seconds) hits them alike; each round's read bandwidth is probed before it. A kernel's own
-// streaming rate is told apart from what decoding adds around it (docs/PERFORMANCE.md, "Decode").
+// variant this CPU runs, f16 (with and without the AVX2 kernel's prefetching) and f32. The
+// variants take turns within each round, each round starting with the next one, so that this
+// VM's bandwidth drift (tens of percent within seconds) hits them alike; each round's read
+// bandwidth is probed before it. A kernel's own streaming rate is told apart from what decoding
+// adds around it (docs/PERFORMANCE.md, "Decode").
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -63,8 +64,10 @@ Matrix make_matrix(Shape shape, std::uint32_t seed) {
   Matrix m{shape, make_large_array<std::int8_t>(n), make_large_array<float>(static_cast<std::size_t>(shape.rows * nb)),
            make_large_array<std::uint16_t>(n), make_large_array<float>(n)};
   quantize_q8(w.data(), shape.rows, shape.cols, kBlock, m.q.get(), m.scales.get());
-  for (std::size_t i = 0; i < n; ++i) m.h.get()[i] = 0x2c00;  // 1/16: the values do not matter
-  for (std::size_t i = 0; i < n; ++i) m.f.get()[i] = w[i];
+  for (std::size_t i = 0; i < n; ++i) {
+    m.h.get()[i] = 0x2c00;  // 1/16: the values do not matter
+    m.f.get()[i] = w[i];
+  }
   return m;
 }
 

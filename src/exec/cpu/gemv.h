@@ -122,6 +122,14 @@ extern const RowKernels kAvx2Kernels;
 // kAvx2Kernels without their software prefetching (the same arithmetic): never chosen, kept so
 // that bench_decode_matrices can measure what the prefetch is worth on the CPU at hand.
 extern const RowKernels kAvx2KernelsWithoutPrefetch;
+// How far ahead the AVX2 f16 and q8 kernels prefetch each row's weights (f32 does not). The q8
+// body runs about twice the instructions per byte of f16's (sign, vpmaddubsw, vpmaddwd, a
+// conversion and two scalings per 32 weights), which leaves fewer loads in flight: when a Zen 3
+// VM's cores were slow, it streamed one token's GPT-2 matrices at 73% of the read bandwidth
+// against f16's 79% and f32's 88%. In rounds taken in turn (bench_decode_matrices,
+// docs/PERFORMANCE.md), prefetching 256, 384 or 512 bytes ahead raised q8 by a median 1-11% and
+// 1024 lost 10%; 384 raised f16 by 2% and lowered f32 by about 10%.
+inline constexpr int kAvx2PrefetchBytes = 384;
 extern const RowKernels kAvx512Kernels;
 // gemv_f32_columns's AVX-512 path: rows [r0, r1) of Y[j] = W X[j] for the n vectors, each
 // with exactly kAvx512Kernels.f32's arithmetic for its row.
@@ -150,7 +158,7 @@ void fill_bias(const float* bias, float* y, std::int64_t rows, Activation act);
 // row each (768 bytes for a q8 row of GPT-2), which the hardware prefetchers follow badly:
 // measured on a 1 GiB matrix with 2 threads, 67% -> 83% of the read bandwidth for f32, 64% ->
 // 94% for f16 and 53% -> 94% for q8 (on that Zen 5, software prefetching added nothing on top;
-// on a Zen 3 VM it adds a few percent to the AVX2 f16 and q8 kernels: gemv_q8.h).
+// on a Zen 3 VM it adds a few percent to the AVX2 f16 and q8 kernels: kAvx2PrefetchBytes).
 // group4(row, stride, sums) computes the four sums of rows row + k*stride; group1(row, sums)
 // one row's. The arithmetic for a row must not depend on which of the two computes it.
 template <class Group1, class Group4>

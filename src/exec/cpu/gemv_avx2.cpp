@@ -85,9 +85,9 @@ ORION_AVX2 inline void f16_group(const std::uint16_t* W, std::int64_t ld, const 
   }
   for (; c + 16 <= cols; c += 16) {
     const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+    const bool fetch = P > 0 && ((c - head) & 16) == 0;
     for (int r = 0; r < R; ++r) {
-      if constexpr (P > 0)
-        if (((c - head) & 16) == 0) _mm_prefetch(reinterpret_cast<const char*>(W + r * ld + c) + P, _MM_HINT_T0);
+      if (fetch) _mm_prefetch(reinterpret_cast<const char*>(W + r * ld + c) + P, _MM_HINT_T0);
       acc[r][0] = _mm256_fmadd_ps(load_half8(W + r * ld + c), x0, acc[r][0]);
       acc[r][1] = _mm256_fmadd_ps(load_half8(W + r * ld + c + 8), x1, acc[r][1]);
     }
@@ -137,11 +137,7 @@ ORION_AVX2 void f16_rows(const std::uint16_t* W, const float* x, const float* bi
 
 }  // namespace
 
-// f16 prefetches as far ahead as the q8 kernel, f32 not at all: measured in turns on one token's
-// GPT-2 matrices (bench_decode_matrices, docs/PERFORMANCE.md) on a Zen 3 VM, prefetching raised
-// f16's rate by a median 2% and lowered f32's by about 10%.
-constexpr int kF16PrefetchBytes = 384;
-const RowKernels kAvx2Kernels = {f32_rows, f16_rows<kF16PrefetchBytes>};
+const RowKernels kAvx2Kernels = {f32_rows, f16_rows<kAvx2PrefetchBytes>};
 const RowKernels kAvx2KernelsWithoutPrefetch = {f32_rows, f16_rows<0>};
 
 }  // namespace orion::exec::cpu::detail

@@ -57,14 +57,6 @@ void q8_rows_avx2(const Q8Weights&, const QuantizedActivation&, const float*, fl
 // measure what the prefetch is worth on the CPU at hand (and the tests hold it to the same bits).
 void q8_rows_avx2_no_prefetch(const Q8Weights&, const QuantizedActivation&, const float*, float*,
                               std::int64_t, std::int64_t);
-
-// How far ahead the AVX2 kernel prefetches each row's weights. Its body runs about twice the
-// instructions per byte of the f16 kernel's (sign, vpmaddubsw, vpmaddwd, conversion and two
-// scalings per 32 weights), which leaves fewer loads in flight; when the shared machine's cores
-// are slow, it streamed one token's GPT-2 matrices at 73% of the read bandwidth against f16's
-// 79% and f32's 88%. Prefetching 256, 384 or 512 bytes ahead each raised it by a median 1-11%
-// over rounds taken in turn (bench_decode_matrices, docs/PERFORMANCE.md); 1024 lost 10%.
-inline constexpr int kQ8Avx2PrefetchBytes = 384;
 #endif
 
 }  // namespace orion::exec::cpu::detail

@@ -25,7 +25,7 @@ namespace orion::exec::cpu::detail {
 
 void q8_rows_avx2(const Q8Weights& W, const QuantizedActivation& x, const float* bias, float* y,
                   std::int64_t r0, std::int64_t r1) {
-  q8_rows_simd<kQ8Avx2PrefetchBytes>(W, x, bias, y, r0, r1);
+  q8_rows_simd<kAvx2PrefetchBytes>(W, x, bias, y, r0, r1);
 }
 
 void q8_rows_avx2_no_prefetch(const Q8Weights& W, const QuantizedActivation& x, const float* bias,
