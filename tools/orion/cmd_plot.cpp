@@ -49,7 +49,7 @@ std::vector<double> smooth(const std::vector<double>& x, const std::vector<doubl
   return out;
 }
 
-std::string duration(double s) {
+std::string summary_duration(double s) {
   char buf[32];
   if (s < 120) std::snprintf(buf, sizeof buf, "%.0f s", s);
   else if (s < 7200) std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
@@ -115,7 +115,7 @@ void plot(const PlotOpts& o) {
     for (auto it = smoothed.y.rbegin(); it != smoothed.y.rend() && !std::isfinite(final_train); ++it) final_train = *it;
     std::string summary = std::to_string(records.size()) + " steps (" + std::to_string(records.front().step) + " to " +
                           std::to_string(records.back().step) + ")";
-    if (records.back().time_s) summary += " in " + duration(*records.back().time_s);
+    if (records.back().time_s) summary += " in " + summary_duration(*records.back().time_s);
     if (std::isfinite(final_train)) summary += ", final training loss " + number(final_train) + " (smoothed)";
     if (std::isfinite(final_val)) summary += ", validation " + number(final_val);
     if (!single) {

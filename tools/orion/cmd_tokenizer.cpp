@@ -14,13 +14,13 @@ namespace orion::cli {
 
 namespace {
 
-struct TrainOpts {
+struct TokenizerTrainOpts {
   text::SentencePieceTrainOptions train;
   std::string out;
   bool force = false;
 };
 
-void train(const TrainOpts& o) {
+void train(const TokenizerTrainOpts& o) {
   const std::filesystem::path target = std::filesystem::path(o.out) / "tokenizer.model";
   if (std::filesystem::exists(target) && !o.force)
     throw Error::in_file(target.string(), "exists already (use --force to overwrite)");
@@ -55,7 +55,7 @@ void train(const TrainOpts& o) {
 void add_tokenizer_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tokenizer", "Tokenizers: train a SentencePiece vocabulary on your text");
   cmd->require_subcommand(1);
-  auto o = std::make_shared<TrainOpts>();
+  auto o = std::make_shared<TokenizerTrainOpts>();
   auto* t = cmd->add_subcommand("train", "Train a SentencePiece vocabulary (SentencePieceTrainer) and write DIR/tokenizer.model");
   t->add_option("--vocab", o->train.vocab_size, "Vocabulary size (pieces, including <unk>, <s>, </s> and any byte tokens)")
       ->required()->check(CLI::Range(8, 1 << 20));

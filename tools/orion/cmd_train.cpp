@@ -21,7 +21,7 @@ namespace orion::cli {
 
 namespace {
 
-std::string duration(double seconds) {
+std::string clock_duration(double seconds) {
   const long s = std::lround(std::max(seconds, 0.0));
   char buf[32];
   if (s >= 3600)
@@ -107,7 +107,7 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
     char line[256];
     std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  ETA %s%s",
                   static_cast<long long>(s.step), static_cast<long long>(total), s.loss, s.lr, tok_s,
-                  duration(eta).c_str(), s.skipped ? "  (skipped: gradients not finite)" : "");
+                  clock_duration(eta).c_str(), s.skipped ? "  (skipped: gradients not finite)" : "");
     if (val) {
       std::fprintf(stderr, "%s%s  val %.4f\n", tty ? "\r\033[K" : "", line, *val);
     } else if (tty) {
@@ -129,7 +129,7 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
     return;
   }
   std::printf("trained %lld steps in %s: loss %.4f -> %.4f", static_cast<long long>(r.steps - r.resumed_from),
-              duration(r.seconds).c_str(), r.first_loss.value_or(NAN), r.last_loss.value_or(NAN));
+              clock_duration(r.seconds).c_str(), r.first_loss.value_or(NAN), r.last_loss.value_or(NAN));
   if (r.val_loss) std::printf(", validation loss %.4f", *r.val_loss);
   std::printf("\n  skipped steps %lld, clamped weights %lld\n  model: %s\n", static_cast<long long>(r.skipped_steps),
               static_cast<long long>(r.clamped_values), r.final_checkpoint.c_str());
