@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/half.h"
 #include "core/huge_pages.h"
 #include "core/stopwatch.h"
 #include "core/thread_pool.h"
@@ -64,10 +65,8 @@ Matrix make_matrix(Shape shape, std::uint32_t seed) {
   Matrix m{shape, make_large_array<std::int8_t>(n), make_large_array<float>(static_cast<std::size_t>(shape.rows * nb)),
            make_large_array<std::uint16_t>(n), make_large_array<float>(n)};
   quantize_q8(w.data(), shape.rows, shape.cols, kBlock, m.q.get(), m.scales.get());
-  for (std::size_t i = 0; i < n; ++i) {
-    m.h.get()[i] = 0x2c00;  // 1/16: the values do not matter
-    m.f.get()[i] = w[i];
-  }
+  floats_to_halves(w, std::span(m.h.get(), n));
+  std::copy(w.begin(), w.end(), m.f.get());
   return m;
 }
 
