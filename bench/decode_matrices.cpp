@@ -57,16 +57,15 @@ struct Matrix {
 Matrix make_matrix(Shape shape, std::uint32_t seed) {
   const auto n = static_cast<std::size_t>(shape.rows * shape.cols);
   const std::int64_t nb = shape.cols / kBlock;
-  std::vector<float> w(n);
+  Matrix m{shape, make_large_array<std::int8_t>(n), make_large_array<float>(static_cast<std::size_t>(shape.rows * nb)),
+           make_large_array<std::uint16_t>(n), make_large_array<float>(n)};
+  float* w = m.f.get();  // the f32 weights, from which the other formats are made
   for (std::size_t i = 0; i < n; ++i) {
     seed = seed * 1664525u + 1013904223u;
     w[i] = static_cast<float>(static_cast<std::int32_t>(seed >> 8) - (1 << 23)) * 1e-8f;
   }
-  Matrix m{shape, make_large_array<std::int8_t>(n), make_large_array<float>(static_cast<std::size_t>(shape.rows * nb)),
-           make_large_array<std::uint16_t>(n), make_large_array<float>(n)};
-  quantize_q8(w.data(), shape.rows, shape.cols, kBlock, m.q.get(), m.scales.get());
-  floats_to_halves(w, std::span(m.h.get(), n));
-  std::copy(w.begin(), w.end(), m.f.get());
+  quantize_q8(w, shape.rows, shape.cols, kBlock, m.q.get(), m.scales.get());
+  floats_to_halves(std::span<const float>(w, n), std::span(m.h.get(), n));
   return m;
 }
 

@@ -122,13 +122,10 @@ extern const RowKernels kAvx2Kernels;
 // kAvx2Kernels without their software prefetching (the same arithmetic): never chosen, kept so
 // that bench_decode_matrices can measure what the prefetch is worth on the CPU at hand.
 extern const RowKernels kAvx2KernelsWithoutPrefetch;
-// How far ahead the AVX2 f16 and q8 kernels prefetch each row's weights (f32 does not). The q8
-// body runs about twice the instructions per byte of f16's (sign, vpmaddubsw, vpmaddwd, a
-// conversion and two scalings per 32 weights), which leaves fewer loads in flight: when a Zen 3
-// VM's cores were slow, it streamed one token's GPT-2 matrices at 73% of the read bandwidth
-// against f16's 79% and f32's 88%. In rounds taken in turn (bench_decode_matrices,
-// docs/PERFORMANCE.md), prefetching 256, 384 or 512 bytes ahead raised q8 by a median 1-11% and
-// 1024 lost 10%; 384 raised f16 by 2% and lowered f32 by about 10%.
+// How far ahead the AVX2 f16 and q8 kernels prefetch each row's weights (f32 does not: it lost).
+// The q8 body runs about twice the instructions per byte of f16's, which leaves fewer loads in
+// flight; on a Zen 3 VM, 256-512 bytes ahead raised it by a few percent and 1024 lost
+// (bench_decode_matrices; the figures are in docs/PERFORMANCE.md).
 inline constexpr int kAvx2PrefetchBytes = 384;
 extern const RowKernels kAvx512Kernels;
 // gemv_f32_columns's AVX-512 path: rows [r0, r1) of Y[j] = W X[j] for the n vectors, each
