@@ -123,9 +123,9 @@ extern const RowKernels kAvx2Kernels;
 // that bench_decode_matrices can measure what the prefetch is worth on the CPU at hand.
 extern const RowKernels kAvx2KernelsWithoutPrefetch;
 // How far ahead the AVX2 f16 and q8 kernels prefetch each row's weights (f32 does not: it lost).
-// The q8 body runs about twice the instructions per byte of f16's, which leaves fewer loads in
-// flight; on a Zen 3 VM, 256-512 bytes ahead raised it by a few percent and 1024 lost
-// (bench_decode_matrices; the figures are in docs/PERFORMANCE.md).
+// The q8 and f16 bodies run several times the instructions per byte of f32's, which leaves
+// fewer loads in flight; on a Zen 3 VM, 256-512 bytes ahead raised them by a few percent and
+// 1024 lost (bench_decode_matrices; the counts and figures are in docs/PERFORMANCE.md).
 inline constexpr int kAvx2PrefetchBytes = 384;
 extern const RowKernels kAvx512Kernels;
 // gemv_f32_columns's AVX-512 path: rows [r0, r1) of Y[j] = W X[j] for the n vectors, each
