@@ -7,9 +7,9 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DORION_WERROR=ON
 endif
 
-# Robustness (docs/RELIABILITY.md): the test suite under ASan + UBSan, and the fuzz targets.
+# Robustness (docs/RELIABILITY.md): the test suite under ASan + UBSan, and the fuzz targets,
+# both from the one sanitizer build.
 SANITIZE_DIR ?= build-asan
-FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 600
 # Halt on the first report; the suppressions file says why each of its entries is there.
 # ORION_TEST_LARGE_MODELS=0: the GPT-2 124M-sized tests are skipped (tests/large_model_tests.h).
@@ -17,7 +17,7 @@ SANITIZE_ENV = ORION_TEST_LARGE_MODELS=0 ASAN_OPTIONS=abort_on_error=1:detect_le
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all setup configure build demo test test-sanitize fuzz clean
+.PHONY: all setup configure build demo test configure-sanitize test-sanitize fuzz clean
 
 all: build
 
@@ -46,23 +46,23 @@ test: setup
 
 # Debug, so asserts are on, at -O1 as the sanitizers' documentation advises. Clang with line
 # tables only (enough for the reports' file:line): it builds the suite in about half the time
-# GCC takes at -O1 -g (docs/RELIABILITY.md), and the fuzz targets are clang's too.
-test-sanitize: setup
-	@scripts/fetch_test_data.sh $(SANITIZE_DIR)/test-data
+# GCC takes at -O1 -g (docs/RELIABILITY.md), and libFuzzer is clang's.
+configure-sanitize: setup
 	@test -f $(SANITIZE_DIR)/build.ninja || cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
 	  -DORION_SANITIZE=ON -DORION_BENCH=OFF $(CMAKE_FLAGS)
+
+test-sanitize: configure-sanitize
+	@scripts/fetch_test_data.sh $(SANITIZE_DIR)/test-data
 	cmake --build $(SANITIZE_DIR)
 	$(SANITIZE_ENV) ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $$(nproc)
 
-# Builds the fuzz targets with clang and runs each for FUZZ_SECONDS, one after another; the seeds
-# are made with the normal build's orion.
-fuzz: setup
+# Builds the fuzz targets in the sanitizer build and runs each for FUZZ_SECONDS, one after
+# another; the seeds are made with the normal build's orion.
+fuzz: configure-sanitize
 	@$(MAKE) --no-print-directory build
-	@test -f $(FUZZ_DIR)/build.ninja || cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DORION_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++
-	cmake --build $(FUZZ_DIR) --target fuzz_targets
-	scripts/fuzz.sh $(BUILD_DIR)/bin/orion $(FUZZ_DIR) $(FUZZ_SECONDS)
+	cmake --build $(SANITIZE_DIR) --target fuzz_targets
+	scripts/fuzz.sh $(BUILD_DIR)/bin/orion $(SANITIZE_DIR) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)
