@@ -35,10 +35,10 @@ std::map<std::string, std::uintmax_t> list_files(const std::string& folder) {
 // kernels (a GPT-2 124M's are 250 MB of fp16), and reading 250 MiB through a stream a byte at a
 // time took 1.1-1.2 s on a Zen 3 VM, more than the whole rewrite from a mapping (0.8-0.95 s,
 // most of it pwrite and fsync).
-std::shared_ptr<const MappedFile> map(const fs::path& path) { return MappedFile::open(path.string()); }
+std::shared_ptr<const MappedFile> map_file(const fs::path& path) { return MappedFile::open(path.string()); }
 
 bool same_bytes(const fs::path& a, const fs::path& b) {
-  const auto x = map(a), y = map(b);
+  const auto x = map_file(a), y = map_file(b);
   return std::ranges::equal(x->bytes(), y->bytes());
 }
 
@@ -90,7 +90,7 @@ void rewrite_weights_in_place(const std::string& kernel, const std::string& vers
     if (name == kMil) continue;
     const fs::path target = fs::path(kernel) / name;
     const auto before = fs::last_write_time(target);
-    overwrite(target, map(fs::path(version) / name)->bytes());
+    overwrite(target, map_file(fs::path(version) / name)->bytes());
     // Readers that notice a rewrite by size and modification time (ane-sim does, a framework
     // cache may) miss a same-size rewrite inside the file system's timestamp granularity
     // (a jiffy on Linux): make the time move.

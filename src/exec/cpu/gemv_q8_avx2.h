@@ -44,47 +44,53 @@ ORION_Q8_TARGET inline void q8_half(const std::int8_t* q, const float* ws, std::
   }
 }
 
-// Any number of 32-column chunks (q8_group's rare case): pairs into lo and hi, then the last
-// chunk into lo when their number is odd.
+// The R rows' sums over every 32-column chunk: pairs into lo and hi, then the last chunk into
+// lo when their number is odd. With WholePairs (the caller knows there is at least one pair and
+// no odd chunk), the loop has no path around it and no chunk after it: with either, GCC 12
+// keeps the four-row group's eight accumulators in registers but also stores them to the stack
+// on every iteration (8 of the loop's 94 instructions).
+template <int R, int B, int P, bool WholePairs>
+ORION_Q8_TARGET inline void q8_sums(const std::int8_t* q, const float* ws, std::int64_t cols,
+                                    std::int64_t stride, const std::int8_t* xq, const float* ls,
+                                    float* out) {
+  const std::int64_t nb = cols / B, halves = cols / 32, pairs_end = halves - halves % 2;
+  __m256 lo[R], hi[R];
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+  std::int64_t k = 0;
+  if (WholePairs || pairs_end > 0) {
+    do {
+      q8_half<R, B, P>(q, ws, cols, nb, stride, xq, ls, k, lo);
+      q8_half<R, B, P>(q, ws, cols, nb, stride, xq, ls, k + 1, hi);
+      k += 2;
+    } while (k < pairs_end);
+  }
+  if constexpr (!WholePairs)
+    if (k < halves) q8_half<R, B, P>(q, ws, cols, nb, stride, xq, ls, k, lo);
+  for (int r = 0; r < R; ++r) out[r] = reduce_lanes(lo[r], hi[r]);
+}
+
+// Any number of chunks: q8_group's rare case, kept out of line so that its paths stay out of
+// the common loop.
 template <int R, int B, int P>
 [[gnu::noinline]] ORION_Q8_TARGET void q8_group_any(const std::int8_t* q, const float* ws,
                                                     std::int64_t cols, std::int64_t stride,
                                                     const std::int8_t* xq, const float* ls,
                                                     float* out) {
-  const std::int64_t nb = cols / B, halves = cols / 32;
-  __m256 lo[R], hi[R];
-  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
-  std::int64_t k = 0;
-  for (; k + 2 <= halves; k += 2) {
-    q8_half<R, B, P>(q, ws, cols, nb, stride, xq, ls, k, lo);
-    q8_half<R, B, P>(q, ws, cols, nb, stride, xq, ls, k + 1, hi);
-  }
-  if (k < halves) q8_half<R, B, P>(q, ws, cols, nb, stride, xq, ls, k, lo);
-  for (int r = 0; r < R; ++r) out[r] = reduce_lanes(lo[r], hi[r]);
+  q8_sums<R, B, P, false>(q, ws, cols, stride, xq, ls, out);
 }
 
-// The same sums in the same order. Where the chunks come in whole pairs (widths that are a
-// multiple of 64, as all of GPT-2's are), the loop has no path around it and no chunk after it:
-// with either, GCC 12 keeps the four-row group's eight accumulators in registers but also
-// stores them to the stack on every iteration (8 of the loop's 94 instructions).
+// Widths of whole chunk pairs (multiples of 64, as all of GPT-2's are) take the loop without
+// the stack stores; the sums and their order are the same either way.
 template <int R, int B, int P>
 ORION_Q8_TARGET inline void q8_group(const std::int8_t* q, const float* ws, std::int64_t cols,
                                      std::int64_t stride, const QuantizedActivation& x,
                                      float* out) {
-  const std::int64_t nb = cols / B, halves = cols / 32;
+  const std::int64_t halves = cols / 32;
   const std::int8_t* xq = x.q.data();  // once, not reloaded from x for every chunk
   const float* ls = x.lane_scale.data();
   if (halves % 2 != 0 || halves == 0)
     return q8_group_any<R, B, P>(q, ws, cols, stride, xq, ls, out);
-  __m256 lo[R], hi[R];
-  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
-  std::int64_t k = 0;
-  do {
-    q8_half<R, B, P>(q, ws, cols, nb, stride, xq, ls, k, lo);
-    q8_half<R, B, P>(q, ws, cols, nb, stride, xq, ls, k + 1, hi);
-    k += 2;
-  } while (k < halves);
-  for (int r = 0; r < R; ++r) out[r] = reduce_lanes(lo[r], hi[r]);
+  q8_sums<R, B, P, true>(q, ws, cols, stride, xq, ls, out);
 }
 
 }  // namespace
