@@ -25,9 +25,7 @@ using Block = model::testing::Gpt2BlockFixture;
 using model::testing::make_gpt2_block_fixture;
 
 Tensor reference(const Block& b) {
-  exec::Bindings in{{"x", b.x}};
-  for (const auto& [name, t] : b.params) in[name] = t;
-  return testing::run(b.graph, in)[0];
+  return testing::run(b.graph, b.inputs())[0];
 }
 
 // [S, C] -> [1, C, 1, P] with zeros after the real tokens, and back: loops written here.

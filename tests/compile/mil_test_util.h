@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "error_of.h"
 #include "core/half.h"
 #include "core/random.h"
 #include "exec/cpu/executor.h"
@@ -20,18 +21,7 @@ using ir::Builder;
 using ir::Op;
 using ir::Value;
 
-template <class F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "a non-orion exception: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "no orion::Error";
-  return {};
-}
+using orion::testing::error_of;
 
 // An fp16 tensor of seeded values in [lo, hi).
 inline Tensor random_f16(Rng& rng, Shape shape, float lo, float hi) {

@@ -13,7 +13,7 @@ using testing::expect_text;
 using testing::parse;
 using testing::run_pass;
 
-constexpr std::string_view kBefore = R"(graph g {
+constexpr std::string_view kBindBefore = R"(graph g {
   %x = input() : f32[2, 2]
   %w = param() : f32[2, 2]
   %g = param() : f16[2]
@@ -34,7 +34,7 @@ ParamValues weights() {
 TEST(BindParams, TurnsParamsIntoConstants) {
   const ParamValues v = weights();
   bool changed = false;
-  const std::string got = run_pass(kBefore, [&](ir::Graph& g) { return bind_params(g, v) == 2; }, &changed);
+  const std::string got = run_pass(kBindBefore, [&](ir::Graph& g) { return bind_params(g, v) == 2; }, &changed);
   EXPECT_TRUE(changed);
   // The f32 values are converted to the param's f16 as Tensor::to does (70000 is beyond fp16:
   // inf; saturation is to_fp16's job, not this pass's).
@@ -52,21 +52,21 @@ TEST(BindParams, TurnsParamsIntoConstants) {
 TEST(BindParams, MissingAndMismatchedValues) {
   ParamValues v = weights();
   v.erase("g");
-  ir::Graph g = parse(kBefore);
+  ir::Graph g = parse(kBindBefore);
   EXPECT_EQ(error_of([&] { bind_params(g, v); }), "bind_params: no value for param %g (param)");
-  g = parse(kBefore);
+  g = parse(kBindBefore);
   EXPECT_EQ(bind_params(g, v, {.require_all = false}), 1);
   EXPECT_EQ(g.node(*g.find("g")).op, ir::Op::param);
   EXPECT_EQ(g.node(*g.find("w")).op, ir::Op::constant);
 
   v = weights();
   v["w"] = Tensor::from_floats({4}, std::vector<float>{1, 2, 3, 4});
-  g = parse(kBefore);
+  g = parse(kBindBefore);
   EXPECT_EQ(error_of([&] { bind_params(g, v); }),
             "bind_params: param %w (param) is f32[2, 2], its value is f32[4]");
   v = weights();
   v["w"] = Tensor::from_ints({2, 2}, std::vector<std::int32_t>{1, 2, 3, 4});
-  g = parse(kBefore);
+  g = parse(kBindBefore);
   EXPECT_EQ(error_of([&] { bind_params(g, v); }),
             "bind_params: param %w (param) is f32[2, 2], its value is i32[2, 2]");
 }

@@ -13,7 +13,7 @@ using testing::expect_text;
 using testing::run_pass;
 
 // w is [10, 4]: 80 bytes in fp16. v [4, 3] (24 bytes) fits any budget used here.
-constexpr std::string_view kBefore = R"(graph g {
+constexpr std::string_view kChunkBefore = R"(graph g {
   %x = input() : f32[2, 4]
   %w = param() : f32[10, 4]
   %v = param() : f32[4, 3]
@@ -26,7 +26,7 @@ constexpr std::string_view kBefore = R"(graph g {
 TEST(ChunkMatmuls, SplitsAWeightBeyondTheBudgetIntoEqualPieces) {
   bool changed = false;
   // 30 bytes: ceil(80 / 30) = 3 pieces of ceil(10 / 3) = 4 rows, the last one 2.
-  const std::string got = run_pass(kBefore, [](ir::Graph& g) { return chunk_matmuls(g, 30) > 0; }, &changed);
+  const std::string got = run_pass(kChunkBefore, [](ir::Graph& g) { return chunk_matmuls(g, 30) > 0; }, &changed);
   EXPECT_TRUE(changed);
   expect_text(got, R"(graph g {
   %x = input() : f32[2, 4]
@@ -47,9 +47,9 @@ TEST(ChunkMatmuls, SplitsAWeightBeyondTheBudgetIntoEqualPieces) {
 
 TEST(ChunkMatmuls, WeightsWithinTheBudgetAreLeftAlone) {
   bool changed = true;
-  const std::string got = run_pass(kBefore, [](ir::Graph& g) { return chunk_matmuls(g, 80) > 0; }, &changed);
+  const std::string got = run_pass(kChunkBefore, [](ir::Graph& g) { return chunk_matmuls(g, 80) > 0; }, &changed);
   EXPECT_FALSE(changed);
-  expect_text(got, kBefore);
+  expect_text(got, kChunkBefore);
 }
 
 TEST(ChunkMatmuls, SameResultsAndColumnsOfAnUntransposedWeight) {

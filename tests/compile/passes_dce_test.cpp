@@ -10,7 +10,7 @@ namespace {
 using testing::expect_text;
 using testing::run_pass;
 
-constexpr std::string_view kBefore = R"(graph g {
+constexpr std::string_view kDceBefore = R"(graph g {
   %x = input() : f32[2, 3]
   %unused = input() : f32[4]
   %w = param() : f32[2, 3]
@@ -26,7 +26,7 @@ constexpr std::string_view kBefore = R"(graph g {
 
 TEST(Dce, RemovesWhatNoOutputReadsAndKeepsInputs) {
   bool changed = false;
-  const std::string got = run_pass(kBefore, [](ir::Graph& g) { return dce(g); }, &changed);
+  const std::string got = run_pass(kDceBefore, [](ir::Graph& g) { return dce(g); }, &changed);
   EXPECT_TRUE(changed);
   expect_text(got, R"(graph g {
   %x = input() : f32[2, 3]
@@ -42,7 +42,7 @@ TEST(Dce, RemovesWhatNoOutputReadsAndKeepsInputs) {
 
 TEST(Dce, CanDropUnusedInputs) {
   const std::string got =
-      run_pass(kBefore, [](ir::Graph& g) { return dce(g, {.keep_unused_inputs = false}); });
+      run_pass(kDceBefore, [](ir::Graph& g) { return dce(g, {.keep_unused_inputs = false}); });
   expect_text(got, R"(graph g {
   %x = input() : f32[2, 3]
   %w = param() : f32[2, 3]

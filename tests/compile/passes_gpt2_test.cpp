@@ -15,6 +15,7 @@
 #include "compile/passes/pipeline.h"
 #include "compile/passes/to_fp16.h"
 #include "model/gpt2_block.h"
+#include "model/gpt2_block_fixture.h"
 #include "passes_test_util.h"
 
 namespace orion::compile {
@@ -22,33 +23,15 @@ namespace {
 
 using testing::max_rel_error;
 
-struct Block {
-  ir::Graph graph;
-  ParamValues params;
-  exec::Bindings inputs;  // params and x
-};
+using Block = model::testing::Gpt2BlockFixture;
 
-Block make_block() {
-  const model::Gpt2BlockShape shape{.seq = 32, .dim = 64, .heads = 4};
-  Block b{model::gpt2_block_graph(shape), {}, {}};
-  Rng rng(2024);
-  for (auto& [name, t] : model::gpt2_init_params(b.graph, 1, rng)) b.params.emplace(name, t);
-  // GPT-2 starts with gains 1 and biases 0; give them values so every term of the norms and
-  // projections counts.
-  for (auto& [name, t] : b.params) {
-    if (name.ends_with(".bias")) rng.fill_uniform(t.span<float>(), -0.1f, 0.1f);
-    else if (t.rank() == 1) rng.fill_uniform(t.span<float>(), 0.5f, 1.5f);
-  }
-  b.inputs = testing::random_bindings(b.graph, 11, -1, 1);
-  for (const auto& [name, t] : b.params) b.inputs[name] = t;
-  return b;
-}
+Block make_block() { return model::testing::make_gpt2_block_fixture({.seq = 32, .dim = 64, .heads = 4}, 2024); }
 
 int count_op(const ir::Graph& g, ir::Op op) { return static_cast<int>(g.nodes_of(op).size()); }
 
 TEST(Gpt2Block, LegalizedGraphComputesTheSameOutputs) {
   Block b = make_block();
-  const std::vector<Tensor> want = testing::run(b.graph, b.inputs);
+  const std::vector<Tensor> want = testing::run(b.graph, b.inputs());
   ASSERT_EQ(count_op(b.graph, ir::Op::gelu), 1);
   ASSERT_EQ(count_op(b.graph, ir::Op::layer_norm), 2);
 
@@ -77,7 +60,7 @@ TEST(Gpt2Block, LegalizedGraphComputesTheSameOutputs) {
   EXPECT_EQ(minus_halves, 1);
 
   // Only the params are bound now: the constants carry the weights.
-  exec::Bindings x_only{{"x", b.inputs.at("x")}};
+  exec::Bindings x_only{{"x", b.x}};
   const double err = max_rel_error(want, testing::run(g, x_only), 1e-2);
   std::cout << "[ info ] f32 largest error " << err << "\n";
   EXPECT_LE(err, 1e-5);
@@ -92,7 +75,7 @@ TEST(Gpt2Block, LegalizedGraphComputesTheSameOutputs) {
 // measured: 1.7e-3, the same as the unpassed graph's own in f16 numerics.
 TEST(Gpt2Block, Fp16GraphStaysWithinFp16Rounding) {
   Block b = make_block();
-  const std::vector<Tensor> want = testing::run(b.graph, b.inputs);
+  const std::vector<Tensor> want = testing::run(b.graph, b.inputs());
 
   Pipeline p;
   p.add(bind_params_pass(b.params)).add(fold_constants_pass()).add(legalize_pass()).add(cse_pass());
@@ -109,13 +92,13 @@ TEST(Gpt2Block, Fp16GraphStaysWithinFp16Rounding) {
   }
   EXPECT_TRUE(reported);
 
-  exec::Bindings x_only{{"x", b.inputs.at("x")}};
+  exec::Bindings x_only{{"x", b.x}};
   const double err = max_rel_error(want, testing::run(g, x_only, exec::Numerics::f16), 0.1);
   std::cout << "[ info ] f16 largest error " << err << "\n";
   EXPECT_LE(err, 1e-2);
   // The same graph before the passes, in the same numerics: the passes add little error of
   // their own beyond what fp16 storage costs anyway.
-  const double err_unpassed = max_rel_error(want, testing::run(b.graph, b.inputs, exec::Numerics::f16), 0.1);
+  const double err_unpassed = max_rel_error(want, testing::run(b.graph, b.inputs(), exec::Numerics::f16), 0.1);
   std::cout << "[ info ] f16 largest error of the original graph " << err_unpassed << "\n";
 }
 

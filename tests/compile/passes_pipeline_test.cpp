@@ -16,7 +16,7 @@ namespace {
 using ir::testing::error_of;
 using testing::parse;
 
-constexpr std::string_view kSmall = R"(graph small {
+constexpr std::string_view kSmallGraph = R"(graph small {
   %x = input() : f32[2, 3]
   %y = relu(%x) : f32[2, 3]
   return %y
@@ -37,7 +37,7 @@ TEST(Pipeline, RunsPassesInOrderAndRecordsWhatChanged) {
     return true;
   });
   EXPECT_EQ(p.pass_names(), (std::vector<std::string>{"first", "second"}));
-  ir::Graph g = parse(kSmall);
+  ir::Graph g = parse(kSmallGraph);
   const PipelineResult r = p.run(g);
   EXPECT_EQ(order, (std::vector<std::string>{"first", "second"}));
   ASSERT_EQ(r.passes.size(), 2u);
@@ -62,7 +62,7 @@ TEST(Pipeline, VerifierFailureNamesTheBrokenPass) {
     return true;
   });
   p.add("later", [&](ir::Graph&, PassContext&) { return later_ran = true; });
-  ir::Graph g = parse(kSmall);
+  ir::Graph g = parse(kSmallGraph);
   const std::string msg = error_of([&] { p.run(g); });
   EXPECT_EQ(msg,
             "pass 'breaks_types' left an invalid graph: %y (relu): declared type f32[3, 2] but "
@@ -79,7 +79,7 @@ TEST(Pipeline, CountsFurtherProblems) {
     g.outputs() = {9};
     return true;
   });
-  ir::Graph g = parse(kSmall);
+  ir::Graph g = parse(kSmallGraph);
   EXPECT_EQ(error_of([&] { p.run(g); }),
             "pass 'dangling' left an invalid graph: %y (relu): input refers to value #7, which "
             "does not exist (and 2 more problems)");
@@ -88,13 +88,13 @@ TEST(Pipeline, CountsFurtherProblems) {
 TEST(Pipeline, ErrorsThrownByAPassNameIt) {
   Pipeline p;
   p.add("throws", [](ir::Graph&, PassContext&) -> bool { throw Error("no can do"); });
-  ir::Graph g = parse(kSmall);
+  ir::Graph g = parse(kSmallGraph);
   EXPECT_EQ(error_of([&] { p.run(g); }), "pass 'throws': no can do");
 }
 
 TEST(Pipeline, RejectsAnInvalidInputGraph) {
   Pipeline p;
-  ir::Graph g = parse(kSmall);
+  ir::Graph g = parse(kSmallGraph);
   g.outputs().clear();
   EXPECT_EQ(error_of([&] { p.run(g); }), "pipeline: the input graph is invalid: graph small: has no outputs");
 }
@@ -103,10 +103,10 @@ TEST(Pipeline, DumpsTheIrAfterChosenPasses) {
   Pipeline p;
   p.add("a", [](ir::Graph& g, PassContext&) { g.set_name("after_a"); return true; });
   p.add("b", [](ir::Graph& g, PassContext&) { g.set_name("after_b"); return true; });
-  ir::Graph g = parse(kSmall);
+  ir::Graph g = parse(kSmallGraph);
   std::ostringstream all, only_b;
   p.run(g, {.after_pass = dump_ir_after(all)});
-  g = parse(kSmall);
+  g = parse(kSmallGraph);
   p.run(g, {.after_pass = dump_ir_after(only_b, {"b"})});
   const std::string body = "  %x = input() : f32[2, 3]\n  %y = relu(%x) : f32[2, 3]\n  return %y\n}\n";
   EXPECT_EQ(all.str(), "# after a\ngraph after_a {\n" + body + "# after b\ngraph after_b {\n" + body);
@@ -141,7 +141,7 @@ TEST(Rewriter, KeepsNamesAndSuffixesCollisions) {
 }
 
 TEST(Rewriter, ReportsUnmappedValuesAndTypeErrors) {
-  const ir::Graph src = parse(kSmall);
+  const ir::Graph src = parse(kSmallGraph);
   GraphRewriter rw(src);
   EXPECT_EQ(error_of([&] { rw.copy(1); }),
             "rewriter: value %x (input) is read before it was given a new value");

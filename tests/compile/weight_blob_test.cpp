@@ -9,6 +9,7 @@
 #include "compile/weight_blob_reader.h"
 #include "compile/weight_blob_writer.h"
 #include "core/error.h"
+#include "error_of.h"
 #include "core/random.h"
 #include "core/testing_temp_dir.h"
 
@@ -24,15 +25,7 @@ void put64(Bytes& b, std::size_t at, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) b[at + static_cast<std::size_t>(i)] = std::byte((v >> (8 * i)) & 0xff);
 }
 
-template <class F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no orion::Error";
-  return {};
-}
+using orion::testing::error_of;
 
 // The file FORMATS.md's example describes: one blob of 500 fp32 values (record at 64, data at
 // 128..2127), then a 3-value fp16 blob whose record is at 2176.

@@ -8,7 +8,7 @@ namespace {
 
 using ir::Op;
 
-[[maybe_unused]] const bool kRegistered = mark_tested({Op::conv});
+[[maybe_unused]] const bool kConvRegistered = mark_tested({Op::conv});
 
 struct ConvCase {
   std::int64_t n, cin, h, w, cout, kh, kw;

@@ -8,7 +8,7 @@ namespace {
 
 using ir::Op;
 
-[[maybe_unused]] const bool kRegistered = mark_tested({Op::add, Op::sub, Op::mul, Op::div, Op::pow, Op::neg, Op::exp,
+[[maybe_unused]] const bool kElementwiseRegistered = mark_tested({Op::add, Op::sub, Op::mul, Op::div, Op::pow, Op::neg, Op::exp,
                                       Op::log, Op::sqrt, Op::rsqrt, Op::tanh, Op::sigmoid, Op::relu,
                                       Op::gelu, Op::silu, Op::clamp, Op::where});
 

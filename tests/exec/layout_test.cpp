@@ -13,7 +13,7 @@ namespace {
 
 using ir::Op;
 
-[[maybe_unused]] const bool kRegistered =
+[[maybe_unused]] const bool kLayoutRegistered =
     mark_tested({Op::reshape, Op::transpose, Op::slice, Op::concat, Op::gather, Op::cast});
 
 // Float data for data-movement ops, or integer data when dt is i32.

@@ -11,7 +11,7 @@ namespace {
 
 using ir::Op;
 
-[[maybe_unused]] const bool kRegistered = mark_tested({Op::softmax_cross_entropy, Op::softmax_cross_entropy_grad});
+[[maybe_unused]] const bool kLossRegistered = mark_tested({Op::softmax_cross_entropy, Op::softmax_cross_entropy_grad});
 
 struct LossCase {
   std::int64_t rows, v;

@@ -7,7 +7,7 @@ namespace {
 
 using ir::Op;
 
-[[maybe_unused]] const bool kRegistered = mark_tested({Op::matmul});
+[[maybe_unused]] const bool kMatmulRegistered = mark_tested({Op::matmul});
 
 // A product in logical terms: batch shapes of x and y, and m x k times k x n.
 struct MatmulCase {
@@ -15,7 +15,7 @@ struct MatmulCase {
   std::int64_t m, k, n;
 };
 
-const MatmulCase kCases[] = {
+const MatmulCase kMatmulCases[] = {
     {{}, {}, 1, 1, 1},
     {{}, {}, 3, 5, 7},
     {{}, {}, 4, 1, 6},
@@ -48,7 +48,7 @@ Shape stored_shape(const Shape& batch, std::int64_t rows, std::int64_t cols, boo
 
 TEST(Matmul, MatchesNaiveProductWithTransposesAndBroadcastBatches) {
   std::uint64_t seed = 1000;
-  for (const MatmulCase& c : kCases) {
+  for (const MatmulCase& c : kMatmulCases) {
     for (const bool tx : {false, true}) {
       for (const bool ty : {false, true}) {
         Rng rng(seed++);

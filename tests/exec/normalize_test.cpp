@@ -8,7 +8,7 @@ namespace {
 
 using ir::Op;
 
-[[maybe_unused]] const bool kRegistered = mark_tested({Op::softmax, Op::layer_norm, Op::rms_norm});
+[[maybe_unused]] const bool kNormalizeRegistered = mark_tested({Op::softmax, Op::layer_norm, Op::rms_norm});
 
 const Shape kSoftmaxShapes[] = {{1}, {7}, {3, 5}, {2, 1, 4}, {4, 3, 6}, {2, 3, 4, 5}, {1, 1}, {3, 130, 70}, {200, 300}};
 

@@ -8,7 +8,7 @@ namespace {
 
 using ir::Op;
 
-[[maybe_unused]] const bool kRegistered = mark_tested({Op::reduce_sum, Op::reduce_mean, Op::reduce_max});
+[[maybe_unused]] const bool kReduceRegistered = mark_tested({Op::reduce_sum, Op::reduce_mean, Op::reduce_max});
 
 const Shape kShapes[] = {{1}, {7}, {3, 5}, {2, 1, 4}, {4, 3, 6}, {2, 3, 4, 5}, {3, 1, 1, 2}, {200, 300}, {3, 70, 200}};
 

@@ -10,7 +10,7 @@ namespace {
 
 using ir::Op;
 
-[[maybe_unused]] const bool kRegistered = mark_tested({Op::scatter_add, Op::broadcast_to});
+[[maybe_unused]] const bool kScatterBroadcastRegistered = mark_tested({Op::scatter_add, Op::broadcast_to});
 
 struct ScatterCase {
   Shape updates;  // outer..., indices..., inner...

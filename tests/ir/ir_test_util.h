@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "error_of.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
@@ -39,20 +40,7 @@ inline void expect_same_graph(const Graph& want, const Graph& got) {
   EXPECT_EQ(want.outputs(), got.outputs());
 }
 
-// The message of the orion::Error that `f` throws; a failure when it throws nothing or
-// something else.
-template <class F> std::string error_of(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const orion::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-orion exception: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "did not throw";
-  return {};
-}
+using orion::testing::error_of;
 
 // A node added without checks, its attributes completed by make_attrs.
 inline ValueId add_node(Graph& g, Op op, std::string name, std::vector<ValueId> inputs,

@@ -29,7 +29,7 @@ inline double expect_fast_matches_reference(const CausalLm& reference, const Mak
   for (int i = 0; i < length; ++i) ids.push_back(static_cast<std::int32_t>((i * 37 + 5) % reference.vocab_size()));
   const std::span<const std::int32_t> tokens(ids);
   const bool same_bits_on_every_isa = dtype == WeightDType::q8;
-  const double tol = same_bits_on_every_isa ? kQ8ActivationTol : 1e-5;
+  const double tol = same_bits_on_every_isa ? kQ8ActivationTol : kAdditionOrderTol;
   std::vector<std::vector<float>> scalar_logits;
   double worst = 0;
   int isas = 0;

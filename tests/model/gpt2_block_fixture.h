@@ -17,6 +17,13 @@ struct Gpt2BlockFixture {
   ir::Graph graph;
   std::map<std::string, Tensor, std::less<>> params;
   Tensor x;  // [seq, dim]
+
+  // The graph's inputs by name: the params and x.
+  std::map<std::string, Tensor, std::less<>> inputs() const {
+    auto in = params;
+    in.emplace("x", x);
+    return in;
+  }
 };
 
 inline Gpt2BlockFixture make_gpt2_block_fixture(const Gpt2BlockShape& shape, std::uint64_t seed) {

@@ -87,14 +87,14 @@ Mat reference_block(const Mat& x, const exec::Bindings& p, const Gpt2BlockShape&
   return y;
 }
 
-struct Case {
+struct BlockCase {
   Gpt2BlockShape shape;
   exec::Bindings bindings;
   Mat x;
 };
 
-Case make_case(std::int64_t seq, std::int64_t dim, std::int64_t heads, std::uint64_t seed) {
-  Case c;
+BlockCase make_case(std::int64_t seq, std::int64_t dim, std::int64_t heads, std::uint64_t seed) {
+  BlockCase c;
   c.shape.seq = seq;
   c.shape.dim = dim;
   c.shape.heads = heads;
@@ -114,7 +114,7 @@ Case make_case(std::int64_t seq, std::int64_t dim, std::int64_t heads, std::uint
 
 TEST(Gpt2Block, MatchesNaiveReference) {
   for (auto [seq, dim, heads] : {std::tuple{1, 8, 1}, {7, 12, 3}, {16, 32, 4}}) {
-    Case c = make_case(seq, dim, heads, 42 + static_cast<std::uint64_t>(seq));
+    BlockCase c = make_case(seq, dim, heads, 42 + static_cast<std::uint64_t>(seq));
     exec::CpuExecutor ex(gpt2_block_graph(c.shape));
     const std::vector<float> y = ex.run(c.bindings).at(0).to_floats();
     const Mat ref = reference_block(c.x, c.bindings, c.shape);
@@ -126,7 +126,7 @@ TEST(Gpt2Block, MatchesNaiveReference) {
 }
 
 TEST(Gpt2Block, LaterTokensDoNotChangeEarlierOutputs) {
-  Case c = make_case(9, 16, 2, 7);
+  BlockCase c = make_case(9, 16, 2, 7);
   exec::CpuExecutor ex(gpt2_block_graph(c.shape));
   const std::vector<float> before = ex.run(c.bindings).at(0).to_floats();
   Tensor x = c.bindings.at("x").clone();

@@ -10,7 +10,7 @@
 namespace orion::model {
 namespace {
 
-std::string error_of(const std::string& text) {
+std::string gpt2_config_error(const std::string& text) {
   try {
     parse_gpt2_config(text, "m/config.json");
   } catch (const Error& e) {
@@ -37,12 +37,12 @@ TEST(Gpt2Config, ReadsHuggingFacesKeysAndWritesThemBack) {
 }
 
 TEST(Gpt2Config, ErrorsNameTheFileTheKeyAndTheProblem) {
-  EXPECT_EQ(error_of(R"({"n_embd": 32,,})"),
+  EXPECT_EQ(gpt2_config_error(R"({"n_embd": 32,,})"),
             "m/config.json: at byte 14: not valid JSON: [json.exception.parse_error.101] parse error at line 1, "
             "column 15: syntax error while parsing object key - unexpected ','; expected string literal");
-  EXPECT_EQ(error_of(R"({"n_embd": 32, "n_layer": "4", "n_head": 2, "vocab_size": 10})"),
+  EXPECT_EQ(gpt2_config_error(R"({"n_embd": 32, "n_layer": "4", "n_head": 2, "vocab_size": 10})"),
             R"(m/config.json: key "n_layer" must be an integer, not "4")");
-  EXPECT_EQ(error_of(R"({"n_embd": 32, "n_layer": 1, "n_head": 5, "vocab_size": 10})"),
+  EXPECT_EQ(gpt2_config_error(R"({"n_embd": 32, "n_layer": 1, "n_head": 5, "vocab_size": 10})"),
             R"(m/config.json: "n_embd" (32) is not a multiple of "n_head" (5))");
 }
 
@@ -53,9 +53,9 @@ TEST(Gpt2Config, ErrorsNameTheFileTheKeyAndTheProblem) {
 TEST(Gpt2Config, DeepNestingIsAnErrorNotAStackOverflow) {
   const std::string deep = R"({"n_embd": )" + std::string(1'000'000, '[') + std::string(1'000'000, ']') + "}";
   // The top-level object is level 1, so the 64th '[' (at byte 11 + 63) is level 65.
-  EXPECT_EQ(error_of(deep), "m/config.json: at byte 74: JSON nested more than 64 levels deep");
+  EXPECT_EQ(gpt2_config_error(deep), "m/config.json: at byte 74: JSON nested more than 64 levels deep");
   // Brackets inside strings are not nesting.
-  EXPECT_EQ(error_of(R"({"n_embd": 32, "n_layer": 1, "n_head": 2, "vocab_size": 10, "note": ")" +
+  EXPECT_EQ(gpt2_config_error(R"({"n_embd": 32, "n_layer": 1, "n_head": 2, "vocab_size": 10, "note": ")" +
                      std::string(100, '[') + R"("})"),
             "");
 }
@@ -63,7 +63,7 @@ TEST(Gpt2Config, DeepNestingIsAnErrorNotAStackOverflow) {
 // Found by fuzz/ane_manifest_fuzz.cpp: nlohmann throws out_of_range, not parse_error, for a
 // number beyond a double's range, and it escaped the reader as a foreign exception.
 TEST(Gpt2Config, ANumberBeyondADoubleIsAnError) {
-  EXPECT_EQ(error_of(R"({"n_embd": 8888888888888888888888e8888888888})"),
+  EXPECT_EQ(gpt2_config_error(R"({"n_embd": 8888888888888888888888e8888888888})"),
             "m/config.json: not valid JSON: [json.exception.out_of_range.406] number overflow parsing "
             "'8888888888888888888888e8888888888'");
 }

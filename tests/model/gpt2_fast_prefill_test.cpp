@@ -24,7 +24,7 @@ namespace {
 
 using testing::rel_error;
 
-constexpr double kTol = 1e-5;
+using testing::kAdditionOrderTol;
 
 Gpt2Config small_config(std::int64_t dim, std::int64_t heads, std::int64_t hidden) {
   Gpt2Config c;
@@ -44,37 +44,37 @@ exec::Bindings big_weights(const Gpt2Config& c) {
   return w;
 }
 
-struct Case {
+struct Gpt2PrefillCase {
   const char* name;
   std::int64_t dim, heads, hidden;
   WeightDType dtype;
 };
 
-class BatchedPrefill : public ::testing::TestWithParam<Case> {};
+class BatchedPrefill : public ::testing::TestWithParam<Gpt2PrefillCase> {};
 
 TEST_P(BatchedPrefill, MatchesTokenByTokenThenDecodesTheSame) {
-  const Case k = GetParam();
+  const Gpt2PrefillCase k = GetParam();
   const Gpt2Config c = small_config(k.dim, k.heads, k.hidden);
   const exec::Bindings w = big_weights(c);
   auto fast = std::make_shared<const Gpt2FastModel>(Gpt2Model::from_weights(c, w, "m"), k.dtype);
   const bool q8 = k.dtype == WeightDType::q8;
   auto ref_model = q8 ? std::make_shared<const Gpt2FastModel>(testing::model_stored_as_f32(c, w, k.dtype), WeightDType::f32) : fast;
-  const double tol = q8 ? testing::kQ8ActivationTol : kTol;
+  const double tol = q8 ? testing::kQ8ActivationTol : kAdditionOrderTol;
   testing::expect_batched_prefill_matches<Gpt2FastSession>(fast, ref_model, c.vocab_size, tol, k.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, BatchedPrefill,
-    ::testing::Values(Case{"f32", 48, 3, 72, WeightDType::f32},
-                      Case{"f16", 48, 3, 72, WeightDType::f16},
+    ::testing::Values(Gpt2PrefillCase{"f32", 48, 3, 72, WeightDType::f32},
+                      Gpt2PrefillCase{"f16", 48, 3, 72, WeightDType::f16},
                       // q8 blocks are 32 weights: rows of 64 and 96
-                      Case{"q8", 64, 4, 96, WeightDType::q8}),
+                      Gpt2PrefillCase{"q8", 64, 4, 96, WeightDType::q8}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(BatchedPrefill, ContinuesAfterCachedTokens) {
   const Gpt2Config c = small_config(48, 3, 0);
   auto fast = std::make_shared<const Gpt2FastModel>(Gpt2Model::from_weights(c, big_weights(c), "m"), WeightDType::f32);
-  testing::expect_batched_pieces_match<Gpt2FastSession>(fast, c.vocab_size, kTol);
+  testing::expect_batched_pieces_match<Gpt2FastSession>(fast, c.vocab_size, kAdditionOrderTol);
 }
 
 TEST(BatchedPrefill, MatchesTheGraphExecutor) {
@@ -84,8 +84,8 @@ TEST(BatchedPrefill, MatchesTheGraphExecutor) {
   GraphSession ref(model);
   Gpt2FastSession s(std::make_shared<const Gpt2FastModel>(model, WeightDType::f32), 2);
   const auto prompt = testing::spread_tokens(150, c.vocab_size);
-  EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), kTol);
-  EXPECT_LT(rel_error(s.decode(7), ref.decode(7)), kTol);
+  EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), kAdditionOrderTol);
+  EXPECT_LT(rel_error(s.decode(7), ref.decode(7)), kAdditionOrderTol);
 }
 
 TEST(BatchedPrefill, CountsTheFlopsOfItsProducts) {

@@ -26,16 +26,16 @@ using testing::kQ8ActivationTol;
 
 using exec::cpu::Isa;
 
-struct Case {
+struct Gpt2FastCase {
   const char* name;
   std::int64_t layers, dim, heads, hidden, vocab;
   WeightDType dtype;
 };
 
-class FastDecoder : public ::testing::TestWithParam<Case> {};
+class FastDecoder : public ::testing::TestWithParam<Gpt2FastCase> {};
 
 TEST_P(FastDecoder, MatchesTheGraphExecutorOnEveryIsa) {
-  const Case k = GetParam();
+  const Gpt2FastCase k = GetParam();
   Gpt2Config c;
   c.n_layer = k.layers; c.n_embd = k.dim; c.n_head = k.heads; c.n_inner = k.hidden;
   c.n_positions = 48; c.vocab_size = k.vocab; c.eos_token_id = 0;
@@ -56,10 +56,10 @@ TEST_P(FastDecoder, MatchesTheGraphExecutorOnEveryIsa) {
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, FastDecoder,
-    ::testing::Values(Case{"f32_odd", 2, 40, 5, 72, 101, WeightDType::f32},
-                      Case{"f16_odd", 2, 40, 5, 72, 101, WeightDType::f16},
-                      Case{"q8", 2, 64, 4, 96, 77, WeightDType::q8},
-                      Case{"f32_wide", 1, 96, 3, 0, 300, WeightDType::f32}),
+    ::testing::Values(Gpt2FastCase{"f32_odd", 2, 40, 5, 72, 101, WeightDType::f32},
+                      Gpt2FastCase{"f16_odd", 2, 40, 5, 72, 101, WeightDType::f16},
+                      Gpt2FastCase{"q8", 2, 64, 4, 96, 77, WeightDType::q8},
+                      Gpt2FastCase{"f32_wide", 1, 96, 3, 0, 300, WeightDType::f32}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(FastDecoder, QuantizationKeepsTheLogitsClose) {

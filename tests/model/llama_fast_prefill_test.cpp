@@ -24,44 +24,44 @@ namespace {
 
 using testing::rel_error;
 
-constexpr double kTol = 1e-5;
+using testing::kAdditionOrderTol;
 
-struct Case {
+struct LlamaPrefillCase {
   const char* name;
   std::int64_t dim, heads, kv_heads, hidden, vocab;
   bool tied;
   WeightDType dtype;
 };
 
-LlamaConfig config_of(const Case& k) {
+LlamaConfig config_of(const LlamaPrefillCase& k) {
   return testing::small_llama_config({2, k.dim, k.heads, k.kv_heads, k.hidden, k.vocab, k.tied, 300});
 }
 
 using testing::llama_large_weights;
 
-class LlamaBatchedPrefill : public ::testing::TestWithParam<Case> {};
+class LlamaBatchedPrefill : public ::testing::TestWithParam<LlamaPrefillCase> {};
 
 TEST_P(LlamaBatchedPrefill, MatchesTokenByTokenThenDecodesTheSame) {
-  const Case k = GetParam();
+  const LlamaPrefillCase k = GetParam();
   const LlamaConfig c = config_of(k);
   const exec::Bindings w = llama_large_weights(c);
   auto fast = std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, w, "m"), k.dtype);
   const bool q8 = k.dtype == WeightDType::q8;
   auto ref_model = q8 ? std::make_shared<const LlamaFastModel>(testing::llama_stored_as_f32(c, w, k.dtype), WeightDType::f32) : fast;
-  const double tol = q8 ? testing::kQ8ActivationTol : kTol;
+  const double tol = q8 ? testing::kQ8ActivationTol : kAdditionOrderTol;
   testing::expect_batched_prefill_matches<LlamaFastSession>(fast, ref_model, c.vocab_size, tol, k.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, LlamaBatchedPrefill,
-    ::testing::Values(Case{"f32_odd_mqa_untied", 40, 5, 1, 67, 101, false, WeightDType::f32},
-                      Case{"f32_gqa_tied", 48, 6, 2, 100, 77, true, WeightDType::f32},
-                      Case{"f32_mha_untied", 36, 3, 3, 53, 300, false, WeightDType::f32},
-                      Case{"f16_odd_mha_tied", 40, 5, 5, 67, 101, true, WeightDType::f16},
-                      Case{"f16_gqa_untied", 48, 6, 3, 100, 77, false, WeightDType::f16},
+    ::testing::Values(LlamaPrefillCase{"f32_odd_mqa_untied", 40, 5, 1, 67, 101, false, WeightDType::f32},
+                      LlamaPrefillCase{"f32_gqa_tied", 48, 6, 2, 100, 77, true, WeightDType::f32},
+                      LlamaPrefillCase{"f32_mha_untied", 36, 3, 3, 53, 300, false, WeightDType::f32},
+                      LlamaPrefillCase{"f16_odd_mha_tied", 40, 5, 5, 67, 101, true, WeightDType::f16},
+                      LlamaPrefillCase{"f16_gqa_untied", 48, 6, 3, 100, 77, false, WeightDType::f16},
                       // q8 blocks are 32 weights: rows of 64 and 96
-                      Case{"q8_gqa_untied", 64, 4, 2, 96, 77, false, WeightDType::q8},
-                      Case{"q8_mha_tied", 64, 8, 8, 128, 50, true, WeightDType::q8}),
+                      LlamaPrefillCase{"q8_gqa_untied", 64, 4, 2, 96, 77, false, WeightDType::q8},
+                      LlamaPrefillCase{"q8_mha_tied", 64, 8, 8, 128, 50, true, WeightDType::q8}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 LlamaFastSession f32_session(const LlamaConfig& c, int threads) {
@@ -72,7 +72,7 @@ LlamaFastSession f32_session(const LlamaConfig& c, int threads) {
 TEST(LlamaBatchedPrefill, ContinuesAfterCachedTokens) {
   const LlamaConfig c = config_of({"m", 40, 5, 1, 67, 101, false, WeightDType::f32});
   auto fast = std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, llama_large_weights(c), "m"), WeightDType::f32);
-  testing::expect_batched_pieces_match<LlamaFastSession>(fast, c.vocab_size, kTol);
+  testing::expect_batched_pieces_match<LlamaFastSession>(fast, c.vocab_size, kAdditionOrderTol);
 }
 
 TEST(LlamaBatchedPrefill, ThresholdPicksThePath) {
@@ -88,7 +88,7 @@ TEST(LlamaBatchedPrefill, ThresholdPicksThePath) {
     const auto prompt = std::span(tokens).first(T);
     const auto got = s.prefill(prompt), want = ref.prefill(prompt);
     if (T < 16) EXPECT_EQ(got, want);
-    else EXPECT_LT(rel_error(got, want), kTol);
+    else EXPECT_LT(rel_error(got, want), kAdditionOrderTol);
   }
 }
 
@@ -99,8 +99,8 @@ TEST(LlamaBatchedPrefill, MatchesTheGraphExecutor) {
   GraphSession ref(model);
   LlamaFastSession s(std::make_shared<const LlamaFastModel>(model, WeightDType::f32), 2);
   const auto prompt = testing::spread_tokens(150, c.vocab_size);
-  EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), kTol);
-  EXPECT_LT(rel_error(s.decode(7), ref.decode(7)), kTol);
+  EXPECT_LT(rel_error(s.prefill(prompt), ref.prefill(prompt)), kAdditionOrderTol);
+  EXPECT_LT(rel_error(s.decode(7), ref.decode(7)), kAdditionOrderTol);
 }
 
 TEST(LlamaBatchedPrefill, CountsTheFlopsOfItsProducts) {

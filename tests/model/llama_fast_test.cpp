@@ -20,23 +20,23 @@ using exec::cpu::Isa;
 using testing::kQ8ActivationTol;
 using testing::rel_error;
 
-struct Case {
+struct LlamaFastCase {
   const char* name;
   std::int64_t layers, dim, heads, kv_heads, hidden, vocab;
   bool tied;
   WeightDType dtype;
 };
 
-LlamaConfig config_of(const Case& k) {
+LlamaConfig config_of(const LlamaFastCase& k) {
   return testing::small_llama_config({k.layers, k.dim, k.heads, k.kv_heads, k.hidden, k.vocab, k.tied, 48});
 }
 
 using testing::llama_large_weights;
 
-class LlamaFastDecoder : public ::testing::TestWithParam<Case> {};
+class LlamaFastDecoder : public ::testing::TestWithParam<LlamaFastCase> {};
 
 TEST_P(LlamaFastDecoder, MatchesTheGraphExecutorOnEveryIsa) {
-  const Case k = GetParam();
+  const LlamaFastCase k = GetParam();
   const LlamaConfig c = config_of(k);
   const exec::Bindings w = llama_large_weights(c);
   const LlamaModel ref_model = testing::llama_stored_as_f32(c, w, k.dtype);
@@ -49,13 +49,13 @@ TEST_P(LlamaFastDecoder, MatchesTheGraphExecutorOnEveryIsa) {
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, LlamaFastDecoder,
-    ::testing::Values(Case{"f32_odd_mqa_untied", 2, 40, 5, 1, 67, 101, false, WeightDType::f32},
-                      Case{"f32_gqa_tied", 2, 48, 6, 2, 100, 77, true, WeightDType::f32},
-                      Case{"f32_mha_untied", 1, 36, 3, 3, 53, 300, false, WeightDType::f32},
-                      Case{"f16_odd_mha_tied", 2, 40, 5, 5, 67, 101, true, WeightDType::f16},
-                      Case{"f16_gqa_untied", 2, 48, 6, 3, 100, 77, false, WeightDType::f16},
-                      Case{"q8_gqa_untied", 2, 64, 4, 2, 96, 77, false, WeightDType::q8},
-                      Case{"q8_mha_tied", 2, 64, 8, 8, 128, 50, true, WeightDType::q8}),
+    ::testing::Values(LlamaFastCase{"f32_odd_mqa_untied", 2, 40, 5, 1, 67, 101, false, WeightDType::f32},
+                      LlamaFastCase{"f32_gqa_tied", 2, 48, 6, 2, 100, 77, true, WeightDType::f32},
+                      LlamaFastCase{"f32_mha_untied", 1, 36, 3, 3, 53, 300, false, WeightDType::f32},
+                      LlamaFastCase{"f16_odd_mha_tied", 2, 40, 5, 5, 67, 101, true, WeightDType::f16},
+                      LlamaFastCase{"f16_gqa_untied", 2, 48, 6, 3, 100, 77, false, WeightDType::f16},
+                      LlamaFastCase{"q8_gqa_untied", 2, 64, 4, 2, 96, 77, false, WeightDType::q8},
+                      LlamaFastCase{"q8_mha_tied", 2, 64, 8, 8, 128, 50, true, WeightDType::q8}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(LlamaFastDecoder, QuantizationKeepsTheLogitsClose) {

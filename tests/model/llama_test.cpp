@@ -22,7 +22,7 @@ namespace {
 
 using testing::GoldenLogits;
 
-LlamaConfig golden_config(const GoldenLogits& g) {
+LlamaConfig llama_golden_config(const GoldenLogits& g) {
   LlamaConfig c = parse_llama_config(
       [&] {
         nlohmann::json j = g.config;
@@ -37,14 +37,14 @@ class LlamaGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LlamaGolden, PrefillMatchesTorch) {
   const GoldenLogits g = testing::load_golden("llama_" + GetParam());
-  const LlamaConfig c = golden_config(g);
+  const LlamaConfig c = llama_golden_config(g);
   const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, g.seed), g.name);
   testing::expect_prefill_matches(g, m, 1e-4);
 }
 
 TEST_P(LlamaGolden, KvCacheDecodingMatchesTorchAndRecomputation) {
   const GoldenLogits g = testing::load_golden("llama_" + GetParam());
-  const LlamaConfig c = golden_config(g);
+  const LlamaConfig c = llama_golden_config(g);
   const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, g.seed), g.name);
   testing::expect_kv_cache_decoding_matches(g, m, 1e-4);
 }
@@ -75,7 +75,7 @@ class AneForm final : public CausalLm {
 
 TEST_P(LlamaGolden, TheAneFormMatchesTorchInPrefillAndDecoding) {
   const GoldenLogits g = testing::load_golden("llama_" + GetParam());
-  const LlamaConfig c = golden_config(g);
+  const LlamaConfig c = llama_golden_config(g);
   const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, g.seed), g.name);
   const AneForm ane(m);
   testing::expect_prefill_matches(g, ane, 1e-4);
@@ -101,14 +101,14 @@ INSTANTIATE_TEST_SUITE_P(Models, LlamaGolden, ::testing::Values("gqa", "mha_tied
 TEST(LlamaGolden, TheGoldenModelsCoverGroupingAndTying) {
   bool grouped = false, ungrouped = false, tied = false, untied = false;
   for (const char* name : {"gqa", "mha_tied", "mqa_tied", "gqa_wide"}) {
-    const LlamaConfig c = golden_config(testing::load_golden(std::string("llama_") + name));
+    const LlamaConfig c = llama_golden_config(testing::load_golden(std::string("llama_") + name));
     (c.num_key_value_heads < c.num_attention_heads ? grouped : ungrouped) = true;
     (c.tie_word_embeddings ? tied : untied) = true;
   }
   EXPECT_TRUE(grouped && ungrouped && tied && untied);
 }
 
-std::string error_of(const std::string& json) {
+std::string llama_config_error(const std::string& json) {
   try {
     parse_llama_config(json, "dir/config.json");
   } catch (const Error& e) {
@@ -120,7 +120,7 @@ std::string error_of(const std::string& json) {
 TEST(LlamaConfig, ErrorsNameTheFileAndTheField) {
   const std::string base = R"("model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, )";
   const std::string ok = "{" + base + R"("num_attention_heads": 4, "vocab_size": 100})";
-  EXPECT_EQ(error_of(ok), "");
+  EXPECT_EQ(llama_config_error(ok), "");
   const LlamaConfig c = parse_llama_config(ok, "x");
   EXPECT_EQ(c.num_key_value_heads, 4);  // absent: as many as the query heads
   EXPECT_FALSE(c.tie_word_embeddings);
@@ -144,7 +144,7 @@ TEST(LlamaConfig, ErrorsNameTheFileAndTheField) {
            {R"({"model_type": "gpt2"})", "dir/config.json: model_type is \"gpt2\", expected \"llama\""},
            {R"({"model_type": "llama",)", "dir/config.json: at byte"},
        }) {
-    const std::string e = error_of(k.json);
+    const std::string e = llama_config_error(k.json);
     EXPECT_EQ(e.rfind(k.expect, 0), 0u) << "got: " << e << "\nexpected to start with: " << k.expect;
   }
 }

@@ -18,6 +18,9 @@ namespace orion::model::testing {
 // relative error measured is 4.5e-2 for GPT-2 and 8.7e-2 for
 // Llama (gpt2_fast_test and llama_fast_test print it).
 inline constexpr double kQ8ActivationTol = 1e-1;
+// f32 and f16 weights: the fast path and the reference compute the same function up to the
+// order of additions (the 1e-5 relative).
+inline constexpr double kAdditionOrderTol = 1e-5;
 
 // One matrix, in the model's own layout (`in_out`: GPT-2's Conv1D [in, out]).
 inline Tensor stored_as_f32(const Tensor& w, bool in_out, WeightDType dtype) {

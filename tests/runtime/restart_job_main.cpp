@@ -48,11 +48,7 @@ int run(int argc, char** argv) {
     ++state.processes;
   }
 
-  device::AneSimOptions o;
-  o.faithful = true;
-  o.compile_budget = device_budget;
-  o.reload_reads_weights = reload_reads_weights;
-  device::AneSim device(o);
+  device::AneSim device(testing_job::faithful_sim(device_budget, reload_reads_weights));
   runtime::CompileBudget budget(device_budget);
   runtime::ReloadSupport reload(device, budget);
   runtime::PosixExec exec;

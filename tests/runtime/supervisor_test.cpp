@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "runtime/supervisor.h"
+#include "fake_exec.h"
 
 namespace orion::runtime {
 namespace {
@@ -15,14 +16,8 @@ TEST(Supervisor, AddsResumeOnce) {
   EXPECT_FALSE(has_resume_flag({"--resume"}));  // argv[0] is the program, not a flag
 }
 
-struct Execed {
-  std::vector<std::string> argv;
-};
-
-class FakeExec : public ProcessExec {
- public:
-  void exec(const std::vector<std::string>& argv) override { throw Execed{argv}; }
-};
+using testing::Execed;
+using testing::FakeExec;
 
 class ReturningExec : public ProcessExec {
  public:

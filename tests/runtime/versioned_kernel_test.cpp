@@ -17,6 +17,7 @@
 #include "runtime/reload_probe.h"
 #include "runtime/supervisor.h"
 #include "runtime/versioned_kernel.h"
+#include "fake_exec.h"
 #include "versions_job.h"
 
 namespace orion::runtime {
@@ -31,14 +32,6 @@ const Outputs& reference() {
     return testing_job::reference_outputs(kVersions, dir.path());
   }();
   return ref;
-}
-
-device::AneSimOptions faithful(bool reload_reads_weights) {
-  device::AneSimOptions o;
-  o.faithful = true;
-  o.compile_budget = kDeviceBudget;
-  o.reload_reads_weights = reload_reads_weights;
-  return o;
 }
 
 // Installs versions [0, versions) through `kernel` and evaluates each.
@@ -64,7 +57,7 @@ TEST(VersionedKernel, EveryVersionOfTheReferenceIsDistinct) {
 
 TEST(VersionedKernel, WithoutBookkeepingTheFaithfulDeviceReturnsGarbagePastItsBudget) {
   testing_util::TempDir dir;
-  device::AneSim sim(faithful(true));
+  device::AneSim sim(testing_job::faithful_sim(kDeviceBudget, true));
   const Outputs got = testing_job::unmanaged_outputs(sim, kVersions, dir.path());
   EXPECT_EQ(sim.compiles(), kVersions);  // no error anywhere: the device "succeeded"
   for (int v = 0; v < kVersions; ++v) {
@@ -77,7 +70,7 @@ TEST(VersionedKernel, WithoutBookkeepingTheFaithfulDeviceReturnsGarbagePastItsBu
 
 TEST(VersionedKernel, ReloadsWeightsAndMatchesTheUninterruptedRunBitForBit) {
   testing_util::TempDir dir;
-  device::AneSim sim(faithful(true));
+  device::AneSim sim(testing_job::faithful_sim(kDeviceBudget, true));
   CompileBudget budget(kDeviceBudget);
   ReloadSupport reload(sim, budget);
   std::vector<InstallPath> paths;
@@ -98,7 +91,7 @@ TEST(VersionedKernel, ReloadsWeightsAndMatchesTheUninterruptedRunBitForBit) {
 
 TEST(VersionedKernel, OnAStaleDeviceWithoutSupervisorStopsLoudlyAtTheLimit) {
   testing_util::TempDir dir;
-  device::AneSim sim(faithful(false));
+  device::AneSim sim(testing_job::faithful_sim(kDeviceBudget, false));
   CompileBudget budget(kDeviceBudget);  // limit 4: v0, the probe, v1, v2
   ReloadSupport reload(sim, budget);
   VersionedKernel kernel(sim, budget, reload, dir.path() + "/kernel");
@@ -118,7 +111,7 @@ TEST(VersionedKernel, OnAStaleDeviceWithoutSupervisorStopsLoudlyAtTheLimit) {
 
 TEST(VersionedKernel, CountsCompilesMadeOutsideIt) {
   testing_util::TempDir dir;
-  device::AneSim sim(faithful(false));
+  device::AneSim sim(testing_job::faithful_sim(kDeviceBudget, false));
   testing_job::unmanaged_outputs(sim, 3, dir.path() + "/other");  // three compiles elsewhere
   CompileBudget budget(kDeviceBudget);
   ReloadSupport reload(sim, budget);
@@ -129,19 +122,13 @@ TEST(VersionedKernel, CountsCompilesMadeOutsideIt) {
   EXPECT_EQ(sim.compiles(), 4);
 }
 
-struct Execed {
-  std::vector<std::string> argv;
-};
-
-class FakeExec : public ProcessExec {
- public:
-  void exec(const std::vector<std::string>& argv) override { throw Execed{argv}; }
-};
+using testing::Execed;
+using testing::FakeExec;
 
 TEST(VersionedKernel, OnAStaleDeviceAsksTheSupervisorToRestartBeforeGoingOver) {
   ::unsetenv("ORION_SUPERVISOR_RESTARTS");
   testing_util::TempDir dir;
-  device::AneSim sim(faithful(false));
+  device::AneSim sim(testing_job::faithful_sim(kDeviceBudget, false));
   CompileBudget budget(kDeviceBudget);
   ReloadSupport reload(sim, budget);
   FakeExec exec;

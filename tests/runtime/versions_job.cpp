@@ -70,11 +70,16 @@ std::vector<std::vector<float>> unmanaged_outputs(device::AneSim& device, int ve
   return out;
 }
 
-std::vector<std::vector<float>> reference_outputs(int versions, const std::string& scratch) {
+device::AneSimOptions faithful_sim(int budget, bool reload_reads_weights) {
   device::AneSimOptions o;
   o.faithful = true;
-  o.compile_budget = versions + 1000;
-  device::AneSim device(o);
+  o.compile_budget = budget;
+  o.reload_reads_weights = reload_reads_weights;
+  return o;
+}
+
+std::vector<std::vector<float>> reference_outputs(int versions, const std::string& scratch) {
+  device::AneSim device(faithful_sim(versions + 1000));
   return unmanaged_outputs(device, versions, scratch);
 }
 

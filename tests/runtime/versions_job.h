@@ -12,6 +12,10 @@
 
 namespace orion::testing_job {
 
+// A faithful ane-sim (the device's rules) with a compile budget of `budget`, whose weight
+// reload re-reads the weight files (`reload_reads_weights`) or keeps the compiled ones.
+device::AneSimOptions faithful_sim(int budget, bool reload_reads_weights = true);
+
 // Writes version `v` of the kernel as a kernel folder (model.mil + weights/weight.bin) and
 // returns its I/O (the same for every version).
 compile::KernelIo write_version(int v, const std::string& folder);

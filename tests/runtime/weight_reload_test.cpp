@@ -71,16 +71,8 @@ TEST(WeightReload, RefusesAnotherProgramOrAnotherSize) {
   EXPECT_THROW(rewrite_weights_in_place(a, dir.path() + "/missing"), Error);
 }
 
-device::AneSimOptions faithful(bool reload_reads_weights) {
-  device::AneSimOptions o;
-  o.faithful = true;
-  o.compile_budget = 5;
-  o.reload_reads_weights = reload_reads_weights;
-  return o;
-}
-
 TEST(ReloadProbe, FindsADeviceThatRereadsTheWeights) {
-  device::AneSim sim(faithful(true));
+  device::AneSim sim(testing_job::faithful_sim(5, true));
   CompileBudget budget(5);
   const ReloadProbeResult r = probe_weight_reload(sim, budget);
   EXPECT_TRUE(r.reloads) << r.detail;
@@ -91,7 +83,7 @@ TEST(ReloadProbe, FindsADeviceThatRereadsTheWeights) {
 }
 
 TEST(ReloadProbe, FindsADeviceThatKeepsStaleWeights) {
-  device::AneSim sim(faithful(false));
+  device::AneSim sim(testing_job::faithful_sim(5, false));
   CompileBudget budget(5);
   const ReloadProbeResult r = probe_weight_reload(sim, budget);
   EXPECT_FALSE(r.reloads);
@@ -100,7 +92,7 @@ TEST(ReloadProbe, FindsADeviceThatKeepsStaleWeights) {
 }
 
 TEST(ReloadProbe, RunsOncePerDevice) {
-  device::AneSim sim(faithful(true));
+  device::AneSim sim(testing_job::faithful_sim(5, true));
   CompileBudget budget(5);
   ReloadSupport support(sim, budget);
   EXPECT_EQ(sim.compiles(), 0);  // nothing until asked
@@ -110,7 +102,7 @@ TEST(ReloadProbe, RunsOncePerDevice) {
 }
 
 TEST(ReloadProbe, NeedsACompileFromTheBudget) {
-  device::AneSim sim(faithful(true));
+  device::AneSim sim(testing_job::faithful_sim(5, true));
   CompileBudget budget(2, 0);
   budget.charge_compile("x");
   budget.charge_compile("y");

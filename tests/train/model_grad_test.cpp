@@ -42,7 +42,7 @@ model::Gpt2Config tiny_gpt2() {
 }
 
 // Grouped-query attention (4 query heads reading 2 key/value heads), tied or not.
-model::LlamaConfig tiny_llama(bool tied) {
+model::LlamaConfig grad_llama(bool tied) {
   model::LlamaConfig c;
   c.hidden_size = kDim;
   c.num_hidden_layers = 2;
@@ -58,9 +58,9 @@ model::LlamaConfig tiny_llama(bool tied) {
 
 std::vector<ModelCase> cases() {
   return {{"Gpt2", [](const model::DecoderGraphOptions& o) { return model::gpt2_graph(tiny_gpt2(), o); }, "wte.weight"},
-          {"LlamaGqaUntied", [](const model::DecoderGraphOptions& o) { return model::llama_graph(tiny_llama(false), o); },
+          {"LlamaGqaUntied", [](const model::DecoderGraphOptions& o) { return model::llama_graph(grad_llama(false), o); },
            "model.embed_tokens.weight"},
-          {"LlamaGqaTied", [](const model::DecoderGraphOptions& o) { return model::llama_graph(tiny_llama(true), o); },
+          {"LlamaGqaTied", [](const model::DecoderGraphOptions& o) { return model::llama_graph(grad_llama(true), o); },
            "model.embed_tokens.weight"}};
 }
 

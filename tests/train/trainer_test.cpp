@@ -17,20 +17,20 @@ namespace {
 
 using namespace testing;
 
-struct Arch {
+struct TrainerArchCase {
   std::string name;
   LossGraphFn loss;
   exec::Bindings weights;
 };
 
-void PrintTo(const Arch& a, std::ostream* os) { *os << a.name; }
+void PrintTo(const TrainerArchCase& a, std::ostream* os) { *os << a.name; }
 
-std::vector<Arch> archs() {
+std::vector<TrainerArchCase> trainer_archs() {
   return {{"Gpt2", model_loss_graph(tiny_config()), model::gpt2_init_weights(tiny_config(), 7)},
           {"LlamaGqa", model_loss_graph(tiny_llama()), model::llama_init_weights(tiny_llama(), 7)}};
 }
 
-std::vector<double> train_curve(const Arch& arch, exec::Numerics precision) {
+std::vector<double> train_curve(const TrainerArchCase& arch, exec::Numerics precision) {
   TempFolder tmp("orion-trainer-test");
   Trainer t(arch.loss, arch.weights, overfit_config(precision), memorisable_data(tmp, tiny_config().vocab_size));
   std::vector<double> losses;
@@ -43,7 +43,7 @@ std::vector<double> train_curve(const Arch& arch, exec::Numerics precision) {
   return losses;
 }
 
-class TrainerArch : public ::testing::TestWithParam<Arch> {};
+class TrainerArch : public ::testing::TestWithParam<TrainerArchCase> {};
 
 TEST_P(TrainerArch, OverfitsASmallBatchInF32AndF16AndTheCurvesAgree) {
   const std::vector<double> f32 = train_curve(GetParam(), exec::Numerics::f32);
@@ -57,8 +57,8 @@ TEST_P(TrainerArch, OverfitsASmallBatchInF32AndF16AndTheCurvesAgree) {
   for (std::size_t i = 0; i < f32.size() / 2; ++i) EXPECT_NEAR(f16[i], f32[i], 0.02 + 0.02 * f32[i]) << "step " << i + 1;
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, TrainerArch, ::testing::ValuesIn(archs()),
-                         [](const ::testing::TestParamInfo<Arch>& p) { return p.param.name; });
+INSTANTIATE_TEST_SUITE_P(Archs, TrainerArch, ::testing::ValuesIn(trainer_archs()),
+                         [](const ::testing::TestParamInfo<TrainerArchCase>& p) { return p.param.name; });
 
 TEST(Trainer, AStepWithInfiniteGradientsIsSkippedAndLeavesTheWeightsAlone) {
   TempFolder tmp("orion-trainer-test");
