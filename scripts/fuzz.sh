@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every fuzz target (FUZZ_BUILD/bin/*_fuzz, or the ones named) for SECONDS each, one after
-# another, each in one process (libFuzzer's default; -jobs would fork workers that log to
-# ./fuzz-N.log), and prints each one's executions. Each target starts from its seeds
+# Runs every fuzz target (FUZZ_BUILD/bin/*_fuzz, or the ones named) for SECONDS each, as many at
+# a time as FUZZ_JOBS (default: the number of CPUs), each in one process (libFuzzer's default;
+# -jobs would fork workers that log to ./fuzz-N.log), and prints each one's executions. Each target starts from its seeds
 # (scripts/fuzz_seeds.sh, made with ORION) plus what earlier runs added to its corpus in
 # FUZZ_BUILD/corpus/NAME. A crash, hang (-timeout), leak or sanitizer report leaves the input in
 # FUZZ_BUILD/artifacts/ and makes the script exit 1 after the remaining targets have run.
@@ -21,20 +21,33 @@ names=("$@")
 if ((${#names[@]} == 0)); then
   for f in "$build"/bin/*_fuzz; do n=$(basename "$f"); names+=("${n%_fuzz}"); done
 fi
-failed=()
-for name in "${names[@]}"; do
-  corpus=$build/corpus/$name
+# One target: its status goes to logs/NAME.status for the report below.
+fuzz_one() {
+  local name=$1 corpus=$build/corpus/$1 log=$build/logs/$1.log
   mkdir -p "$corpus"
-  log=$build/logs/$name.log
   # -timeout: an input that takes over 30 s of wall time is a hang (every seed takes milliseconds;
   # 10 s tripped on a starved run on a loaded machine, docs/RELIABILITY.md); -rss_limit_mb: one
   # over 2 GB is a finding.
   "$build/bin/${name}_fuzz" "$corpus" "$build/seeds/$name" -max_total_time="$seconds" -timeout=30 \
     -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/$name-" >"$log" 2>&1
-  status=$?
+  echo $? >"$build/logs/$name.status"
+}
+
+parallel=${FUZZ_JOBS:-$(nproc)}
+for name in "${names[@]}"; do
+  rm -f "$build/logs/$name.status"
+  while (($(jobs -rp | wc -l) >= parallel)); do wait -n; done
+  fuzz_one "$name" &
+done
+wait
+
+failed=()
+for name in "${names[@]}"; do
+  log=$build/logs/$name.log
+  status=$(cat "$build/logs/$name.status" 2>/dev/null || echo "?")
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  if ((status != 0)); then
+  if [[ $status != 0 ]]; then
     failed+=("$name")
     echo "fuzz $name: FAILED (exit $status) after ${execs:-?} executions; log $log:" >&2
     grep -m 20 -E 'ERROR|SUMMARY|runtime error|Test unit written|==[0-9]+==' "$log" >&2
