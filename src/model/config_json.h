@@ -3,7 +3,7 @@
 // with defaults. Every error names the file and the key, so each architecture's config reader
 // (gpt2_config, llama_config) says the same things the same way.
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "core/random.h"
 

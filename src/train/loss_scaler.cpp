@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 
 namespace orion::train {

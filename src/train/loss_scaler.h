@@ -5,7 +5,7 @@
 // and the scale halved; after growth_interval clean steps in a row the scale doubles.
 #include <cstdint>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace orion::train {
 

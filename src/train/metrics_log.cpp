@@ -8,6 +8,8 @@
 #include <optional>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json_parse.h"
