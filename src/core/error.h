@@ -24,4 +24,11 @@ class Error : public std::runtime_error {
   static Error from_errno(std::string_view file, std::string_view message, int err);
 };
 
+// Text read from a file as it may appear in a message: control characters (and bytes that are
+// not ASCII, with `escape_non_ascii`) escaped as \xNN, cut after 200 bytes, so that a hostile
+// name cannot break the one-line message or make it huge.
+std::string printable(std::string_view s, bool escape_non_ascii = false);
+// printable(s) in single quotes.
+std::string in_quotes(std::string_view s);
+
 }  // namespace orion

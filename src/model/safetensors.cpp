@@ -54,28 +54,6 @@ std::size_t write_rank(DType dtype) {
   return kSpellings.size();
 }
 
-// Text from the file as it appears in a message: control characters and bytes that are not
-// printable ASCII escaped as \xNN when `escape_non_ascii`, long text cut short, so that a hostile
-// name cannot break the one-line message or make it huge.
-std::string printable(std::string_view s, bool escape_non_ascii = false) {
-  constexpr std::size_t kMax = 200;
-  std::string out;
-  for (std::size_t i = 0; i < s.size() && i < kMax; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f || (escape_non_ascii && c >= 0x80)) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (s.size() > kMax) out += "...";
-  return out;
-}
-
-std::string in_quotes(std::string_view name) { return "'" + printable(name) + "'"; }
 std::string tensor_label(std::string_view name) { return "tensor " + in_quotes(name); }
 
 std::string offsets_str(std::uint64_t begin, std::uint64_t end) {

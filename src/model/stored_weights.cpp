@@ -11,8 +11,6 @@ namespace orion::model {
 
 namespace {
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
-
 // [in, out] <-> [out, in] of a contiguous f32 matrix, in tiles (a strided copy of GPT-2's
 // matrices element by element takes seconds).
 Tensor transpose_f32(const Tensor& m) {
@@ -52,7 +50,7 @@ std::optional<StoredFormat> read_stored_format(const SafetensorsFile& file) {
     if (!key.starts_with("orion.")) continue;
     any = true;
     if (key != kLayoutKey && key != kDTypeKey && key != kQ8BlockKey)
-      throw Error::in_file(file.path(), "__metadata__ key " + quoted(key) +
+      throw Error::in_file(file.path(), "__metadata__ key " + in_quotes(key) +
                                             " is not one this version of orion knows (orion.layout, "
                                             "orion.dtype, orion.q8_block): written by a newer orion?");
   }
@@ -60,23 +58,23 @@ std::optional<StoredFormat> read_stored_format(const SafetensorsFile& file) {
   auto get = [&](std::string_view key) -> const std::string& {
     const auto it = md.find(std::string(key));
     if (it == md.end())
-      throw Error::in_file(file.path(), "__metadata__ has orion. keys but no " + quoted(key));
+      throw Error::in_file(file.path(), "__metadata__ has orion. keys but no " + in_quotes(key));
     return it->second;
   };
   if (get(kLayoutKey) != kLayoutOutIn)
-    throw Error::in_file(file.path(), "__metadata__ orion.layout " + quoted(get(kLayoutKey)) +
+    throw Error::in_file(file.path(), "__metadata__ orion.layout " + in_quotes(get(kLayoutKey)) +
                                           " is unknown (this version reads 'out_in')");
   StoredFormat f;
   const std::string& dtype = get(kDTypeKey);
   if (dtype != "f32" && dtype != "f16" && dtype != "q8")
-    throw Error::in_file(file.path(), "__metadata__ orion.dtype " + quoted(dtype) + " is unknown (f32, f16 or q8)");
+    throw Error::in_file(file.path(), "__metadata__ orion.dtype " + in_quotes(dtype) + " is unknown (f32, f16 or q8)");
   f.dtype = weight_dtype_from_name(dtype);
   if (f.dtype == WeightDType::q8) {
     const std::string& b = get(kQ8BlockKey);
     int block = 0;
     const auto [end, ec] = std::from_chars(b.data(), b.data() + b.size(), block);
     if (ec != std::errc() || end != b.data() + b.size() || (block != 32 && block != 64))
-      throw Error::in_file(file.path(), "__metadata__ orion.q8_block " + quoted(b) + " is not 32 or 64");
+      throw Error::in_file(file.path(), "__metadata__ orion.q8_block " + in_quotes(b) + " is not 32 or 64");
     f.q8_block = block;
   } else if (md.contains(std::string(kQ8BlockKey))) {
     throw Error::in_file(file.path(), "__metadata__ has orion.q8_block but orion.dtype is " + dtype);
