@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs every fuzz target (FUZZ_BUILD/bin/*_fuzz, or the ones named) for SECONDS each, as many at
 # a time as FUZZ_JOBS (default: the number of CPUs), each in one process (libFuzzer's default;
-# -jobs would fork workers that log to ./fuzz-N.log), and prints each one's executions. Each target starts from its seeds
-# (scripts/fuzz_seeds.sh, made with ORION) plus what earlier runs added to its corpus in
-# FUZZ_BUILD/corpus/NAME. A crash, hang (-timeout), leak or sanitizer report leaves the input in
-# FUZZ_BUILD/artifacts/ and makes the script exit 1 after the remaining targets have run.
+# -jobs would fork workers that log to ./fuzz-N.log), and prints each one's executions. Each
+# target starts from its seeds (scripts/fuzz_seeds.sh, made with ORION) plus what earlier runs
+# added to its corpus in FUZZ_BUILD/corpus/NAME. A crash, hang (-timeout), leak or sanitizer
+# report leaves the input in FUZZ_BUILD/artifacts/ and makes the script exit 1 after the
+# remaining targets have run.
 # Usage: scripts/fuzz.sh ORION FUZZ_BUILD SECONDS [NAME...]   (NAME as in fuzz/NAME_fuzz.cpp)
 set -uo pipefail
 orion=$1 build=$(realpath "$2") seconds=$3

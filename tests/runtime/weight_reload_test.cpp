@@ -71,9 +71,12 @@ TEST(WeightReload, RefusesAnotherProgramOrAnotherSize) {
   EXPECT_THROW(rewrite_weights_in_place(a, dir.path() + "/missing"), Error);
 }
 
+// The probe's device and its bookkeeping, with the same compile budget.
+constexpr int kProbeBudget = 5;
+
 TEST(ReloadProbe, FindsADeviceThatRereadsTheWeights) {
-  device::AneSim sim(testing_job::faithful_sim(5, true));
-  CompileBudget budget(5);
+  device::AneSim sim(testing_job::faithful_sim(kProbeBudget, true));
+  CompileBudget budget(kProbeBudget);
   const ReloadProbeResult r = probe_weight_reload(sim, budget);
   EXPECT_TRUE(r.reloads) << r.detail;
   EXPECT_EQ(budget.compiles(), 1);
@@ -83,8 +86,8 @@ TEST(ReloadProbe, FindsADeviceThatRereadsTheWeights) {
 }
 
 TEST(ReloadProbe, FindsADeviceThatKeepsStaleWeights) {
-  device::AneSim sim(testing_job::faithful_sim(5, false));
-  CompileBudget budget(5);
+  device::AneSim sim(testing_job::faithful_sim(kProbeBudget, false));
+  CompileBudget budget(kProbeBudget);
   const ReloadProbeResult r = probe_weight_reload(sim, budget);
   EXPECT_FALSE(r.reloads);
   EXPECT_NE(r.detail.find("stale"), std::string::npos) << r.detail;
@@ -92,8 +95,8 @@ TEST(ReloadProbe, FindsADeviceThatKeepsStaleWeights) {
 }
 
 TEST(ReloadProbe, RunsOncePerDevice) {
-  device::AneSim sim(testing_job::faithful_sim(5, true));
-  CompileBudget budget(5);
+  device::AneSim sim(testing_job::faithful_sim(kProbeBudget, true));
+  CompileBudget budget(kProbeBudget);
   ReloadSupport support(sim, budget);
   EXPECT_EQ(sim.compiles(), 0);  // nothing until asked
   EXPECT_TRUE(support.supported());
@@ -102,7 +105,7 @@ TEST(ReloadProbe, RunsOncePerDevice) {
 }
 
 TEST(ReloadProbe, NeedsACompileFromTheBudget) {
-  device::AneSim sim(testing_job::faithful_sim(5, true));
+  device::AneSim sim(testing_job::faithful_sim(kProbeBudget, true));
   CompileBudget budget(2, 0);
   budget.charge_compile("x");
   budget.charge_compile("y");
