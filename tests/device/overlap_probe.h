@@ -5,7 +5,9 @@
 //   - the first program installed passes (nothing can run before some kernel is there);
 //   - any other program's install waits (up to `patience`) for an evaluation to have started;
 //   - the first evaluation waits (up to `patience`) for an install in progress on another
-//     thread, and records whether there was one.
+//     thread, or one that started while it waited, and records whether there was one.
+//     (An install that starts and ends while the evaluating thread waits to be scheduled
+//     again ran during the evaluation all the same; on a loaded machine all the others can.)
 // A runtime that installs on the caller's thread has no install in progress while it evaluates,
 // and the record says so. The runtime's reload probe (its folder is orion-reload-probe) is left
 // out. It can also fail the compiles of folders whose path contains a given text, and make
@@ -33,6 +35,7 @@ class OverlapProbe final : public AneDevice {
       if (first_.empty()) first_ = folder;
       else if (folder != first_) changed_.wait_for(lock, patience_, [this] { return evaluated_; });
       ++installing_;
+      ++started_;
     }
     changed_.notify_all();
     struct Done {
@@ -85,7 +88,8 @@ class OverlapProbe final : public AneDevice {
         armed_ = false;
         evaluated_ = true;
         changed_.notify_all();
-        overlapped_ = changed_.wait_for(lock, patience_, [this] { return installing_ > 0; });
+        const int before = started_;
+        overlapped_ = changed_.wait_for(lock, patience_, [&] { return installing_ > 0 || started_ != before; });
       }
     }
     sim_.evaluate(id, in, out);
@@ -112,7 +116,7 @@ class OverlapProbe final : public AneDevice {
   std::condition_variable changed_;
   std::map<AneProgramId, std::string> folders_;
   std::string first_;
-  int installing_ = 0;
+  int installing_ = 0, started_ = 0;  // in progress now; ever started
   bool armed_ = true, evaluated_ = false, overlapped_ = false;
 };
 
