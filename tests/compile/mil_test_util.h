@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "core/error.h"
-#include "error_of.h"
 #include "core/half.h"
 #include "core/random.h"
 #include "exec/cpu/executor.h"
 #include "ir/builder.h"
+#include "error_of.h"
 
 namespace orion::compile::testing {
 

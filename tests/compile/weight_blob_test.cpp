@@ -9,9 +9,9 @@
 #include "compile/weight_blob_reader.h"
 #include "compile/weight_blob_writer.h"
 #include "core/error.h"
-#include "error_of.h"
 #include "core/random.h"
 #include "core/testing_temp_dir.h"
+#include "error_of.h"
 
 namespace orion::compile {
 namespace {

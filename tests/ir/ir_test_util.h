@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "core/error.h"
-#include "error_of.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
+#include "error_of.h"
 
 namespace orion::ir::testing {
 
