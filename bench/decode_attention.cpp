@@ -14,7 +14,7 @@
 #include "core/stopwatch.h"
 #include "core/thread_pool.h"
 #include "exec/cpu/machine_limits.h"
-#include "model/fast_attention.h"
+#include "model/fast/fast_attention.h"
 
 using namespace orion;
 

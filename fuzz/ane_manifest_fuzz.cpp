@@ -1,9 +1,9 @@
-// Fuzz target: the ANE package manifest (compile/ane_package.h), read from its folder as
+// Fuzz target: the ANE package manifest (compile/ane/ane_package.h), read from its folder as
 // `orion run` reads it, then written back and read again.
 #include <filesystem>
 #include <string>
 
-#include "compile/ane_package.h"
+#include "compile/ane/ane_package.h"
 #include "core/atomic_file.h"
 #include "fuzz_input.h"
 

@@ -9,8 +9,8 @@
 
 #include "fuzz_input.h"
 #include "train/checkpoint.h"
-#include "train/data_loader.h"
-#include "train/loss_scaler.h"
+#include "train/data/data_loader.h"
+#include "train/optim/loss_scaler.h"
 
 namespace fs = std::filesystem;
 

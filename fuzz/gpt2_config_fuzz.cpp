@@ -1,6 +1,6 @@
-// Fuzz target: GPT-2's config.json reader (model/gpt2_config.h) and the derived sizes.
+// Fuzz target: GPT-2's config.json reader (model/gpt2/gpt2_config.h) and the derived sizes.
 #include "fuzz_input.h"
-#include "model/gpt2_config.h"
+#include "model/gpt2/gpt2_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   orion::fuzz::expect_ok_or_error([&] {

@@ -1,6 +1,6 @@
-// Fuzz target: Llama's config.json reader (model/llama_config.h) and the derived sizes.
+// Fuzz target: Llama's config.json reader (model/llama/llama_config.h) and the derived sizes.
 #include "fuzz_input.h"
-#include "model/llama_config.h"
+#include "model/llama/llama_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   orion::fuzz::expect_ok_or_error([&] {

@@ -1,9 +1,9 @@
-// Fuzz target: MIL text (compile/mil_parser.h) and its meaning as IR (compile/mil_to_ir.h).
+// Fuzz target: MIL text (compile/mil/mil_parser.h) and its meaning as IR (compile/mil/mil_to_ir.h).
 // BLOBFILE paths resolve under $ORION_FUZZ_MIL_FOLDER (scripts/fuzz.sh points it at a kernel
 // folder of a compiled package, so the seeds' weights are found); unset, they are errors.
 #include <cstdlib>
 
-#include "compile/mil_to_ir.h"
+#include "compile/mil/mil_to_ir.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,6 +1,6 @@
-// Fuzz target: the safetensors reader (model/safetensors.h), header and every tensor's data.
+// Fuzz target: the safetensors reader (model/formats/safetensors.h), header and every tensor's data.
 #include "fuzz_input.h"
-#include "model/safetensors.h"
+#include "model/formats/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const orion::fuzz::MemFile file(data, size);

@@ -1,4 +1,4 @@
-// Fuzz target: token files (train/token_file.h), mapped like the real ones. The header carries
+// Fuzz target: token files (train/data/token_file.h), mapped like the real ones. The header carries
 // an XXH3-128 of the token bytes, which a mutation almost never keeps right, so each input is
 // read twice: as it is (the header checks, the checksum check) and with the checksum field
 // rewritten to match its bytes (the token checks behind the checksum, and the loader on an
@@ -8,8 +8,8 @@
 
 #include "core/content_hash.h"
 #include "fuzz_input.h"
-#include "train/data_loader.h"
-#include "train/token_file.h"
+#include "train/data/data_loader.h"
+#include "train/data/token_file.h"
 
 namespace {
 

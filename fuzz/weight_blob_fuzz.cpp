@@ -1,5 +1,5 @@
-// Fuzz target: weight blob files (compile/weight_blob_reader.h), mapped like the real ones.
-#include "compile/weight_blob_reader.h"
+// Fuzz target: weight blob files (compile/blob/weight_blob_reader.h), mapped like the real ones.
+#include "compile/blob/weight_blob_reader.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "compile/mil_parser.h"
-#include "compile/mil_syntax.h"
+#include "compile/mil/mil_parser.h"
+#include "compile/mil/mil_syntax.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/mapped_file.h"

@@ -1,6 +1,6 @@
 #pragma once
 // Host-side packing between the IR's token-major tensors and a kernel's [1, C, 1, S_pad] fp16
-// surfaces (compile/passes/legalize_io.h): the transpose to channel-major, the real tokens in
+// surfaces (compile/kernel_io.h): the transpose to channel-major, the real tokens in
 // the first S columns and zeros in the padded ones (the values the padding analysis assumes
 // are finite), and the way back that drops the padded columns.
 #include <cstdint>

@@ -5,8 +5,9 @@
 #include <filesystem>
 #include <map>
 
-#include "compile/mil_parser.h"
-#include "compile/mil_to_ir.h"
+#include "compile/ane/ane_validator.h"
+#include "compile/mil/mil_parser.h"
+#include "compile/mil/mil_to_ir.h"
 #include "core/atomic_file.h"
 #include "core/content_hash.h"
 #include "core/error.h"
@@ -383,7 +384,7 @@ void AneSim::run(AneProgramId id, const std::vector<const AneSurface*>& inputs, 
     p.narrow_live = live_columns;
   }
   exec::CpuExecutor& exec = narrowed ? *p.narrow : *p.exec;
-  exec::Bindings bindings;
+  TensorMap bindings;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     // Token inputs (the program's width) narrowed; a fixed-length one (a KV cache) read whole.
     const std::int64_t width = width_of(p.inputs[i].type.shape);

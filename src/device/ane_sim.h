@@ -2,7 +2,7 @@
 // ane-sim: an emulator of the Apple Neural Engine's direct path, for machines without one.
 // It takes what the hardware takes — a folder with model.mil and the weight files it names —
 // through the MIL parser (never an in-memory graph), runs it with fp16 storage on the CPU
-// executor, and keeps the device's rules (compile/ane_rules.h):
+// executor, and keeps the device's rules (compile/ane/ane_rules.h):
 //
 //  * compile reads the text and the weights once: they are baked (ANE029); rewriting a weight
 //    file changes nothing until the program is unloaded and loaded again (and then only if
@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "compile/ane_validator.h"
+#include "compile/target.h"
 #include "device/ane_device.h"
 
 namespace orion::device {

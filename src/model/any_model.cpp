@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "model/config_json.h"
+#include "model/formats/config_json.h"
 
 namespace orion::model {
 

@@ -5,8 +5,8 @@
 #include <variant>
 
 #include "model/causal_lm.h"
-#include "model/gpt2_model.h"
-#include "model/llama_model.h"
+#include "model/gpt2/gpt2_model.h"
+#include "model/llama/llama_model.h"
 
 namespace orion::model {
 

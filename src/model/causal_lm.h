@@ -1,7 +1,7 @@
 #pragma once
 // What the graph session, generation and perplexity need of a model, whichever architecture
 // (Gpt2Model, LlamaModel): its decoding graphs, the weights they bind, and the sizes of its KV
-// cache. Every architecture's graphs keep GPT-2's conventions (model/gpt2.h):
+// cache. Every architecture's graphs keep GPT-2's conventions (model/gpt2/gpt2.h):
 //   inputs  tokens i32[seq], positions i32[seq]; with past > 0 also mask f32[seq, past + seq],
 //           past_k.L and past_v.L f32[past, kv_width] per layer L;
 //   outputs logits f32[seq, vocab] (f32[1, vocab] with last_only), then k.L and v.L
@@ -25,12 +25,12 @@ class CausalLm {
   // A window of `seq` tokens after `past` cached positions.
   virtual ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const = 0;
   // The same function as decoding_graph(seq, past, false), written in ops the ANE compiler lowers, for
-  // model/decoder_ane_package.h; GPT-2's decoding graph already is.
+  // model/session/decoder_ane_package.h; GPT-2's decoding graph already is.
   virtual ir::Graph ane_graph(std::int64_t seq, std::int64_t past) const = 0;
   // config.json's text: what, with the weights, a compiled package depends on.
   virtual std::string config_json() const = 0;
   // Parameters by the graphs' names, f32, in the graphs' layout.
-  virtual const exec::Bindings& weights() const = 0;
+  virtual const TensorMap& weights() const = 0;
   virtual std::int64_t layers() const = 0;
   // Columns of one layer's cached keys (and values).
   virtual std::int64_t kv_width() const = 0;

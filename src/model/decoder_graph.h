@@ -1,5 +1,5 @@
 #pragma once
-// What every architecture's graph builder (model/gpt2.h, model/llama.h) shares: the options
+// What every architecture's graph builder (model/gpt2/gpt2.h, model/llama/llama.h) shares: the options
 // that choose a graph (a window after `past` cached positions, or `batch` windows side by side
 // for training, with or without the loss), their checks, and the training graph's loss head.
 #include <cstdint>
@@ -16,7 +16,7 @@ struct DecoderGraphOptions {
   std::int64_t batch = 1;  // windows side by side; > 1 only for prefill (past == 0)
   bool loss = false;       // the training graph: input targets, output loss
   // The same function in ops the ANE compiler lowers (Llama's; GPT-2's graph has that form
-  // already): see model/llama.h. One window only; with the loss, what training on an ANE
+  // already): see model/llama/llama.h. One window only; with the loss, what training on an ANE
   // device differentiates. A one-token decode step (seq 1 after past > 0) keeps its cache apart
   // from the token (model/attention.h, attention_over_cache), so that the cache can stay on the
   // device.

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <future>
 
-#include "compile/ane_lowering.h"
-#include "compile/mil_writer.h"
-#include "compile/partition.h"
+#include "compile/ane/ane_lowering.h"
+#include "compile/mil/mil_writer.h"
+#include "compile/ane/partition.h"
 #include "compile/passes/chunk_matmuls.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
@@ -156,7 +156,7 @@ void DeviceGraph::install(Segment& seg) {
   seg.install_ms = sw.ms();
 }
 
-bool DeviceGraph::set_weights(const exec::Bindings& params, bool may_restart) {
+bool DeviceGraph::set_weights(const TensorMap& params, bool may_restart) {
   finish(true);
   std::vector<Segment*> kernels;
   for (auto& seg : segments_)
@@ -219,9 +219,9 @@ struct DeviceGraph::LaneStats {
   int host_beside_device = 0;
 };
 
-std::vector<Tensor> DeviceGraph::run_lane(int lane, const exec::Bindings& inputs, LaneStats& st) {
+std::vector<Tensor> DeviceGraph::run_lane(int lane, const TensorMap& inputs, LaneStats& st) {
   const auto l = static_cast<std::size_t>(lane);
-  Values table;
+  TensorMap table;
   for (const auto& [name, value] : inputs_) {
     auto it = inputs.find(name);
     if (it == inputs.end()) throw Error("device graph: input " + name + " is not given");
@@ -246,7 +246,7 @@ std::vector<Tensor> DeviceGraph::run_lane(int lane, const exec::Bindings& inputs
     }
     if (on_device_ > 0) ++st.host_beside_device;
     Stopwatch sw;
-    exec::Bindings b;
+    TensorMap b;
     for (const std::string& in : seg->inputs) b[in] = lookup_value(table, in, seg->part.name);
     for (const std::string& p : seg->params) {
       auto it = params_.find(p);
@@ -264,9 +264,9 @@ std::vector<Tensor> DeviceGraph::run_lane(int lane, const exec::Bindings& inputs
   return out;
 }
 
-std::vector<Tensor> DeviceGraph::run(const exec::Bindings& inputs) { return std::move(run_many({inputs})[0]); }
+std::vector<Tensor> DeviceGraph::run(const TensorMap& inputs) { return std::move(run_many({inputs})[0]); }
 
-std::vector<std::vector<Tensor>> DeviceGraph::run_many(const std::vector<exec::Bindings>& inputs) {
+std::vector<std::vector<Tensor>> DeviceGraph::run_many(const std::vector<TensorMap>& inputs) {
   if (!has_weights_) throw Error("device graph: run before set_weights");
   const int lanes = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options_.lanes), inputs.size()));
   std::vector<std::vector<Tensor>> out(inputs.size());

@@ -1,7 +1,7 @@
 #pragma once
 // DeviceGraph: one IR graph with params run on an ANE device while its weights change, as a
 // training loop needs (a gradient graph, step after step). The graph is partitioned once
-// (compile/partition.h: kernels, and host segments for what no kernel holds: the loss, the
+// (compile/ane/partition.h: kernels, and host segments for what no kernel holds: the loss, the
 // embedding's gather and scatter, the weight gradients' sums over tokens). The ANE bakes
 // weights into a compiled program (ANE029), so each new set of weights is lowered again into
 // each kernel's folder and installed through its VersionedKernel: reloaded in place where the
@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "compile/ane_validator.h"
+#include "compile/target.h"
 #include "core/serial_queue.h"
 #include "core/temp_folder.h"
 #include "core/thread_pool.h"
@@ -90,12 +90,12 @@ class DeviceGraph {
   // With `may_restart` false, a set of weights that would need a restart is left alone and the
   // call returns false: a caller that is not at a boundary (a trainer finishing its step) tries
   // early, and leaves the restart to its next call at the boundary.
-  bool set_weights(const exec::Bindings& params, bool may_restart = true);
+  bool set_weights(const TensorMap& params, bool may_restart = true);
 
   // The graph's outputs in order, for `inputs` bound by the graph's input names.
-  std::vector<Tensor> run(const exec::Bindings& inputs);
+  std::vector<Tensor> run(const TensorMap& inputs);
   // run() of each of `inputs`, up to `lanes` at once; the results in the inputs' order.
-  std::vector<std::vector<Tensor>> run_many(const std::vector<exec::Bindings>& inputs);
+  std::vector<std::vector<Tensor>> run_many(const std::vector<TensorMap>& inputs);
 
   const ir::Graph& graph() const { return graph_; }
   // Counts the installs of the current set of weights once they are done.
@@ -113,7 +113,7 @@ class DeviceGraph {
   void finish(bool rethrow);
   void count_version();
   struct LaneStats;
-  std::vector<Tensor> run_lane(int lane, const exec::Bindings& inputs, LaneStats& st);
+  std::vector<Tensor> run_lane(int lane, const TensorMap& inputs, LaneStats& st);
   ir::Graph graph_;
   device::AneDevice& device_;
   CompileBudget& budget_;
@@ -125,7 +125,7 @@ class DeviceGraph {
   std::vector<std::unique_ptr<Segment>> segments_;
   std::vector<std::pair<std::string, std::string>> inputs_;  // the graph's names -> values' names
   std::vector<std::string> outputs_;                         // values' names, in output order
-  exec::Bindings params_;
+  TensorMap params_;
   DeviceGraphStats stats_;
   std::mutex device_mutex_;                 // one evaluation at a time, whichever lane
   std::atomic<int> on_device_{0};           // lanes in a device call now

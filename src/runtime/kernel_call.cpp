@@ -6,7 +6,7 @@
 
 namespace orion::runtime {
 
-const Tensor& lookup_value(const Values& table, const std::string& name, const std::string& step) {
+const Tensor& lookup_value(const TensorMap& table, const std::string& name, const std::string& step) {
   auto it = table.find(name);
   if (it == table.end()) throw Error("step " + step + ": no value %" + name + " was computed before it");
   return it->second;
@@ -46,7 +46,7 @@ const device::AneSurface* KernelSurfaces::output(const compile::KernelIo& io, st
 }
 
 KernelCallTiming KernelSurfaces::call(device::AneDevice& device, device::AneProgramId id, const compile::KernelIo& io,
-                                      Values& table, const std::string& step) {
+                                      TensorMap& table, const std::string& step) {
   KernelCallTiming t;
   Stopwatch sw;
   std::vector<const device::AneSurface*> ins;

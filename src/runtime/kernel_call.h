@@ -9,17 +9,15 @@
 #include <string_view>
 #include <vector>
 
-#include "compile/passes/legalize_io.h"
+#include "compile/kernel_io.h"
 #include "core/tensor.h"
+#include "core/tensor_map.h"
 #include "device/ane_device.h"
 
 namespace orion::runtime {
 
-// Values by the names the kernels and host segments bind.
-using Values = std::map<std::string, Tensor, std::less<>>;
-
 // The value `name`, or an orion::Error saying that `step` reads it before anything computed it.
-const Tensor& lookup_value(const Values& table, const std::string& name, const std::string& step);
+const Tensor& lookup_value(const TensorMap& table, const std::string& name, const std::string& step);
 
 // Throws orion::Error naming `where` (the kernel's folder or step) when the loaded program's
 // inputs or outputs are not `io`'s, in its order.
@@ -44,7 +42,7 @@ class KernelSurfaces {
 
   // Evaluates program `id` on io's inputs read from `table` by name (each [seq, C], a
   // fixed-length one [S, C]); writes its outputs into `table`. `step` names the kernel in errors.
-  KernelCallTiming call(device::AneDevice& device, device::AneProgramId id, const compile::KernelIo& io, Values& table,
+  KernelCallTiming call(device::AneDevice& device, device::AneProgramId id, const compile::KernelIo& io, TensorMap& table,
                         const std::string& step);
 
   // Keeps input `name` resident and returns its surface; nullptr when io has no such input.

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "compile/ane_package.h"
+#include "compile/ane/ane_package.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <sstream>
 
-#include "compile/weight_blob_reader.h"
+#include "compile/blob/weight_blob_reader.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "exec/cpu/executor.h"
@@ -147,7 +147,7 @@ PackageRunner::Host& PackageRunner::host(const compile::PackageStep& step) {
   return *hosts_.emplace(step.name, std::move(h)).first->second;
 }
 
-void PackageRunner::run_kernel(const compile::PackageStep& step, Values& table) {
+void PackageRunner::run_kernel(const compile::PackageStep& step, TensorMap& table) {
   Kernel& k = kernel(step);
   const KernelCallTiming t = k.surfaces->call(device_, k.id, step.io, table, step.name);
   StepStats& ss = stats_.steps[step.name];
@@ -161,10 +161,10 @@ void PackageRunner::run_kernel(const compile::PackageStep& step, Values& table) 
   ++stats_.evaluations;
 }
 
-void PackageRunner::run_host(const compile::PackageStep& step, Values& table) {
+void PackageRunner::run_host(const compile::PackageStep& step, TensorMap& table) {
   Host& h = host(step);
   Stopwatch sw;
-  exec::Bindings b;
+  TensorMap b;
   for (const std::string& in : step.inputs) b[in] = lookup_value(table, in, step.name);
   for (const std::string& p : step.params) {
     auto it = host_weights_.find(p);
@@ -232,11 +232,11 @@ PackageRunner::OutputRef PackageRunner::output_surface(std::string_view program,
   return {};
 }
 
-Values PackageRunner::run(std::string_view name, const Values& inputs) {
+TensorMap PackageRunner::run(std::string_view name, const TensorMap& inputs) {
   const compile::PackageProgram& p = manifest_.program(name);
   prepare(name);
   const auto resident = resident_.find(p.name);
-  Values table;
+  TensorMap table;
   for (const compile::PackageValue& v : p.inputs) {
     if (resident != resident_.end() && resident->second.contains(v.value)) continue;  // in its kernels' surfaces
     auto it = inputs.find(v.name);
@@ -250,7 +250,7 @@ Values PackageRunner::run(std::string_view name, const Values& inputs) {
     if (s.placement == compile::Placement::ane) run_kernel(s, table);
     else run_host(s, table);
   }
-  Values out;
+  TensorMap out;
   for (const compile::PackageValue& v : p.outputs) out[v.name] = lookup_value(table, v.value, "(outputs)");
   return out;
 }

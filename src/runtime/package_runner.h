@@ -1,5 +1,5 @@
 #pragma once
-// PackageRunner: runs the programs of a compiled ANE package (compile/ane_package.h) step by
+// PackageRunner: runs the programs of a compiled ANE package (compile/ane/ane_package.h) step by
 // step: host segments on the CPU executor (in f32, as a host computes), kernels on an ANE
 // device, over one table of values named as the manifest names them. Tensors cross to a kernel
 // packed into [1, C, 1, S_pad] fp16 surfaces in the kernel's binding order, and come back
@@ -25,7 +25,7 @@
 #include <string>
 #include <string_view>
 
-#include "compile/ane_package.h"
+#include "compile/ane/ane_package.h"
 #include "core/serial_queue.h"
 #include "core/tensor.h"
 #include "device/ane_device.h"
@@ -72,7 +72,7 @@ class PackageRunner {
 
   // Runs `program` on `inputs` (by the model's names, with the declared shapes; float inputs
   // of any float dtype) and returns its outputs by the model's names.
-  Values run(std::string_view program, const Values& inputs);
+  TensorMap run(std::string_view program, const TensorMap& inputs);
 
   // Counts the compiles that finished, including those no run has used yet.
   const RunnerStats& stats() const;
@@ -105,15 +105,15 @@ class PackageRunner {
   void count_compile(const std::string& step, Kernel& k) const;
   Kernel& kernel(const compile::PackageStep& step);
   Host& host(const compile::PackageStep& step);
-  void run_kernel(const compile::PackageStep& step, Values& table);
-  void run_host(const compile::PackageStep& step, Values& table);
+  void run_kernel(const compile::PackageStep& step, TensorMap& table);
+  void run_host(const compile::PackageStep& step, TensorMap& table);
 
   std::string dir_;
   device::AneDevice& device_;
   int threads_;
   CompileBudget* budget_;
   compile::PackageManifest manifest_;
-  Values host_weights_;
+  TensorMap host_weights_;
   std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;  // inserted by the caller's thread only
   std::map<std::string, std::unique_ptr<Host>, std::less<>> hosts_;
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> resident_;  // program -> values

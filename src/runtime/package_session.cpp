@@ -76,7 +76,7 @@ Tensor PackageSession::prefill(std::span<const std::int32_t> tokens) {
   Tensor tok(DType::i32, {prefill_seq_});
   std::memset(tok.raw(), 0, tok.nbytes());
   std::memcpy(tok.raw(), tokens.data(), tokens.size_bytes());
-  Values out = runner_.run("prefill", {{session_name(p, "tokens"), tok},
+  TensorMap out = runner_.run("prefill", {{session_name(p, "tokens"), tok},
                                        {session_name(p, "positions"), positions_from(0, prefill_seq_)}});
   const std::int64_t keep = std::min(n, capacity_);
   for (CacheEntry& e : cache_) {
@@ -115,13 +115,13 @@ Tensor PackageSession::decode(std::int32_t token) {
   float* m = mask.data<float>();
   for (std::int64_t j = 0; j <= capacity_; ++j)
     m[j] = (j < position_ || j == capacity_) ? 0.0f : -std::numeric_limits<float>::infinity();
-  Values in{{session_name(p, "tokens"), tok},
+  TensorMap in{{session_name(p, "tokens"), tok},
             {session_name(p, "positions"), positions_from(position_, 1)},
             {session_name(p, "mask"), mask}};
   if (pending_) fill_resident();
   if (!on_device_)
     for (const CacheEntry& e : cache_) in[e.past] = e.slots;
-  Values out = runner_.run("decode", in);
+  TensorMap out = runner_.run("decode", in);
   if (position_ < capacity_)
     for (CacheEntry& e : cache_) {
       if (on_device_) {

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "compile/ane_lowering.h"
-#include "compile/mil_writer.h"
+#include "compile/ane/ane_lowering.h"
+#include "compile/mil/mil_writer.h"
 #include "core/error.h"
 #include "core/temp_folder.h"
 #include "device/ane_packing.h"

@@ -3,7 +3,7 @@
 #include <set>
 #include <vector>
 
-#include "compile/passes/dce.h"
+#include "ir/transforms/dce.h"
 #include "core/error.h"
 #include "ir/builder.h"
 #include "ir/grad_rules.h"
@@ -157,7 +157,7 @@ ir::Graph gradient_graph(const ir::Graph& forward, std::string_view loss, std::s
     b.output(b.name(g, "grad." + n.name));
   }
   Graph out = b.finish();
-  compile::dce(out);
+  ir::dce(out);
   ir::verify(out);
   return out;
 }

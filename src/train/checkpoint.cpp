@@ -12,7 +12,7 @@
 #include "core/content_hash.h"
 #include "core/error.h"
 #include "core/json_parse.h"
-#include "model/safetensors.h"
+#include "model/formats/safetensors.h"
 
 namespace orion::train {
 
@@ -96,13 +96,13 @@ std::string file_hash(const std::string& path) {
   return h.hex();
 }
 
-std::vector<std::pair<std::string, Tensor>> as_list(const exec::Bindings& b) {
+std::vector<std::pair<std::string, Tensor>> as_list(const TensorMap& b) {
   return {b.begin(), b.end()};
 }
 
-exec::Bindings read_tensors(const std::string& path) {
+TensorMap read_tensors(const std::string& path) {
   const model::SafetensorsFile file = model::SafetensorsFile::open(path);
-  exec::Bindings out;
+  TensorMap out;
   for (const model::SafetensorsEntry& e : file.entries()) out.emplace(e.name, file.tensor(e.name).clone());
   return out;
 }

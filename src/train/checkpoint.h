@@ -25,9 +25,9 @@ inline constexpr int kCheckpointVersion = 1;
 struct CheckpointData {
   std::int64_t step = 0;
   std::string config_json;                 // the model's config.json, verbatim
-  const exec::Bindings* params = nullptr;  // the model's weights (written as model.safetensors, the model folder's names)
+  const TensorMap* params = nullptr;  // the model's weights (written as model.safetensors, the model folder's names)
   std::vector<std::string> model_files;    // further files copied into the model folder (tokenizer files)
-  exec::Bindings optimizer;                // AdamW::state()
+  TensorMap optimizer;                // AdamW::state()
   nlohmann::json state;                    // the trainer's own: loss scaler, RNG, loader, options...
 };
 
@@ -40,8 +40,8 @@ void save_checkpoint(const std::string& out_dir, const CheckpointData& data, int
 struct LoadedCheckpoint {
   std::string dir;
   std::int64_t step = 0;
-  exec::Bindings params;     // owned copies (writable: the trainer's master weights)
-  exec::Bindings optimizer;  // owned copies
+  TensorMap params;     // owned copies (writable: the trainer's master weights)
+  TensorMap optimizer;  // owned copies
   nlohmann::json state;
   std::string config_json;
 };

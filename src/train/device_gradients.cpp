@@ -21,7 +21,7 @@ class DeviceGradients final : public GradientRunner {
         flops_(train::matmul_flops(graph_->graph()) * static_cast<double>(c.batch)) {
     // Each sequence's window inputs, refilled at every micro-batch.
     windows_.resize(static_cast<std::size_t>(batch_));
-    for (exec::Bindings& one : windows_) {
+    for (TensorMap& one : windows_) {
       for (const char* name : {"tokens", "targets", "positions"}) one[name] = Tensor(DType::i32, {seq_});
       auto pos = one.at("positions").span<std::int32_t>();
       for (std::int64_t i = 0; i < seq_; ++i) pos[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
@@ -45,16 +45,16 @@ class DeviceGradients final : public GradientRunner {
     return c;
   }
 
-  void prefetch(const exec::Bindings& params) override { prefetched_ = graph_->set_weights(params, false); }
+  void prefetch(const TensorMap& params) override { prefetched_ = graph_->set_weights(params, false); }
 
-  void prepare(const exec::Bindings& params) override {
+  void prepare(const TensorMap& params) override {
     if (!std::exchange(prefetched_, false)) first_weights([&] { graph_->set_weights(params); });
   }
 
-  std::vector<Tensor> run(const exec::Bindings& feed) override {
+  std::vector<Tensor> run(const TensorMap& feed) override {
     // Each sequence's window, run up to two at once (DeviceGraph::run_many), summed in order.
     for (std::int64_t b = 0; b < batch_; ++b) {
-      exec::Bindings& one = windows_[static_cast<std::size_t>(b)];
+      TensorMap& one = windows_[static_cast<std::size_t>(b)];
       one["loss_scale"] = feed.at("loss_scale");
       for (const char* name : {"tokens", "targets"}) {
         const auto from = feed.at(name).span<const std::int32_t>().subspan(static_cast<std::size_t>(b * seq_),
@@ -108,7 +108,7 @@ class DeviceGradients final : public GradientRunner {
   std::int64_t batch_, seq_;
   std::unique_ptr<runtime::DeviceGraph> graph_;
   double flops_;
-  std::vector<exec::Bindings> windows_;  // tokens, targets, positions and loss_scale of each sequence
+  std::vector<TensorMap> windows_;  // tokens, targets, positions and loss_scale of each sequence
   bool prefetched_ = false;  // the weights of the coming step are installing already
 };
 

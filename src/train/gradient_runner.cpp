@@ -13,8 +13,8 @@ class CpuGradients final : public GradientRunner {
       : exec_(loss_gradient_graph(loss, c.batch, c.seq, wrt), exec::CpuOptions{.numerics = c.precision, .threads = c.threads}),
         flops_(train::matmul_flops(exec_.graph())) {}
 
-  void prepare(const exec::Bindings&) override {}  // the params are bound on every run
-  std::vector<Tensor> run(const exec::Bindings& feed) override { return exec_.run(feed); }
+  void prepare(const TensorMap&) override {}  // the params are bound on every run
+  std::vector<Tensor> run(const TensorMap& feed) override { return exec_.run(feed); }
   double matmul_flops() const override { return flops_; }
 
  private:

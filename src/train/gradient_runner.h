@@ -28,17 +28,17 @@ class GradientRunner {
   // At the start of every step, with the weights it computes with (the trainer's masters): a
   // device installs them here. Nothing of the step has happened yet, so a device that must
   // restart the process to compile (runtime/supervisor.h) leaves the run at a step boundary.
-  virtual void prepare(const exec::Bindings& params) = 0;
+  virtual void prepare(const TensorMap& params) = 0;
   // At the end of a step that changed the weights, the next step's: a device may start
   // installing them while the caller finishes the step (logs, evaluates, checkpoints), so that
   // the next prepare() has less or nothing left to do. It must not restart the process here:
   // the step's log and checkpoint are not written yet. The tensors stay unchanged until the
   // next prepare().
-  virtual void prefetch(const exec::Bindings& /*params*/) {}
+  virtual void prefetch(const TensorMap& /*params*/) {}
   // One micro-batch. `feed`: the params, tokens, positions and targets (i32[batch * seq]) and
   // loss_scale (f32 scalar, the seed of the backward pass). Returns the loss, then one f32
   // gradient per name of `wrt` (the constructor's), of the loss times loss_scale.
-  virtual std::vector<Tensor> run(const exec::Bindings& feed) = 0;
+  virtual std::vector<Tensor> run(const TensorMap& feed) = 0;
   // Floating-point operations (2 per multiply-add) of one micro-batch's matrix products.
   virtual double matmul_flops() const = 0;
   // A device runner's kernels, compiles, reloads and times; null on the CPU.

@@ -1,7 +1,7 @@
 #include "train/model_loss.h"
 
-#include "model/gpt2.h"
-#include "model/llama.h"
+#include "model/gpt2/gpt2.h"
+#include "model/llama/llama.h"
 
 namespace orion::train {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The loss graph the trainer takes (train/trainer.h's LossGraphFn), for each architecture and
-// for any loaded model: the batched training graph of model/gpt2.h or model/llama.h (tokens,
+// for any loaded model: the batched training graph of model/gpt2/gpt2.h or model/llama/llama.h (tokens,
 // positions and targets in, the mean cross-entropy `loss` out). The one place training
 // dispatches on architecture.
 #include "model/any_model.h"

@@ -7,11 +7,11 @@
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "model/any_model.h"
-#include "model/config_json.h"
+#include "model/formats/config_json.h"
 #include "train/checkpoint.h"
 #include "train/model_loss.h"
 #include "train/metrics_log.h"
-#include "train/token_file.h"
+#include "train/data/token_file.h"
 
 namespace orion::train {
 

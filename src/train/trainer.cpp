@@ -15,7 +15,7 @@ constexpr float kF16Max = 65504.0f;
 
 // Clamps the weights to the fp16 range in place, where the ANE's numerics would otherwise turn
 // them into inf; returns how many were clamped.
-std::int64_t clamp_to_f16_range(exec::Bindings& params) {
+std::int64_t clamp_to_f16_range(TensorMap& params) {
   std::int64_t clamped = 0;
   for (auto& [name, t] : params)
     for (float& v : t.span<float>())
@@ -64,16 +64,16 @@ struct Trainer::Impl {
   std::shared_ptr<const TokenFile> data;
   ir::Graph loss;  // the forward graph, which evaluation runs as it is
   std::vector<std::string> names;  // params, in the gradient graph's output order
-  exec::Bindings params;  // fp32 masters
+  TensorMap params;  // fp32 masters
   std::unique_ptr<GradientRunner> grads;
   std::unique_ptr<exec::CpuExecutor> eval;  // made on the first evaluation
-  exec::Bindings feed;    // params (the same buffers), tokens, positions, targets, loss_scale
+  TensorMap feed;    // params (the same buffers), tokens, positions, targets, loss_scale
   AdamW optimizer;
   LossScaler scaler;
   DataLoader loader;
   std::int64_t steps = 0, skipped = 0, clamped = 0;
 
-  Impl(const LossGraphFn& fn, const exec::Bindings& initial, const TrainConfig& c, std::shared_ptr<const TokenFile> d,
+  Impl(const LossGraphFn& fn, const TensorMap& initial, const TrainConfig& c, std::shared_ptr<const TokenFile> d,
        const GradientRunnerFactory& gradients)
       : config(c),
         schedule(c.schedule()),
@@ -99,8 +99,8 @@ struct Trainer::Impl {
     feed["loss_scale"] = Tensor(DType::f32, {});
   }
 
-  static exec::Bindings copy_params(const exec::Bindings& initial, const std::vector<std::string>& wanted) {
-    exec::Bindings out;
+  static TensorMap copy_params(const TensorMap& initial, const std::vector<std::string>& wanted) {
+    TensorMap out;
     for (const std::string& name : wanted) {
       auto it = initial.find(name);
       if (it == initial.end()) throw Error("train: the model has no weight '" + name + "' that its graph needs");
@@ -133,7 +133,7 @@ struct Trainer::Impl {
   }
 };
 
-Trainer::Trainer(const LossGraphFn& loss_graph, const exec::Bindings& params, const TrainConfig& config,
+Trainer::Trainer(const LossGraphFn& loss_graph, const TensorMap& params, const TrainConfig& config,
                  std::shared_ptr<const TokenFile> data, const GradientRunnerFactory& gradients)
     : impl_(std::make_unique<Impl>(loss_graph, params, config, std::move(data), gradients)) {}
 
@@ -148,7 +148,7 @@ StepStats Trainer::step() {
   m.feed["loss_scale"].span<float>()[0] = static_cast<float>(s.loss_scale);
   m.grads->prepare(m.params);
 
-  exec::Bindings grads;
+  TensorMap grads;
   double loss_sum = 0;
   for (std::int64_t micro = 0; micro < m.config.accum; ++micro) {
     m.load_batch(m.loader.next());
@@ -201,12 +201,12 @@ double Trainer::evaluate(std::int64_t batches) {
 
 std::int64_t Trainer::steps_done() const { return impl_->steps; }
 const TrainConfig& Trainer::config() const { return impl_->config; }
-const exec::Bindings& Trainer::params() const { return impl_->params; }
+const TensorMap& Trainer::params() const { return impl_->params; }
 std::int64_t Trainer::skipped_steps() const { return impl_->skipped; }
 std::int64_t Trainer::clamped_values() const { return impl_->clamped; }
 double Trainer::matmul_flops_per_micro_batch() const { return impl_->grads->matmul_flops(); }
 const runtime::DeviceGraphStats* Trainer::device_stats() const { return impl_->grads->device_stats(); }
-exec::Bindings Trainer::optimizer_state() const { return impl_->optimizer.state(); }
+TensorMap Trainer::optimizer_state() const { return impl_->optimizer.state(); }
 
 nlohmann::json Trainer::state() const {
   const Impl& m = *impl_;
@@ -219,7 +219,7 @@ nlohmann::json Trainer::state() const {
           {"options", m.config.identity()}};
 }
 
-void Trainer::restore(const exec::Bindings& params, const exec::Bindings& optimizer, const nlohmann::json& state,
+void Trainer::restore(const TensorMap& params, const TensorMap& optimizer, const nlohmann::json& state,
                       const std::string& source) {
   Impl& m = *impl_;
   try {

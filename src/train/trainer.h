@@ -18,11 +18,11 @@
 
 #include "exec/cpu/executor.h"
 #include "ir/graph.h"
-#include "train/adamw.h"
-#include "train/data_loader.h"
+#include "train/optim/adamw.h"
+#include "train/data/data_loader.h"
 #include "train/gradient_runner.h"
-#include "train/loss_scaler.h"
-#include "train/lr_schedule.h"
+#include "train/optim/loss_scaler.h"
+#include "train/optim/lr_schedule.h"
 
 namespace orion::train {
 
@@ -61,7 +61,7 @@ class Trainer {
  public:
   // `params`: the initial weights by the loss graph's param names (copied into fp32 masters).
   // `gradients` makes the runner of the forward and backward pass (null: the CPU executor).
-  Trainer(const LossGraphFn& loss_graph, const exec::Bindings& params, const TrainConfig& config,
+  Trainer(const LossGraphFn& loss_graph, const TensorMap& params, const TrainConfig& config,
           std::shared_ptr<const TokenFile> data, const GradientRunnerFactory& gradients = nullptr);
   ~Trainer();
 
@@ -71,7 +71,7 @@ class Trainer {
 
   std::int64_t steps_done() const;
   const TrainConfig& config() const;
-  const exec::Bindings& params() const;
+  const TensorMap& params() const;
   std::int64_t skipped_steps() const;
   std::int64_t clamped_values() const;  // weights clamped to +-65504 where handed to the device
   // Floating-point operations (2 per multiply-add) of one micro-batch's matrix products, forward
@@ -81,11 +81,11 @@ class Trainer {
   const runtime::DeviceGraphStats* device_stats() const;
 
   // What a checkpoint holds besides the weights: the optimizer's moments, and the rest as JSON.
-  exec::Bindings optimizer_state() const;
+  TensorMap optimizer_state() const;
   nlohmann::json state() const;
   // Continues from a checkpoint's weights, moments and state; errors name `source` when the
   // state does not fit this trainer (another model, other options).
-  void restore(const exec::Bindings& params, const exec::Bindings& optimizer, const nlohmann::json& state,
+  void restore(const TensorMap& params, const TensorMap& optimizer, const nlohmann::json& state,
                const std::string& source);
 
  private:

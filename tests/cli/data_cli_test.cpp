@@ -9,7 +9,7 @@
 #include "text/bpe_tokenizer.h"
 #include "text/sentencepiece_trainer.h"
 #include "text/text_test_data.h"
-#include "train/token_file.h"
+#include "train/data/token_file.h"
 
 namespace orion::test {
 namespace {

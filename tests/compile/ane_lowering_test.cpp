@@ -2,7 +2,7 @@
 // lowered graph computes the block on the CPU executor in the ANE's fp16 numerics, and the
 // MIL written from it is deterministic, re-reads bit for bit (weights) and round-trips through
 // the MIL parser in both dialects. The full device slice (ane-sim) is tests/device.
-#include "compile/ane_lowering.h"
+#include "compile/ane/ane_lowering.h"
 
 #include <gtest/gtest.h>
 
@@ -10,11 +10,11 @@
 #include <iostream>
 
 #include "compile/mil_test_util.h"
-#include "compile/mil_to_ir.h"
-#include "compile/mil_writer.h"
-#include "compile/weight_blob_reader.h"
+#include "compile/mil/mil_to_ir.h"
+#include "compile/mil/mil_writer.h"
+#include "compile/blob/weight_blob_reader.h"
 #include "core/testing_temp_dir.h"
-#include "model/gpt2_block.h"
+#include "model/gpt2/gpt2_block.h"
 #include "model/gpt2_block_fixture.h"
 #include "passes_test_util.h"
 

@@ -4,10 +4,10 @@
 #include <set>
 #include <string>
 
-#include "compile/ane_validator.h"
-#include "compile/mil_parser.h"
-#include "compile/mil_to_ir.h"
-#include "compile/weight_blob_writer.h"
+#include "compile/ane/ane_validator.h"
+#include "compile/mil/mil_parser.h"
+#include "compile/mil/mil_to_ir.h"
+#include "compile/blob/weight_blob_writer.h"
 #include "core/error.h"
 #include "core/half.h"
 #include "core/testing_temp_dir.h"

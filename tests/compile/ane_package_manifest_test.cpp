@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include "model/gpt2_test_config.h"
-#include "compile/ane_package_writer.h"
+#include "compile/ane/ane_package_writer.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "core/testing_temp_dir.h"
-#include "model/decoder_ane_package.h"
-#include "model/gpt2_model.h"
+#include "model/session/decoder_ane_package.h"
+#include "model/gpt2/gpt2_model.h"
 
 namespace orion::compile {
 namespace {
@@ -26,7 +26,7 @@ class Manifest : public ::testing::Test {
     dir_ = new testing_util::TempDir;
     const model::Gpt2Config c =
         model::testing::small_gpt2_config({.layers = 1, .dim = 32, .vocab = 50, .positions = 40});
-    const exec::Bindings w = model::gpt2_init_weights(c, 1);
+    const TensorMap w = model::gpt2_init_weights(c, 1);
     write_ane_package(model::gpt2_ane_programs(c, {.window = 8}), w, {}, dir_->path() + "/pkg",
                       model::gpt2_package_model_info(c, "test"));
     std::ifstream in(dir_->path() + "/pkg/manifest.json");

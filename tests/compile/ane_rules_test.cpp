@@ -1,5 +1,5 @@
 // The catalogue, its Markdown page, and one triggering graph per graph-stage rule.
-#include "compile/ane_rules.h"
+#include "compile/ane/ane_rules.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "compile/ane_validator.h"
+#include "compile/ane/ane_validator.h"
 #include "core/error.h"
 #include "ir/builder.h"
 

@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "compile/mil_ops.h"
-#include "compile/mil_parser.h"
+#include "compile/mil/mil_ops.h"
+#include "compile/mil/mil_parser.h"
 
 namespace orion::compile {
 namespace {

@@ -3,10 +3,10 @@
 // orion::Error, never a crash.
 #include <gtest/gtest.h>
 
-#include "compile/mil_parser.h"
-#include "compile/mil_to_ir.h"
-#include "compile/mil_writer.h"
-#include "compile/weight_blob_writer.h"
+#include "compile/mil/mil_parser.h"
+#include "compile/mil/mil_to_ir.h"
+#include "compile/mil/mil_writer.h"
+#include "compile/blob/weight_blob_writer.h"
 #include "compile/mil_test_util.h"
 #include "core/testing_temp_dir.h"
 
@@ -52,7 +52,7 @@ TEST(MilParser, FormatsExampleParsesAndRuns) {
   EXPECT_EQ(g.outputs(), std::vector<ir::ValueId>{2});
 
   // A diagonal weight scales channel c by (c % 7 - 3) / 8, exactly in fp16.
-  exec::Bindings bind = testing::random_inputs(g, 5);
+  TensorMap bind = testing::random_inputs(g, 5);
   const std::vector<Tensor> out = testing::run_f16(g, bind);
   const std::vector<float> xv = bind["x"].to_floats(), yv = out[0].to_floats();
   for (std::size_t c = 0; c < 768; c += 37)

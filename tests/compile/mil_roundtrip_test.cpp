@@ -3,9 +3,9 @@
 // executor in f16 numerics.
 #include <gtest/gtest.h>
 
-#include "compile/mil_ops.h"
-#include "compile/mil_to_ir.h"
-#include "compile/mil_writer.h"
+#include "compile/mil/mil_ops.h"
+#include "compile/mil/mil_to_ir.h"
+#include "compile/mil/mil_writer.h"
 #include "compile/mil_test_util.h"
 #include "core/testing_temp_dir.h"
 
@@ -27,7 +27,7 @@ void round_trip(const ir::Graph& g, MilDialect dialect, const std::string& what)
   EXPECT_EQ(again.weights.bytes(), p.weights.bytes());
   EXPECT_EQ(back.outputs().size(), g.outputs().size());
 
-  const exec::Bindings bind = testing::random_inputs(g, 99);
+  const TensorMap bind = testing::random_inputs(g, 99);
   const std::vector<Tensor> want = testing::run_f16(g, bind);
   const std::vector<Tensor> got = testing::run_f16(back, bind);
   ASSERT_EQ(want.size(), got.size());

@@ -121,9 +121,9 @@ inline std::optional<ir::Graph> ane_graph_using(Op op) {
 
 // Seeded bindings for every input of `g`: floats in [0.25, 2) (inside every op's domain),
 // bools alternating.
-inline exec::Bindings random_inputs(const ir::Graph& g, std::uint64_t seed) {
+inline TensorMap random_inputs(const ir::Graph& g, std::uint64_t seed) {
   Rng rng(seed);
-  exec::Bindings bind;
+  TensorMap bind;
   for (ir::ValueId id : g.nodes_of(Op::input)) {
     const ir::Node& n = g.node(id);
     if (n.type.dtype == DType::boolean) {
@@ -139,7 +139,7 @@ inline exec::Bindings random_inputs(const ir::Graph& g, std::uint64_t seed) {
   return bind;
 }
 
-inline std::vector<Tensor> run_f16(ir::Graph g, const exec::Bindings& bind) {
+inline std::vector<Tensor> run_f16(ir::Graph g, const TensorMap& bind) {
   exec::CpuExecutor ex(std::move(g), {exec::Numerics::f16, 1});
   return ex.run(bind);
 }

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "compile/mil_writer.h"
-#include "compile/weight_blob_reader.h"
+#include "compile/mil/mil_writer.h"
+#include "compile/blob/weight_blob_reader.h"
 #include "compile/mil_test_util.h"
 
 namespace orion::compile {

@@ -8,29 +8,29 @@
 #include <map>
 
 #include "model/gpt2_test_config.h"
-#include "compile/ane_lowering.h"
-#include "compile/partition.h"
+#include "compile/ane/ane_lowering.h"
+#include "compile/ane/partition.h"
 #include "compile/passes/chunk_matmuls.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "exec/cpu/executor.h"
-#include "model/gpt2.h"
-#include "model/gpt2_block.h"
+#include "model/gpt2/gpt2.h"
+#include "model/gpt2/gpt2_block.h"
 
 namespace orion::compile {
 namespace {
 
 model::Gpt2Config tiny() { return model::testing::small_gpt2_config({.dim = 32, .vocab = 100, .positions = 64}); }
 
-ParamValues weights_for(const ir::Graph& g) {
+TensorMap weights_for(const ir::Graph& g) {
   Rng rng(5);
   auto w = model::gpt2_init_params(g, 2, rng);
   return {w.begin(), w.end()};
 }
 
-exec::Bindings inputs_for(const ir::Graph& g, std::uint64_t seed) {
+TensorMap inputs_for(const ir::Graph& g, std::uint64_t seed) {
   Rng rng(seed);
-  exec::Bindings b;
+  TensorMap b;
   for (ir::ValueId id : g.nodes_of(ir::Op::input)) {
     const ir::Node& n = g.node(id);
     Tensor t(n.type.dtype, n.type.shape);
@@ -48,11 +48,11 @@ exec::Bindings inputs_for(const ir::Graph& g, std::uint64_t seed) {
 }
 
 // Runs the segments in order on the CPU, as a runtime would, over one table of values.
-std::map<std::string, Tensor> run_segments(const Partition& p, const exec::Bindings& inputs, const ParamValues& w) {
+std::map<std::string, Tensor> run_segments(const Partition& p, const TensorMap& inputs, const TensorMap& w) {
   std::map<std::string, Tensor> table;
   for (const auto& [name, t] : inputs) table[p.renamed.at(name)] = t;
   for (const Segment& s : p.segments) {
-    exec::Bindings b(w.begin(), w.end());
+    TensorMap b(w.begin(), w.end());
     for (ir::ValueId id : s.graph.nodes_of(ir::Op::input)) b[s.graph.node(id).name] = table.at(s.graph.node(id).name);
     const std::vector<Tensor> out = exec::CpuExecutor(s.graph, {exec::Numerics::f32, 2}).run(b);
     for (std::size_t i = 0; i < out.size(); ++i) table[s.graph.node(s.graph.outputs()[i]).name] = out[i];
@@ -60,9 +60,9 @@ std::map<std::string, Tensor> run_segments(const Partition& p, const exec::Bindi
   return table;
 }
 
-void expect_same_as_unpartitioned(const ir::Graph& g, const Partition& p, const ParamValues& w) {
-  const exec::Bindings in = inputs_for(g, 9);
-  exec::Bindings all(w.begin(), w.end());
+void expect_same_as_unpartitioned(const ir::Graph& g, const Partition& p, const TensorMap& w) {
+  const TensorMap in = inputs_for(g, 9);
+  TensorMap all(w.begin(), w.end());
   for (const auto& [n, t] : in) all[n] = t;
   const std::vector<Tensor> want = exec::CpuExecutor(g, {exec::Numerics::f32, 2}).run(all);
   const auto table = run_segments(p, in, w);
@@ -90,7 +90,7 @@ std::string placements(const Partition& p) {
 TEST(Partition, PrefillIsTheEmbeddingOnTheHostThenOneKernel) {
   const model::Gpt2Config c = tiny();
   const ir::Graph g = model::gpt2_graph(c, {.seq = 16});
-  const ParamValues w = weights_for(g);
+  const TensorMap w = weights_for(g);
   const Partition p = partition_graph(g, options(16));
   EXPECT_EQ(placements(p), "host0 ane0");
   EXPECT_EQ(p.segments[0].graph.nodes_of(ir::Op::gather).size(), 2u);
@@ -104,7 +104,7 @@ TEST(Partition, PrefillIsTheEmbeddingOnTheHostThenOneKernel) {
 TEST(Partition, DecodeRunsAttentionOverTheCacheOnTheHost) {
   const model::Gpt2Config c = tiny();
   const ir::Graph g = model::gpt2_graph(c, {.seq = 1, .past = 40});
-  const ParamValues w = weights_for(g);
+  const TensorMap w = weights_for(g);
   PartitionOptions o = options(1);
   o.host_nodes = shape_varying_nodes(g, model::gpt2_graph(c, {.seq = 1, .past = 39}));
   const Partition p = partition_graph(g, o);
@@ -125,7 +125,7 @@ TEST(Partition, DecodeRunsAttentionOverTheCacheOnTheHost) {
 TEST(Partition, AWeightBudgetCutsKernelsWhereOnlyTokenMajorValuesCross) {
   const model::Gpt2Config c = tiny();
   ir::Graph g = model::gpt2_graph(c, {.seq = 16});
-  const ParamValues w = weights_for(g);
+  const TensorMap w = weights_for(g);
   const std::int64_t budget = 5000;  // fp16 bytes: about a third of a block
   chunk_matmuls(g, budget);          // the head (100 x 32, 6400 bytes) in two pieces
   const Partition p = partition_graph(g, options(16, budget));

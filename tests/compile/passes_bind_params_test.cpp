@@ -1,7 +1,7 @@
 // bind_params: params become constants holding their weights; mismatches are errors.
 #include <gtest/gtest.h>
 
-#include "compile/passes/bind_params.h"
+#include "ir/transforms/bind_params.h"
 #include "ir/ir_test_util.h"
 #include "passes_test_util.h"
 
@@ -23,8 +23,8 @@ constexpr std::string_view kBindBefore = R"(graph g {
 }
 )";
 
-ParamValues weights() {
-  ParamValues v;
+TensorMap weights() {
+  TensorMap v;
   v["w"] = Tensor::from_floats({2, 2}, std::vector<float>{1, 2, 3, 4});
   v["g"] = Tensor::from_floats({2}, std::vector<float>{0.1f, 70000});  // f32 given for f16
   v["unrelated"] = Tensor::from_floats({1}, std::vector<float>{9});
@@ -32,7 +32,7 @@ ParamValues weights() {
 }
 
 TEST(BindParams, TurnsParamsIntoConstants) {
-  const ParamValues v = weights();
+  const TensorMap v = weights();
   bool changed = false;
   const std::string got = run_pass(kBindBefore, [&](ir::Graph& g) { return bind_params(g, v) == 2; }, &changed);
   EXPECT_TRUE(changed);
@@ -50,7 +50,7 @@ TEST(BindParams, TurnsParamsIntoConstants) {
 }
 
 TEST(BindParams, MissingAndMismatchedValues) {
-  ParamValues v = weights();
+  TensorMap v = weights();
   v.erase("g");
   ir::Graph g = parse(kBindBefore);
   EXPECT_EQ(error_of([&] { bind_params(g, v); }), "bind_params: no value for param %g (param)");

@@ -69,7 +69,7 @@ TEST(ChunkMatmuls, SameResultsAndColumnsOfAnUntransposedWeight) {
       EXPECT_EQ(n.type.shape, (Shape{8, 10}));
     }
   EXPECT_EQ(slices, 4);
-  const exec::Bindings b = testing::random_bindings(before, 3);
+  const TensorMap b = testing::random_bindings(before, 3);
   const auto want = testing::run(before, b)[0].to_floats(), got = testing::run(after, b)[0].to_floats();
   ASSERT_EQ(want.size(), got.size());
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(want[i], got[i]) << i;  // same sums, same order

@@ -2,7 +2,7 @@
 // their identity.
 #include <gtest/gtest.h>
 
-#include "compile/passes/cse.h"
+#include "ir/transforms/cse.h"
 #include "passes_test_util.h"
 
 namespace orion::compile {

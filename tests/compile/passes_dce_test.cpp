@@ -1,7 +1,7 @@
 // dce: nodes no output reads are removed; unused inputs stay unless told otherwise.
 #include <gtest/gtest.h>
 
-#include "compile/passes/dce.h"
+#include "ir/transforms/dce.h"
 #include "passes_test_util.h"
 
 namespace orion::compile {

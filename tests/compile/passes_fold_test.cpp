@@ -2,8 +2,8 @@
 // with the CPU executor on every op it folds.
 #include <gtest/gtest.h>
 
-#include "compile/passes/const_eval.h"
-#include "compile/passes/fold_constants.h"
+#include "ir/transforms/const_eval.h"
+#include "ir/transforms/fold_constants.h"
 #include "core/random.h"
 #include "ir/builder.h"
 #include "ir/ir_test_util.h"
@@ -134,7 +134,7 @@ TEST(Fold, IntegerCastsSaturateWithoutGoingThroughFloat) {
 TEST(Fold, AgreesWithTheCpuExecutorOnEveryFoldedOp) {
   int checked = 0;
   for (const ir::OpInfo& info : ir::all_ops()) {
-    if (!can_evaluate(info.op)) continue;
+    if (!ir::can_evaluate(info.op)) continue;
     for (DType dt : {DType::f32, DType::f16}) {
       SCOPED_TRACE(std::string(info.name) + " " + std::string(dtype_name(dt)));
       Rng rng(static_cast<std::uint64_t>(info.op) * 7 + (dt == DType::f16));

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "compile/passes/clamp_boundaries.h"
-#include "compile/passes/pipeline.h"
+#include "ir/transforms/pipeline.h"
 #include "compile/passes/to_fp16.h"
 #include "core/half.h"
 #include "passes_test_util.h"
@@ -74,7 +74,7 @@ TEST(ToFp16, SaturatedBitsAreTheLargestFiniteHalves) {
 }
 
 TEST(ToFp16, PassReportsThroughThePipeline) {
-  Pipeline p;
+  ir::Pipeline p;
   p.add(to_fp16_pass());
   ir::Graph g = parse(R"(graph g {
   %x = input() : f32[2]
@@ -83,7 +83,7 @@ TEST(ToFp16, PassReportsThroughThePipeline) {
   return %y
 }
 )");
-  const PipelineResult r = p.run(g);
+  const ir::PipelineResult r = p.run(g);
   ASSERT_EQ(r.diagnostics.size(), 2u);
   EXPECT_EQ(r.diagnostics[0].pass, "to_fp16");
   EXPECT_EQ(r.diagnostics[0].message,
@@ -164,7 +164,7 @@ TEST(ClampBoundaries, TurnsInfinitiesAtTheBoundaryIntoTheLargestHalf) {
   ir::Graph plain = parse(text);
   ir::Graph clamped = parse(text);
   clamp_boundaries(clamped);
-  exec::Bindings in;
+  TensorMap in;
   in["x"] = Tensor::from_floats({3}, std::vector<float>{1e5f, 2, -3});
   const auto a = testing::run(plain, in, exec::Numerics::f16);
   const auto b = testing::run(clamped, in, exec::Numerics::f16);

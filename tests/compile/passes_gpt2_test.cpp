@@ -6,15 +6,15 @@
 
 #include <iostream>
 
-#include "compile/passes/bind_params.h"
+#include "ir/transforms/bind_params.h"
 #include "compile/passes/clamp_boundaries.h"
-#include "compile/passes/cse.h"
-#include "compile/passes/dce.h"
-#include "compile/passes/fold_constants.h"
+#include "ir/transforms/cse.h"
+#include "ir/transforms/dce.h"
+#include "ir/transforms/fold_constants.h"
 #include "compile/passes/legalize.h"
-#include "compile/passes/pipeline.h"
+#include "ir/transforms/pipeline.h"
 #include "compile/passes/to_fp16.h"
-#include "model/gpt2_block.h"
+#include "model/gpt2/gpt2_block.h"
 #include "model/gpt2_block_fixture.h"
 #include "passes_test_util.h"
 
@@ -35,11 +35,11 @@ TEST(Gpt2Block, LegalizedGraphComputesTheSameOutputs) {
   ASSERT_EQ(count_op(b.graph, ir::Op::gelu), 1);
   ASSERT_EQ(count_op(b.graph, ir::Op::layer_norm), 2);
 
-  Pipeline p;
-  p.add(bind_params_pass(b.params)).add(fold_constants_pass()).add(legalize_pass()).add(cse_pass()).add(dce_pass());
+  ir::Pipeline p;
+  p.add(ir::bind_params_pass(b.params)).add(ir::fold_constants_pass()).add(legalize_pass()).add(ir::cse_pass()).add(ir::dce_pass());
   ir::Graph g = b.graph;
-  const PipelineResult r = p.run(g);
-  for (const Diagnostic& d : r.diagnostics) std::cout << "[ info ] " << d.pass << ": " << d.message << "\n";
+  const ir::PipelineResult r = p.run(g);
+  for (const ir::Diagnostic& d : r.diagnostics) std::cout << "[ info ] " << d.pass << ": " << d.message << "\n";
 
   EXPECT_EQ(count_op(g, ir::Op::gelu), 0);
   EXPECT_EQ(count_op(g, ir::Op::layer_norm), 0);
@@ -60,7 +60,7 @@ TEST(Gpt2Block, LegalizedGraphComputesTheSameOutputs) {
   EXPECT_EQ(minus_halves, 1);
 
   // Only the params are bound now: the constants carry the weights.
-  exec::Bindings x_only{{"x", b.x}};
+  TensorMap x_only{{"x", b.x}};
   const double err = max_rel_error(want, testing::run(g, x_only), 1e-2);
   std::cout << "[ info ] f32 largest error " << err << "\n";
   EXPECT_LE(err, 1e-5);
@@ -77,22 +77,22 @@ TEST(Gpt2Block, Fp16GraphStaysWithinFp16Rounding) {
   Block b = make_block();
   const std::vector<Tensor> want = testing::run(b.graph, b.inputs());
 
-  Pipeline p;
-  p.add(bind_params_pass(b.params)).add(fold_constants_pass()).add(legalize_pass()).add(cse_pass());
-  p.add(dce_pass()).add(clamp_boundaries_pass()).add(to_fp16_pass());
+  ir::Pipeline p;
+  p.add(ir::bind_params_pass(b.params)).add(ir::fold_constants_pass()).add(legalize_pass()).add(ir::cse_pass());
+  p.add(ir::dce_pass()).add(clamp_boundaries_pass()).add(to_fp16_pass());
   ir::Graph g = b.graph;
-  const PipelineResult r = p.run(g);
+  const ir::PipelineResult r = p.run(g);
   for (const ir::Node& n : g.nodes())
     EXPECT_NE(n.type.dtype, DType::f32) << ir::describe(n) << " is still f32";
   // The causal mask's -inf above the diagonal (32 * 31 / 2 values) saturated to -65504.
   bool reported = false;
-  for (const Diagnostic& d : r.diagnostics) {
+  for (const ir::Diagnostic& d : r.diagnostics) {
     std::cout << "[ info ] " << d.pass << ": " << d.message << "\n";
     if (d.message.starts_with("%causal_mask (const): of 1024 values, 496 saturated")) reported = true;
   }
   EXPECT_TRUE(reported);
 
-  exec::Bindings x_only{{"x", b.x}};
+  TensorMap x_only{{"x", b.x}};
   const double err = max_rel_error(want, testing::run(g, x_only, exec::Numerics::f16), 0.1);
   std::cout << "[ info ] f16 largest error " << err << "\n";
   EXPECT_LE(err, 1e-2);

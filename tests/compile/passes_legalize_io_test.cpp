@@ -88,7 +88,7 @@ TEST(LegalizeIo, PadsTheSequenceAndExtendsTheMask) {
 // columns hold... as long as it is finite: the host packs zeros.
 TEST(LegalizeIo, RealTokensKeepTheirResults) {
   ir::Graph g = testing::parse(kKernel);
-  const exec::Bindings in = testing::random_bindings(g, 3, -2, 2);
+  const TensorMap in = testing::random_bindings(g, 3, -2, 2);
   const std::vector<Tensor> want = testing::run(g, in);
   legalize_io(g, kSmall);
   const std::vector<float> x = in.at("x").to_floats();
@@ -175,7 +175,7 @@ TEST(LegalizeIo, AFixedLengthInputKeepsItsLengthAndIsWidenedInChannels) {
   EXPECT_EQ(io.inputs[1].padded, (Shape{1, 4, 1, 128}));
   EXPECT_EQ(g.node(*g.find("cache")).type.shape, (Shape{1, 8, 1, 64}));
   // The token's result: the first column of the padded graph, the cache's real channels.
-  exec::Bindings b = testing::random_bindings(before, 3);
+  TensorMap b = testing::random_bindings(before, 3);
   const std::vector<Tensor> want = testing::run(before, b);
   std::vector<float> x(4 * 128, 0.0f), c(8 * 64, 0.0f);
   const std::vector<float> x0 = b["x"].to_floats(), c0 = b["cache"].to_floats();

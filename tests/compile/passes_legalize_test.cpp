@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "compile/passes/cse.h"
+#include "ir/transforms/cse.h"
 #include "compile/passes/legalize.h"
 #include "ir/builder.h"
 #include "passes_test_util.h"
@@ -166,7 +166,7 @@ TEST(Legalize, NormsStayFiniteAndExactInFp16ForLargeAndSmallRows) {
   const ir::Graph fused = b.finish();
   ir::Graph expanded = fused;
   ASSERT_EQ(legalize(expanded), 2);
-  exec::Bindings in = random_bindings(fused, 3, 0.5f, 1.5f);
+  TensorMap in = random_bindings(fused, 3, 0.5f, 1.5f);
   float* px = in["x"].data<float>();
   const float row_scale[4] = {1e-3f, 1.0f, 300.0f, 3000.0f};
   for (std::int64_t r = 0; r < 4; ++r)
@@ -278,7 +278,7 @@ TEST(Legalize, RewritesComputeTheSameNumbers) {
     ir::Graph after = before;
     ASSERT_EQ(legalize(after, {.gelu_form = c.gelu_form}), 1);
     ASSERT_TRUE(after.nodes_of(c.op).empty());
-    exec::Bindings in = random_bindings(before, 42, c.lo, c.hi);
+    TensorMap in = random_bindings(before, 42, c.lo, c.hi);
     // Norm gains and biases as trained models have them (around 1 and 0): with gains of 5 and
     // biases of -3 the final multiply-add cancels and both sides lose the same digits.
     Rng rng(7);

@@ -38,10 +38,10 @@ Tensor to_token_major(const Tensor& t) {
 // Runs `before` and its lowering on the same seeded input; returns the largest relative error.
 double lowered_error(const std::string& before) {
   ir::Graph g = testing::parse(before);
-  const exec::Bindings in = testing::random_bindings(g, 5, -2, 2);
+  const TensorMap in = testing::random_bindings(g, 5, -2, 2);
   const std::vector<Tensor> want = testing::run(g, in);
   EXPECT_TRUE(lower(g));
-  exec::Bindings lowered_in;
+  TensorMap lowered_in;
   for (const auto& [name, t] : in) lowered_in.emplace(name, to_channel_major(t));
   std::vector<Tensor> got = testing::run(g, lowered_in);
   for (Tensor& t : got) t = to_token_major(t);

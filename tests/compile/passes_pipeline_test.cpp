@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "compile/passes/pipeline.h"
-#include "compile/passes/rewriter.h"
+#include "ir/transforms/pipeline.h"
+#include "ir/transforms/rewriter.h"
 #include "ir/ir_test_util.h"
 #include "passes_test_util.h"
 
@@ -25,20 +25,20 @@ constexpr std::string_view kSmallGraph = R"(graph small {
 
 TEST(Pipeline, RunsPassesInOrderAndRecordsWhatChanged) {
   std::vector<std::string> order;
-  Pipeline p;
-  p.add("first", [&](ir::Graph&, PassContext& c) {
+  ir::Pipeline p;
+  p.add("first", [&](ir::Graph&, ir::PassContext& c) {
     order.push_back(c.pass());
     c.note("hello");
     return false;
   });
-  p.add("second", [&](ir::Graph& g, PassContext& c) {
+  p.add("second", [&](ir::Graph& g, ir::PassContext& c) {
     order.push_back(c.pass());
     g.set_name("renamed");
     return true;
   });
   EXPECT_EQ(p.pass_names(), (std::vector<std::string>{"first", "second"}));
   ir::Graph g = parse(kSmallGraph);
-  const PipelineResult r = p.run(g);
+  const ir::PipelineResult r = p.run(g);
   EXPECT_EQ(order, (std::vector<std::string>{"first", "second"}));
   ASSERT_EQ(r.passes.size(), 2u);
   EXPECT_EQ(r.passes[0].pass, "first");
@@ -55,13 +55,13 @@ TEST(Pipeline, RunsPassesInOrderAndRecordsWhatChanged) {
 // there, name the pass and give the verifier's message, and not run the next pass.
 TEST(Pipeline, VerifierFailureNamesTheBrokenPass) {
   bool later_ran = false;
-  Pipeline p;
-  p.add("ok", [](ir::Graph&, PassContext&) { return false; });
-  p.add("breaks_types", [](ir::Graph& g, PassContext&) {
+  ir::Pipeline p;
+  p.add("ok", [](ir::Graph&, ir::PassContext&) { return false; });
+  p.add("breaks_types", [](ir::Graph& g, ir::PassContext&) {
     g.node(*g.find("y")).type.shape = {3, 2};
     return true;
   });
-  p.add("later", [&](ir::Graph&, PassContext&) { return later_ran = true; });
+  p.add("later", [&](ir::Graph&, ir::PassContext&) { return later_ran = true; });
   ir::Graph g = parse(kSmallGraph);
   const std::string msg = error_of([&] { p.run(g); });
   EXPECT_EQ(msg,
@@ -73,8 +73,8 @@ TEST(Pipeline, VerifierFailureNamesTheBrokenPass) {
 }
 
 TEST(Pipeline, CountsFurtherProblems) {
-  Pipeline p;
-  p.add("dangling", [](ir::Graph& g, PassContext&) {
+  ir::Pipeline p;
+  p.add("dangling", [](ir::Graph& g, ir::PassContext&) {
     g.node(*g.find("y")).inputs = {7};
     g.outputs() = {9};
     return true;
@@ -86,28 +86,28 @@ TEST(Pipeline, CountsFurtherProblems) {
 }
 
 TEST(Pipeline, ErrorsThrownByAPassNameIt) {
-  Pipeline p;
-  p.add("throws", [](ir::Graph&, PassContext&) -> bool { throw Error("no can do"); });
+  ir::Pipeline p;
+  p.add("throws", [](ir::Graph&, ir::PassContext&) -> bool { throw Error("no can do"); });
   ir::Graph g = parse(kSmallGraph);
   EXPECT_EQ(error_of([&] { p.run(g); }), "pass 'throws': no can do");
 }
 
 TEST(Pipeline, RejectsAnInvalidInputGraph) {
-  Pipeline p;
+  ir::Pipeline p;
   ir::Graph g = parse(kSmallGraph);
   g.outputs().clear();
   EXPECT_EQ(error_of([&] { p.run(g); }), "pipeline: the input graph is invalid: graph small: has no outputs");
 }
 
 TEST(Pipeline, DumpsTheIrAfterChosenPasses) {
-  Pipeline p;
-  p.add("a", [](ir::Graph& g, PassContext&) { g.set_name("after_a"); return true; });
-  p.add("b", [](ir::Graph& g, PassContext&) { g.set_name("after_b"); return true; });
+  ir::Pipeline p;
+  p.add("a", [](ir::Graph& g, ir::PassContext&) { g.set_name("after_a"); return true; });
+  p.add("b", [](ir::Graph& g, ir::PassContext&) { g.set_name("after_b"); return true; });
   ir::Graph g = parse(kSmallGraph);
   std::ostringstream all, only_b;
-  p.run(g, {.after_pass = dump_ir_after(all)});
+  p.run(g, {.after_pass = ir::dump_ir_after(all)});
   g = parse(kSmallGraph);
-  p.run(g, {.after_pass = dump_ir_after(only_b, {"b"})});
+  p.run(g, {.after_pass = ir::dump_ir_after(only_b, {"b"})});
   const std::string body = "  %x = input() : f32[2, 3]\n  %y = relu(%x) : f32[2, 3]\n  return %y\n}\n";
   EXPECT_EQ(all.str(), "# after a\ngraph after_a {\n" + body + "# after b\ngraph after_b {\n" + body);
   EXPECT_EQ(only_b.str(), "# after b\ngraph after_b {\n" + body);
@@ -121,7 +121,7 @@ TEST(Rewriter, KeepsNamesAndSuffixesCollisions) {
   return %t_1
 }
 )");
-  GraphRewriter rw(src);
+  ir::GraphRewriter rw(src);
   rw.copy(0);
   // A new node wanting a name the source uses (even one not copied yet) gets a suffix past
   // every used one.
@@ -142,7 +142,7 @@ TEST(Rewriter, KeepsNamesAndSuffixesCollisions) {
 
 TEST(Rewriter, ReportsUnmappedValuesAndTypeErrors) {
   const ir::Graph src = parse(kSmallGraph);
-  GraphRewriter rw(src);
+  ir::GraphRewriter rw(src);
   EXPECT_EQ(error_of([&] { rw.copy(1); }),
             "rewriter: value %x (input) is read before it was given a new value");
   rw.copy(0);

@@ -40,10 +40,10 @@ inline void expect_text(const std::string& got, std::string_view want) {
 
 // Random values for every float input and param of `g` (uniform in [lo, hi)); i32 inputs get
 // zeros.
-inline exec::Bindings random_bindings(const ir::Graph& g, std::uint64_t seed, float lo = -3,
+inline TensorMap random_bindings(const ir::Graph& g, std::uint64_t seed, float lo = -3,
                                       float hi = 3) {
   Rng rng(seed);
-  exec::Bindings b;
+  TensorMap b;
   for (const ir::Node& n : g.nodes()) {
     if (n.op != ir::Op::input && n.op != ir::Op::param) continue;
     Tensor t(n.type.dtype == DType::i32 ? DType::i32 : DType::f32, n.type.shape);
@@ -53,7 +53,7 @@ inline exec::Bindings random_bindings(const ir::Graph& g, std::uint64_t seed, fl
   return b;
 }
 
-inline std::vector<Tensor> run(const ir::Graph& g, const exec::Bindings& b,
+inline std::vector<Tensor> run(const ir::Graph& g, const TensorMap& b,
                                exec::Numerics numerics = exec::Numerics::f32) {
   exec::CpuExecutor ex(g, {numerics, 2});
   return ex.run(b);

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "compile/weight_blob_reader.h"
-#include "compile/weight_blob_writer.h"
+#include "compile/blob/weight_blob_reader.h"
+#include "compile/blob/weight_blob_writer.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "core/testing_temp_dir.h"

@@ -12,14 +12,14 @@
 
 #include "core/half.h"
 #include "core/random.h"
-#include "compile/ane_lowering.h"
-#include "compile/mil_writer.h"
+#include "compile/ane/ane_lowering.h"
+#include "compile/mil/mil_writer.h"
 #include "core/error.h"
 #include "core/testing_temp_dir.h"
 #include "device/ane_packing.h"
 #include "device/ane_sim.h"
 #include "exec/cpu/executor.h"
-#include "model/gpt2_block.h"
+#include "model/gpt2/gpt2_block.h"
 #include "model/gpt2_block_fixture.h"
 #include "model/rel_error.h"
 
@@ -37,7 +37,7 @@ struct SliceErrors {
 
 SliceErrors run_slice(const model::Gpt2BlockShape& shape, compile::MilDialect dialect, bool m1_m2) {
   const Block b = make_gpt2_block_fixture(shape, 42);
-  exec::Bindings ref_in{{"x", b.x}};
+  TensorMap ref_in{{"x", b.x}};
   for (const auto& [name, t] : b.params) ref_in[name] = t;
   const Tensor want = exec::CpuExecutor(b.graph, {exec::Numerics::f32, 2}).run(ref_in)[0];
 

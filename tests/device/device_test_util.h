@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compile/weight_blob_writer.h"
+#include "compile/blob/weight_blob_writer.h"
 #include "core/error.h"
 #include "core/half.h"
 

@@ -9,12 +9,11 @@
 namespace orion::test {
 namespace {
 
-using exec::Bindings;
 using exec::CpuExecutor;
 using ir::Builder;
 using ir::Value;
 
-std::string error_of(CpuExecutor& ex, const Bindings& b) {
+std::string error_of(CpuExecutor& ex, const TensorMap& b) {
   try {
     ex.run(b);
   } catch (const Error& e) {
@@ -132,7 +131,7 @@ struct Mlp {
     b.output(b.add(b.matmul(h, b.param("w2", DType::f32, {kHidden, kOut})), b.param("b2", DType::f32, {kOut})));
     graph = b.finish();
   }
-  static Bindings random_bindings(std::uint64_t seed) {
+  static TensorMap random_bindings(std::uint64_t seed) {
     Rng rng(seed);
     auto t = [&](const Shape& s, float scale) {
       return Tensor::from_floats(s, random_floats(rng, shape_numel(s), -scale, scale));
@@ -141,7 +140,7 @@ struct Mlp {
             {"w2", t({kHidden, kOut}, 0.5f)}, {"b2", t({kOut}, 0.5f)}};
   }
   // fp64 reference; with `half` every op's result is rounded to fp16 as the executor stores it.
-  static std::vector<double> reference(const Bindings& bind, bool half) {
+  static std::vector<double> reference(const TensorMap& bind, bool half) {
     auto get = [&](const char* name) {
       std::vector<double> v;
       for (float f : bind.at(name).to_floats()) v.push_back(half ? to_half(f) : f);
@@ -169,7 +168,7 @@ struct Mlp {
   }
 };
 
-void expect_mlp_output(const Tensor& got, const Bindings& bind, Numerics m, const std::string& what) {
+void expect_mlp_output(const Tensor& got, const TensorMap& bind, Numerics m, const std::string& what) {
   const std::vector<double> ref = Mlp::reference(bind, m == Numerics::f16);
   const std::vector<float> g = got.to_floats();
   ASSERT_EQ(got.shape(), (Shape{Mlp::kB, Mlp::kOut})) << what;
@@ -185,7 +184,7 @@ TEST(Executor, TinyMlpMatchesReference) {
   for (Numerics m : kModes) {
     CpuExecutor ex(mlp.graph, {m, 0});
     for (std::uint64_t seed : {1, 2, 3}) {
-      const Bindings bind = Mlp::random_bindings(seed);
+      const TensorMap bind = Mlp::random_bindings(seed);
       expect_mlp_output(ex.run(bind).at(0), bind, m, cat("mlp seed ", seed));
     }
   }
@@ -256,7 +255,7 @@ TEST(Executor, RandomElementwiseGraphsMatchReference) {
       std::vector<double> data;
     };
     std::vector<Ref> vals;
-    Bindings bind;
+    TensorMap bind;
     for (int i = 0; i < 3; ++i) {
       const Shape s = shapes[rng.below(4)];
       const std::string name = cat("in", i);
@@ -353,7 +352,7 @@ TEST(Executor, ZeroSizeTensors) {
 
 TEST(Executor, ThreadCountDoesNotChangeResults) {
   const Mlp mlp;
-  const Bindings bind = Mlp::random_bindings(9);
+  const TensorMap bind = Mlp::random_bindings(9);
   CpuExecutor one(mlp.graph, {Numerics::f32, 1});
   CpuExecutor three(mlp.graph, {Numerics::f32, 3});
   EXPECT_EQ(one.run(bind).at(0).to_floats(), three.run(bind).at(0).to_floats());

@@ -128,7 +128,7 @@ inline Tensor run_op(const std::vector<Input>& ins, const OpMaker& make, Numeric
     threads = test_threads(elements);
   }
   exec::CpuExecutor ex(std::move(g), {m, threads});
-  exec::Bindings bind;
+  TensorMap bind;
   for (const Input& in : ins) bind[in.name] = in.tensor();
   std::vector<Tensor> outs = ex.run(bind);
   EXPECT_EQ(outs.size(), 1u);

@@ -3,7 +3,7 @@
 // rows), load without a copy, compute what the f32 model computes up to the format's measured
 // error, and every kind of broken converted file is refused with an error naming the file and
 // the tensor.
-#include "model/convert.h"
+#include "model/formats/convert.h"
 
 #include <gtest/gtest.h>
 
@@ -17,9 +17,9 @@
 #include "core/half.h"
 #include "core/testing_temp_dir.h"
 #include "exec/cpu/quantize.h"
-#include "model/gpt2_fast.h"
-#include "model/graph_session.h"
-#include "model/safetensors.h"
+#include "model/fast/gpt2_fast.h"
+#include "model/session/graph_session.h"
+#include "model/formats/safetensors.h"
 
 namespace orion::model {
 namespace {
@@ -37,7 +37,7 @@ Gpt2Config small_config() {
 // A Hugging Face layout folder (f32, Conv1D [in, out]) with GPT-2's initialisation.
 void write_hf_folder(const std::string& dir, const Gpt2Config& c, std::uint64_t seed) {
   std::filesystem::create_directories(dir);
-  const exec::Bindings w = gpt2_init_weights(c, seed);
+  const TensorMap w = gpt2_init_weights(c, seed);
   write_safetensors(dir + "/model.safetensors", {w.begin(), w.end()}, {{"format", "pt"}});
   write_file_atomic(dir + "/config.json", gpt2_config_json(c));
   write_file_atomic(dir + "/vocab.json", "{\"a\": 0}");  // copied as they are: content is not read
@@ -83,7 +83,7 @@ class Convert : public ::testing::Test {
   }
   TempDir tmp_;
   std::string src_;
-  exec::Bindings original_;
+  TensorMap original_;
 };
 
 TEST_F(Convert, F16FolderHoldsTheRoundedWeightsAsRows) {

@@ -2,7 +2,7 @@
 // (attend_heads) against attention evaluated in fp64, on key counts that leave every tail of the
 // four-key loop and head sizes that take each path: multiples of 16 and of 8 (the AVX2 loops
 // where that is the best ISA) and others (the loops compiled per ISA).
-#include "model/fast_attention.h"
+#include "model/fast/fast_attention.h"
 
 #include <gtest/gtest.h>
 

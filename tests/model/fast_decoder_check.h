@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 #include "exec/cpu/gemv.h"
-#include "model/graph_session.h"
+#include "model/session/graph_session.h"
 #include "model/rel_error.h"
 #include "model/stored_weights_as_f32.h"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "model/causal_lm.h"
-#include "model/graph_session.h"
+#include "model/session/graph_session.h"
 
 namespace orion::model::testing {
 

@@ -9,7 +9,7 @@
 #include "core/random.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
-#include "model/gpt2_block.h"
+#include "model/gpt2/gpt2_block.h"
 
 namespace orion::model::testing {
 

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "exec/cpu/executor.h"
-#include "model/gpt2_block.h"
+#include "model/gpt2/gpt2_block.h"
 
 namespace orion::model {
 namespace {
@@ -29,7 +29,7 @@ Mat matmul(const Mat& a, const Mat& b, std::int64_t m, std::int64_t k, std::int6
   return c;
 }
 
-Mat linear(const Mat& x, const exec::Bindings& p, const std::string& name, std::int64_t t, std::int64_t in, std::int64_t out) {
+Mat linear(const Mat& x, const TensorMap& p, const std::string& name, std::int64_t t, std::int64_t in, std::int64_t out) {
   Mat y = matmul(x, values(p.at(name + ".weight")), t, in, out);
   const Mat b = values(p.at(name + ".bias"));
   for (std::int64_t i = 0; i < t; ++i)
@@ -37,7 +37,7 @@ Mat linear(const Mat& x, const exec::Bindings& p, const std::string& name, std::
   return y;
 }
 
-Mat layer_norm(const Mat& x, const exec::Bindings& p, const std::string& name, std::int64_t t, std::int64_t c, double eps) {
+Mat layer_norm(const Mat& x, const TensorMap& p, const std::string& name, std::int64_t t, std::int64_t c, double eps) {
   const Mat g = values(p.at(name + ".weight")), b = values(p.at(name + ".bias"));
   Mat y(x.size());
   for (std::int64_t i = 0; i < t; ++i) {
@@ -54,7 +54,7 @@ Mat layer_norm(const Mat& x, const exec::Bindings& p, const std::string& name, s
   return y;
 }
 
-Mat reference_block(const Mat& x, const exec::Bindings& p, const Gpt2BlockShape& s) {
+Mat reference_block(const Mat& x, const TensorMap& p, const Gpt2BlockShape& s) {
   const std::int64_t T = s.seq, C = s.dim, H = s.heads, D = s.head_dim();
   const Mat qkv = linear(layer_norm(x, p, "h.0.ln_1", T, C, s.epsilon), p, "h.0.attn.c_attn", T, C, 3 * C);
   Mat att(static_cast<std::size_t>(T * C), 0.0);
@@ -89,7 +89,7 @@ Mat reference_block(const Mat& x, const exec::Bindings& p, const Gpt2BlockShape&
 
 struct BlockCase {
   Gpt2BlockShape shape;
-  exec::Bindings bindings;
+  TensorMap bindings;
   Mat x;
 };
 

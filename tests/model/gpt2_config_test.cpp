@@ -1,5 +1,5 @@
 // config.json: what the reader refuses and how it says so.
-#include "model/gpt2_config.h"
+#include "model/gpt2/gpt2_config.h"
 
 #include <gtest/gtest.h>
 

@@ -16,8 +16,8 @@
 #include "model/stored_weights_as_f32.h"
 #include "core/error.h"
 #include "core/random.h"
-#include "model/gpt2_fast.h"
-#include "model/graph_session.h"
+#include "model/fast/gpt2_fast.h"
+#include "model/session/graph_session.h"
 
 namespace orion::model {
 namespace {
@@ -35,8 +35,8 @@ Gpt2Config small_config(std::int64_t dim, std::int64_t heads, std::int64_t hidde
 
 // Weights far larger than GPT-2's 0.02, so that activations are of order 1 and every
 // nonlinearity matters to the logits.
-exec::Bindings big_weights(const Gpt2Config& c) {
-  exec::Bindings w = gpt2_init_weights(c, 21);
+TensorMap big_weights(const Gpt2Config& c) {
+  TensorMap w = gpt2_init_weights(c, 21);
   Rng rng(22);
   for (auto& [name, t] : w)
     if (t.rank() == 2) rng.fill_normal(t.span<float>(), 0.0f, 0.25f);
@@ -55,7 +55,7 @@ class BatchedPrefill : public ::testing::TestWithParam<Gpt2PrefillCase> {};
 TEST_P(BatchedPrefill, MatchesTokenByTokenThenDecodesTheSame) {
   const Gpt2PrefillCase k = GetParam();
   const Gpt2Config c = small_config(k.dim, k.heads, k.hidden);
-  const exec::Bindings w = big_weights(c);
+  const TensorMap w = big_weights(c);
   auto fast = std::make_shared<const Gpt2FastModel>(Gpt2Model::from_weights(c, w, "m"), k.dtype);
   const bool q8 = k.dtype == WeightDType::q8;
   auto ref_model = q8 ? std::make_shared<const Gpt2FastModel>(testing::model_stored_as_f32(c, w, k.dtype), WeightDType::f32) : fast;

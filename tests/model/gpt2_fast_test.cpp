@@ -14,8 +14,8 @@
 #include "model/stored_weights_as_f32.h"
 #include "core/error.h"
 #include "core/random.h"
-#include "model/gpt2_fast.h"
-#include "model/graph_session.h"
+#include "model/fast/gpt2_fast.h"
+#include "model/session/graph_session.h"
 
 namespace orion::model {
 namespace {
@@ -41,7 +41,7 @@ TEST_P(FastDecoder, MatchesTheGraphExecutorOnEveryIsa) {
   c.n_positions = 48; c.vocab_size = k.vocab; c.eos_token_id = 0;
   // Weights far larger than GPT-2's 0.02, so that activations are of order 1 and every
   // nonlinearity matters to the logits (with tiny weights, a wrong GELU constant would hide).
-  exec::Bindings w = gpt2_init_weights(c, 11);
+  TensorMap w = gpt2_init_weights(c, 11);
   Rng rng(12);
   for (auto& [name, t] : w)
     if (t.rank() == 2) rng.fill_normal(t.span<float>(), 0.0f, 0.25f);

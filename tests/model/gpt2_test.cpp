@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "model/graph_session.h"
-#include "model/gpt2_model.h"
-#include "model/perplexity.h"
+#include "model/session/graph_session.h"
+#include "model/gpt2/gpt2_model.h"
+#include "model/session/perplexity.h"
 #include "model/golden_logits.h"
 #include "large_model_tests.h"
 

@@ -2,7 +2,7 @@
 // A small GPT-2 configuration for tests that build whole models (GPT-2's other settings).
 #include <cstdint>
 
-#include "model/gpt2_config.h"
+#include "model/gpt2/gpt2_config.h"
 
 namespace orion::model::testing {
 

@@ -13,8 +13,8 @@
 
 #include "core/error.h"
 #include "model/batched_prefill_check.h"
-#include "model/graph_session.h"
-#include "model/llama_fast.h"
+#include "model/session/graph_session.h"
+#include "model/fast/llama_fast.h"
 #include "model/llama_test_config.h"
 #include "model/rel_error.h"
 #include "model/stored_weights_as_f32.h"
@@ -44,7 +44,7 @@ class LlamaBatchedPrefill : public ::testing::TestWithParam<LlamaPrefillCase> {}
 TEST_P(LlamaBatchedPrefill, MatchesTokenByTokenThenDecodesTheSame) {
   const LlamaPrefillCase k = GetParam();
   const LlamaConfig c = config_of(k);
-  const exec::Bindings w = llama_large_weights(c);
+  const TensorMap w = llama_large_weights(c);
   auto fast = std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, w, "m"), k.dtype);
   const bool q8 = k.dtype == WeightDType::q8;
   auto ref_model = q8 ? std::make_shared<const LlamaFastModel>(testing::llama_stored_as_f32(c, w, k.dtype), WeightDType::f32) : fast;

@@ -6,8 +6,8 @@
 // tied and untied heads.
 #include <gtest/gtest.h>
 
-#include "model/graph_session.h"
-#include "model/llama_fast.h"
+#include "model/session/graph_session.h"
+#include "model/fast/llama_fast.h"
 #include "model/llama_test_config.h"
 #include "model/fast_decoder_check.h"
 #include "model/rel_error.h"
@@ -38,7 +38,7 @@ class LlamaFastDecoder : public ::testing::TestWithParam<LlamaFastCase> {};
 TEST_P(LlamaFastDecoder, MatchesTheGraphExecutorOnEveryIsa) {
   const LlamaFastCase k = GetParam();
   const LlamaConfig c = config_of(k);
-  const exec::Bindings w = llama_large_weights(c);
+  const TensorMap w = llama_large_weights(c);
   const LlamaModel ref_model = testing::llama_stored_as_f32(c, w, k.dtype);
   auto fast = std::make_shared<const LlamaFastModel>(LlamaModel::from_weights(c, w, "fast"), k.dtype);
   // A prompt of 6, then 18 decode steps.

@@ -12,10 +12,10 @@
 #include "core/testing_temp_dir.h"
 #include "model/any_model.h"
 #include "model/golden_logits.h"
-#include "model/llama.h"
-#include "model/llama_model.h"
-#include "model/rope.h"
-#include "model/safetensors.h"
+#include "model/llama/llama.h"
+#include "model/llama/llama_model.h"
+#include "model/llama/rope.h"
+#include "model/formats/safetensors.h"
 
 namespace orion::model {
 namespace {
@@ -49,7 +49,7 @@ TEST_P(LlamaGolden, KvCacheDecodingMatchesTorchAndRecomputation) {
   testing::expect_kv_cache_decoding_matches(g, m, 1e-4);
 }
 
-// The model with its graphs in their ANE form (model/llama.h: RoPE's rotation as a product with
+// The model with its graphs in their ANE form (model/llama/llama.h: RoPE's rotation as a product with
 // a constant signed permutation, key/value heads expanded by a constant product): the same
 // function, so the same golden logits.
 class AneForm final : public CausalLm {
@@ -61,7 +61,7 @@ class AneForm final : public CausalLm {
   }
   ir::Graph ane_graph(std::int64_t seq, std::int64_t past) const override { return m_.ane_graph(seq, past); }
   std::string config_json() const override { return m_.config_json(); }
-  const exec::Bindings& weights() const override { return m_.weights(); }
+  const TensorMap& weights() const override { return m_.weights(); }
   std::int64_t layers() const override { return m_.layers(); }
   std::int64_t kv_width() const override { return m_.kv_width(); }
   std::int64_t context() const override { return m_.context(); }
@@ -180,7 +180,7 @@ class LlamaFolder : public ::testing::Test {
     c.num_key_value_heads = 2; c.max_position_embeddings = 32; c.vocab_size = 50; c.tie_word_embeddings = tied;
     return c;
   }
-  void write(const LlamaConfig& c, exec::Bindings w) {
+  void write(const LlamaConfig& c, TensorMap w) {
     std::vector<std::pair<std::string, Tensor>> tensors(w.begin(), w.end());
     write_safetensors(dir_.file("model.safetensors"), tensors, {});
     std::ofstream(dir_.file("config.json")) << llama_config_json(c);
@@ -199,7 +199,7 @@ class LlamaFolder : public ::testing::Test {
 TEST_F(LlamaFolder, LoadsWhatInitWritesByModelType) {
   for (bool tied : {false, true}) {
     const LlamaConfig c = small(tied);
-    const exec::Bindings w = llama_init_weights(c, 9);
+    const TensorMap w = llama_init_weights(c, 9);
     EXPECT_EQ(w.contains("lm_head.weight"), !tied);
     EXPECT_EQ(w.at("model.layers.1.self_attn.k_proj.weight").shape(), (Shape{16, 32}));  // [out, in]
     write(c, w);
@@ -220,7 +220,7 @@ TEST_F(LlamaFolder, LoadsWhatInitWritesByModelType) {
 
 TEST_F(LlamaFolder, MissingAndForeignTensorsAreNamed) {
   const LlamaConfig c = small(false);
-  exec::Bindings w = llama_init_weights(c, 1);
+  TensorMap w = llama_init_weights(c, 1);
   w.erase("model.layers.1.mlp.up_proj.weight");
   write(c, w);
   EXPECT_NE(load_error().find("model.safetensors: tensor model.layers.1.mlp.up_proj.weight is missing"), std::string::npos)

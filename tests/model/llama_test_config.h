@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "core/random.h"
-#include "model/llama_model.h"
+#include "model/llama/llama_model.h"
 
 namespace orion::model::testing {
 
@@ -31,8 +31,8 @@ inline LlamaConfig small_llama_config(const SmallLlama& s) {
 // Weights far larger than init's 0.02 and norm gains away from 1, so that activations are of
 // order 1 and every nonlinearity and gain matters to the logits (0.2, not GPT-2's test's 0.25:
 // with SwiGLU's products q8's activation error reached 9.6e-2 there, too near kQ8ActivationTol).
-inline exec::Bindings llama_large_weights(const LlamaConfig& c) {
-  exec::Bindings w = llama_init_weights(c, 11);
+inline TensorMap llama_large_weights(const LlamaConfig& c) {
+  TensorMap w = llama_init_weights(c, 11);
   Rng rng(12);
   for (auto& [name, t] : w) rng.fill_normal(t.span<float>(), t.rank() == 2 ? 0.0f : 1.0f, 0.2f);
   return w;

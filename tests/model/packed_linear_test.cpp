@@ -1,6 +1,6 @@
 // PackedLinear's two kinds of storage: a borrowed layer shares the given tensors (no copy)
 // and computes bit for bit what a packed layer of the same weights computes.
-#include "model/packed_linear.h"
+#include "model/fast/packed_linear.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // (checked against encodings written out here by hand, and against the byte vectors of Hugging
 // Face's own serializer tests), zero-copy views, one malformed file per validation rule,
 // random corruption, and the atomic writer.
-#include "model/safetensors.h"
+#include "model/formats/safetensors.h"
 
 #include <gtest/gtest.h>
 

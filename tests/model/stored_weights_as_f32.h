@@ -6,9 +6,9 @@
 
 #include "core/half.h"
 #include "exec/cpu/quantize.h"
-#include "model/gpt2_model.h"
-#include "model/llama_model.h"
-#include "model/packed_linear.h"
+#include "model/gpt2/gpt2_model.h"
+#include "model/llama/llama_model.h"
+#include "model/fast/packed_linear.h"
 
 namespace orion::model::testing {
 
@@ -37,8 +37,8 @@ inline Tensor stored_as_f32(const Tensor& w, bool in_out, WeightDType dtype) {
 }
 
 // The whole model with every packed matrix (wte and the blocks' linears) so stored.
-inline Gpt2Model model_stored_as_f32(const Gpt2Config& c, const exec::Bindings& w, WeightDType dtype) {
-  exec::Bindings eff;
+inline Gpt2Model model_stored_as_f32(const Gpt2Config& c, const TensorMap& w, WeightDType dtype) {
+  TensorMap eff;
   for (const auto& [name, t] : w) {
     const bool matrix = t.rank() == 2 && name != "wpe.weight";
     eff.emplace(name, matrix ? stored_as_f32(t, name != "wte.weight", dtype) : t);
@@ -49,8 +49,8 @@ inline Gpt2Model model_stored_as_f32(const Gpt2Config& c, const exec::Bindings& 
 // A Llama model with every matrix the fast path packs so stored: all [out, in] matrices, the
 // embedding only when it is the (tied) head; an untied embedding stays f32 as the fast path
 // keeps it.
-inline LlamaModel llama_stored_as_f32(const LlamaConfig& c, const exec::Bindings& w, WeightDType dtype) {
-  exec::Bindings eff;
+inline LlamaModel llama_stored_as_f32(const LlamaConfig& c, const TensorMap& w, WeightDType dtype) {
+  TensorMap eff;
   for (const auto& [name, t] : w) {
     const bool packed = t.rank() == 2 && (name != "model.embed_tokens.weight" || c.tie_word_embeddings);
     eff.emplace(name, packed ? stored_as_f32(t, false, dtype) : t);

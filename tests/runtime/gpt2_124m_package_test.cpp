@@ -6,12 +6,12 @@
 
 #include <iostream>
 
-#include "compile/weight_blob_reader.h"
+#include "compile/blob/weight_blob_reader.h"
 #include "core/half.h"
 #include "core/stopwatch.h"
 #include "core/testing_temp_dir.h"
 #include "large_model_tests.h"
-#include "model/gpt2_model.h"
+#include "model/gpt2/gpt2_model.h"
 #include "package_test_util.h"
 
 namespace orion::runtime {
@@ -24,8 +24,8 @@ class Gpt2_124mPackage : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new testing_util::TempDir;
     if (testing_util::large_model_tests_off()) return;
-    weights_ = new compile::ParamValues;
-    const exec::Bindings w = model::gpt2_init_weights(config(), 1);
+    weights_ = new TensorMap;
+    const TensorMap w = model::gpt2_init_weights(config(), 1);
     weights_->insert(w.begin(), w.end());
     Stopwatch sw;
     compile_package(config(), *weights_, {}, shape(), path("a"));
@@ -43,11 +43,11 @@ class Gpt2_124mPackage : public ::testing::Test {
   static std::string path(const char* name) { return dir_->path() + "/" + name; }
 
   static testing_util::TempDir* dir_;
-  static compile::ParamValues* weights_;
+  static TensorMap* weights_;
 };
 
 testing_util::TempDir* Gpt2_124mPackage::dir_ = nullptr;
-compile::ParamValues* Gpt2_124mPackage::weights_ = nullptr;
+TensorMap* Gpt2_124mPackage::weights_ = nullptr;
 
 TEST_F(Gpt2_124mPackage, CompilingTwiceGivesTheSameBytes) {
   compile_package(config(), *weights_, {}, shape(), path("b"));

@@ -1,4 +1,4 @@
-// GPT-2 compiled into an ANE package (model/decoder_ane_package.h, compile/ane_package_writer.h)
+// GPT-2 compiled into an ANE package (model/session/decoder_ane_package.h, compile/ane/ane_package_writer.h)
 // and run on ane-sim through runtime/package_session.h: prefill and 32 decode steps against
 // the f32 CPU executor on the uncompiled graph, teacher-forced (each decode step feeds the
 // next token of a fixed sequence, so every position's logits can be compared).
@@ -25,7 +25,7 @@ TEST(Gpt2Package, PrefillAnd32DecodeStepsMatchTheCpu) {
   testing_util::TempDir dir;
   compile::PackageOptions po;
   const model::Gpt2Config c = small_config();
-  const compile::ParamValues w = random_weights(c, 7);
+  const TensorMap w = random_weights(c, 7);
   compile_package(c, w, po, {.window = 48}, dir.path() + "/pkg");
   const Errors e = run_package(c, w, po, 40, 32, dir.path() + "/pkg");
   std::cout << "[ info ] small GPT-2, ios18: rel L2 prefill " << e.prefill << ", decode " << e.decode << "\n";
@@ -42,7 +42,7 @@ TEST(Gpt2Package, M1DialectAndASmallBudgetGiveTheSameResults) {
   po.target.m1_m2 = true;
   po.target.on_chip_bytes = 40'000;
   const model::Gpt2Config c = small_config();
-  const compile::ParamValues w = random_weights(c, 7);
+  const TensorMap w = random_weights(c, 7);
   compile_package(c, w, po, {.window = 32}, dir.path() + "/pkg");
   const Errors e = run_package(c, w, po, 20, 4, dir.path() + "/pkg");
   std::cout << "[ info ] small GPT-2, ios16, 40 KB budget: rel L2 prefill " << e.prefill << ", decode " << e.decode << "\n";
@@ -62,7 +62,7 @@ TEST(Gpt2Package, M1DialectAndASmallBudgetGiveTheSameResults) {
 
 TEST(Gpt2Package, EveryKernelRoundTripsThroughTheMilParserInBothDialects) {
   const model::Gpt2Config c = small_config();
-  const compile::ParamValues w = random_weights(c, 7);
+  const TensorMap w = random_weights(c, 7);
   for (compile::MilDialect d : {compile::MilDialect::ios18, compile::MilDialect::ios16}) {
     testing_util::TempDir dir;
     compile::PackageOptions po;
@@ -77,7 +77,7 @@ TEST(Gpt2Package, EveryKernelRoundTripsThroughTheMilParserInBothDialects) {
 // that would go over (on the hardware, that compile would "succeed" and compute garbage).
 TEST(Gpt2Package, TheRunnerRefusesACompilePastTheBudget) {
   const model::Gpt2Config c = small_config();
-  const compile::ParamValues w = random_weights(c, 7);
+  const TensorMap w = random_weights(c, 7);
   testing_util::TempDir dir;
   compile_package(c, w, {}, {.window = 32}, dir.path() + "/pkg");
   device::AneSimOptions so;

@@ -1,4 +1,4 @@
-// The decode program's KV cache kept on the device (model/decoder_ane_package.h,
+// The decode program's KV cache kept on the device (model/session/decoder_ane_package.h,
 // runtime/package_session.h): attention over the cache runs in the ANE kernels, the cache stays
 // in their fp16 input surfaces between steps and a step writes only its token's column. Checked
 // against the CPU (also on the faithful device), against the old placement (attention on the
@@ -30,7 +30,7 @@ int host_steps(const compile::PackageProgram& p) {
 TEST(KvCacheOnDevice, DecodeMatchesTheCpuOnTheFaithfulDevice) {
   testing_util::TempDir dir;
   const model::Gpt2Config c = config();
-  const compile::ParamValues w = random_weights(c, 7);
+  const TensorMap w = random_weights(c, 7);
   compile_package(c, w, {}, {.window = 48}, dir.path() + "/pkg");
   const Errors e = run_package(c, w, {}, 40, 32, dir.path() + "/pkg", /*faithful=*/true);
   std::cout << "[ info ] faithful ane-sim: rel L2 prefill " << e.prefill << ", decode " << e.decode << "\n";
@@ -43,7 +43,7 @@ TEST(KvCacheOnDevice, DecodeMatchesTheCpuOnTheFaithfulDevice) {
 TEST(KvCacheOnDevice, DecodeHasNoHostAttentionSegments) {
   testing_util::TempDir dir;
   const model::Gpt2Config c = config();
-  const compile::ParamValues w = random_weights(c, 7);
+  const TensorMap w = random_weights(c, 7);
   compile_package(c, w, {}, {.window = 32}, dir.path() + "/dev");
   compile_package(c, w, {}, {.window = 32, .host_attention = true}, dir.path() + "/host");
   const compile::PackageManifest dev = compile::read_manifest(dir.path() + "/dev");
@@ -116,7 +116,7 @@ StepBytes decode_bytes(const std::string& pkg, std::int64_t vocab, int steps) {
 TEST(KvCacheOnDevice, AStepPacksNoCacheAndTheCacheStaysInTheSurfaces) {
   testing_util::TempDir dir;
   const model::Gpt2Config c = config();
-  const compile::ParamValues w = random_weights(c, 7);
+  const TensorMap w = random_weights(c, 7);
   compile_package(c, w, {}, {.window = 32, .capacity = 64}, dir.path() + "/small");
   compile_package(c, w, {}, {.window = 32, .capacity = 96}, dir.path() + "/large");
   compile_package(c, w, {}, {.window = 32, .capacity = 96, .host_attention = true}, dir.path() + "/host");

@@ -1,4 +1,4 @@
-// Llama compiled into an ANE package (model/decoder_ane_package.h: the graph's ANE form, RoPE
+// Llama compiled into an ANE package (model/session/decoder_ane_package.h: the graph's ANE form, RoPE
 // from host tables with the rotation as a constant product, grouped-query heads expanded) and
 // run on ane-sim: prefill and 32 teacher-forced decode steps against the f32 CPU executor on
 // the model's own graph, with and without grouped-query attention, tied and untied.
@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "core/testing_temp_dir.h"
-#include "model/llama_model.h"
+#include "model/llama/llama_model.h"
 #include "model/llama_test_config.h"
 #include "package_test_util.h"
 
@@ -24,7 +24,7 @@ struct Case {
 
 model::LlamaModel small_llama(const Case& k) {
   const model::LlamaConfig c = model::testing::small_llama_config({2, 64, k.heads, k.kv_heads, 160, 300, k.tied, 96});
-  exec::Bindings w = model::llama_init_weights(c, 5);
+  TensorMap w = model::llama_init_weights(c, 5);
   // Gains away from 1, so that a dropped or misplaced RMSNorm weight shows.
   Rng rng(6);
   for (auto& [name, t] : w)

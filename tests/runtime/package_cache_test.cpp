@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compile/ane_package.h"
+#include "compile/ane/ane_package.h"
 #include "core/error.h"
 #include "core/testing_temp_dir.h"
 #include "runtime/package_cache.h"

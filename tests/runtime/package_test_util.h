@@ -8,15 +8,15 @@
 #include <fstream>
 #include <sstream>
 
-#include "compile/ane_package_writer.h"
-#include "compile/mil_to_ir.h"
-#include "compile/mil_writer.h"
+#include "compile/ane/ane_package_writer.h"
+#include "compile/mil/mil_to_ir.h"
+#include "compile/mil/mil_writer.h"
 #include "core/random.h"
 #include "exec/cpu/executor.h"
-#include "model/gpt2.h"
-#include "model/decoder_ane_package.h"
-#include "model/gpt2_block.h"
-#include "model/gpt2_model.h"
+#include "model/gpt2/gpt2.h"
+#include "model/session/decoder_ane_package.h"
+#include "model/gpt2/gpt2_block.h"
+#include "model/gpt2/gpt2_model.h"
 #include "model/rel_error.h"
 #include "device/ane_sim.h"
 #include "runtime/package_session.h"
@@ -25,10 +25,10 @@ namespace orion::runtime::testing {
 
 namespace fs = std::filesystem;
 
-inline compile::ParamValues random_weights(const model::Gpt2Config& c, std::uint64_t seed) {
+inline TensorMap random_weights(const model::Gpt2Config& c, std::uint64_t seed) {
   Rng rng(seed);
   const ir::Graph g = model::gpt2_graph(c, {.seq = 1});
-  compile::ParamValues w;
+  TensorMap w;
   for (auto& [name, t] : model::gpt2_init_params(g, static_cast<int>(c.n_layer), rng)) w.emplace(name, t);
   // Non-trivial norms and biases, so that a dropped bias or a swapped gain shows.
   for (auto& [name, t] : w) {
@@ -48,7 +48,7 @@ inline std::vector<std::int32_t> random_tokens(std::int64_t n, std::int64_t voca
 // Logits of every position of `tokens` on the CPU executor, f32: the reference.
 inline Tensor reference_logits(const model::CausalLm& m, const std::vector<std::int32_t>& tokens) {
   const auto n = static_cast<std::int64_t>(tokens.size());
-  exec::Bindings b = m.weights();
+  TensorMap b = m.weights();
   b["tokens"] = Tensor::from_ints({n}, tokens);
   std::vector<std::int32_t> pos(tokens.size());
   for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
@@ -89,9 +89,9 @@ inline Errors run_package(const model::CausalLm& m, const compile::PackageOption
   return e;
 }
 
-inline Errors run_package(const model::Gpt2Config& c, const compile::ParamValues& w, const compile::PackageOptions& po,
+inline Errors run_package(const model::Gpt2Config& c, const TensorMap& w, const compile::PackageOptions& po,
                           std::int64_t prompt, int steps, const std::string& dir, bool faithful = false) {
-  return run_package(model::Gpt2Model::from_weights(c, exec::Bindings(w.begin(), w.end()), "test"), po, prompt, steps, dir,
+  return run_package(model::Gpt2Model::from_weights(c, TensorMap(w.begin(), w.end()), "test"), po, prompt, steps, dir,
                      faithful);
 }
 
@@ -102,7 +102,7 @@ inline void compile_package(const model::CausalLm& m, const compile::PackageOpti
 }
 
 // Compiles GPT-2 with weights `w` into `dir`.
-inline void compile_package(const model::Gpt2Config& c, const compile::ParamValues& w, const compile::PackageOptions& po,
+inline void compile_package(const model::Gpt2Config& c, const TensorMap& w, const compile::PackageOptions& po,
                             const model::AnePackageShape& shape, const std::string& dir) {
   compile::write_ane_package(model::gpt2_ane_programs(c, shape), w, po, dir, model::gpt2_package_model_info(c, "test"));
 }

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "compile/ane_lowering.h"
-#include "compile/mil_writer.h"
+#include "compile/ane/ane_lowering.h"
+#include "compile/mil/mil_writer.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -41,7 +41,7 @@ compile::KernelIo write_version(int v, const std::string& folder) {
   const auto bias = b.param("b", DType::f32, {kDim});
   b.output(b.gelu(b.add(b.matmul(x, w), bias)));
   const auto seed = static_cast<std::uint64_t>(1000 + 2 * v);
-  const compile::ParamValues weights{{"w", random_tensor({kDim, kDim}, seed, 0.25f)},
+  const TensorMap weights{{"w", random_tensor({kDim, kDim}, seed, 0.25f)},
                                      {"b", random_tensor({kDim}, seed + 1, 0.5f)}};
   compile::AneLoweringOptions lo;
   lo.kernel_name = "versions_job";

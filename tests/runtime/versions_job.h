@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compile/passes/legalize_io.h"
+#include "compile/kernel_io.h"
 #include "device/ane_sim.h"
 
 namespace orion::testing_job {

@@ -8,16 +8,16 @@
 
 #include "core/stopwatch.h"
 #include "exec/cpu/machine_limits.h"
-#include "model/gpt2_config.h"
-#include "model/gpt2_model.h"
-#include "train/adamw.h"
+#include "model/gpt2/gpt2_config.h"
+#include "model/gpt2/gpt2_model.h"
+#include "train/optim/adamw.h"
 
 namespace orion::train {
 namespace {
 
 TEST(AdamWBench, DISABLED_Gpt2_124mStep) {
   const model::Gpt2Config config;  // the defaults are GPT-2 124M's
-  exec::Bindings params, grads;
+  TensorMap params, grads;
   std::int64_t n = 0;
   for (const auto& [name, shape] : model::gpt2_param_shapes(config)) {
     Tensor p(DType::f32, shape), g(DType::f32, shape);

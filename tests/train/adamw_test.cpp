@@ -1,4 +1,4 @@
-#include "train/adamw.h"
+#include "train/optim/adamw.h"
 
 #include <gtest/gtest.h>
 
@@ -13,20 +13,19 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/random.h"
-#include "train/adamw_kernels.h"
+#include "train/optim/adamw_kernels.h"
 
 namespace orion::train {
 namespace {
 
-using exec::Bindings;
 
 // Params of several ranks: a tail that is no multiple of any vector width, a 1-D bias, a
 // tensor spanning more than one of the optimizer's 64K-element chunks, a rank-3 tensor.
-Bindings make_params(std::uint64_t seed, double scale = 1.0) {
+TensorMap make_params(std::uint64_t seed, double scale = 1.0) {
   const std::map<std::string, Shape> shapes = {
       {"w1", {37, 19}}, {"b1", {19}}, {"big", {300, 250}}, {"emb", {5, 3, 7}}, {"ln.g", {1}}};
   Rng rng(seed);
-  Bindings out;
+  TensorMap out;
   for (const auto& [name, shape] : shapes) {
     Tensor t(DType::f32, shape);
     for (float& x : t.span<float>()) x = static_cast<float>(rng.normal() * scale);
@@ -35,8 +34,8 @@ Bindings make_params(std::uint64_t seed, double scale = 1.0) {
   return out;
 }
 
-Bindings clone_all(const Bindings& b) {
-  Bindings out;
+TensorMap clone_all(const TensorMap& b) {
+  TensorMap out;
   for (const auto& [name, t] : b) out.emplace(name, t.clone());
   return out;
 }
@@ -49,7 +48,7 @@ struct RefAdamW {
   std::map<std::string, int> rank;
   int t = 0;
 
-  RefAdamW(const AdamWConfig& config, const Bindings& params) : c(config) {
+  RefAdamW(const AdamWConfig& config, const TensorMap& params) : c(config) {
     for (const auto& [name, tensor] : params) {
       for (const float x : tensor.span<const float>()) p[name].push_back(x);
       m[name].assign(p[name].size(), 0.0);
@@ -59,7 +58,7 @@ struct RefAdamW {
   }
 
   // Returns {norm, clipped}.
-  std::pair<double, bool> step(const Bindings& grads, double lr, double scale) {
+  std::pair<double, bool> step(const TensorMap& grads, double lr, double scale) {
     double sq = 0.0;
     std::map<std::string, std::vector<double>> g;
     for (const auto& [name, tensor] : grads)
@@ -95,13 +94,13 @@ void expect_close(const std::vector<double>& ref, const Tensor& got, double abs_
 }
 
 void run_against_reference(const AdamWConfig& config, double grad_scale, bool expect_clipping) {
-  Bindings params = make_params(1);
+  TensorMap params = make_params(1);
   RefAdamW ref(config, params);
   AdamW opt(config, params);
   Rng rng(2);
   const double lr = 0.01;
   for (int step = 0; step < 6; ++step) {
-    Bindings grads = make_params(100 + static_cast<std::uint64_t>(step), 0.05 * grad_scale);
+    TensorMap grads = make_params(100 + static_cast<std::uint64_t>(step), 0.05 * grad_scale);
     const auto [ref_norm, ref_clipped] = ref.step(grads, lr, grad_scale);
     const AdamW::StepResult r = opt.step(params, grads, lr, grad_scale);
     EXPECT_NEAR(r.grad_norm, ref_norm, 1e-12 * ref_norm) << "step " << step;
@@ -109,7 +108,7 @@ void run_against_reference(const AdamWConfig& config, double grad_scale, bool ex
     EXPECT_EQ(r.clipped, expect_clipping) << "step " << step;
   }
   EXPECT_EQ(opt.steps(), 6);
-  const Bindings state = opt.state();
+  const TensorMap state = opt.state();
   for (const auto& [name, t] : params) {
     // p ~ N(0, 1) moves by about lr a step. f32 rounds p and the decay factor at each step
     // (~6e-8 relative each) and the update (~1e-7 of lr); a wrong term would be off by >1e-3.
@@ -137,9 +136,9 @@ TEST(AdamW, MatchesTheReferenceWithAGradScaleThatIsNoPowerOfTwo) {
 TEST(AdamW, FirstStepMovesEachWeightByTheLearningRateAgainstItsGradientsSign) {
   // Bias correction makes the first step m_hat / sqrt(v_hat) = g / |g|: every weight moves by
   // lr g / (|g| + eps), about lr whatever the size of its gradient.
-  Bindings params = make_params(3);
-  const Bindings before = clone_all(params);
-  Bindings grads = make_params(4, 1e-3);
+  TensorMap params = make_params(3);
+  const TensorMap before = clone_all(params);
+  TensorMap grads = make_params(4, 1e-3);
   AdamW opt({.weight_decay = 0.0, .clip_norm = 0.0}, params);
   opt.step(params, grads, 0.5);
   for (const auto& [name, t] : params) {
@@ -150,9 +149,9 @@ TEST(AdamW, FirstStepMovesEachWeightByTheLearningRateAgainstItsGradientsSign) {
 }
 
 TEST(AdamW, WeightDecayAppliesToMatricesOnly) {
-  Bindings params = make_params(5);
-  const Bindings before = clone_all(params);
-  Bindings zeros;
+  TensorMap params = make_params(5);
+  const TensorMap before = clone_all(params);
+  TensorMap zeros;
   for (const auto& [name, t] : params) zeros.emplace(name, Tensor(DType::f32, t.shape()));
   AdamW opt({.weight_decay = 0.1, .clip_norm = 1.0}, params);
   EXPECT_TRUE(opt.decays("w1"));
@@ -172,14 +171,14 @@ TEST(AdamW, WeightDecayAppliesToMatricesOnly) {
 
 // Bits of every param and moment after three steps.
 std::vector<std::uint32_t> run_bits(const AdamWConfig& config, std::vector<double>* norms) {
-  Bindings params = make_params(6);
+  TensorMap params = make_params(6);
   AdamW opt(config, params);
   for (int s = 0; s < 3; ++s) {
     const AdamW::StepResult r = opt.step(params, make_params(50 + static_cast<std::uint64_t>(s), 0.2), 1e-3, 1.0);
     norms->push_back(r.grad_norm);
   }
   std::vector<std::uint32_t> bits;
-  const auto add = [&](const Bindings& b) {
+  const auto add = [&](const TensorMap& b) {
     for (const auto& [name, t] : b)
       for (const float x : t.span<const float>()) {
         std::uint32_t u;
@@ -217,11 +216,11 @@ TEST(AdamW, EveryIsaUpdatesToTheSameBitsAsThePortableLoop) {
 TEST(AdamW, GradScaleIsDividedOut) {
   // Gradients 1024 times larger with grad_scale 1024 (exact in binary) give the same bits.
   for (const double clip : {0.0, 1.0}) {
-    Bindings a = make_params(7), b = make_params(7);
+    TensorMap a = make_params(7), b = make_params(7);
     AdamW opt_a({.clip_norm = clip}, a), opt_b({.clip_norm = clip}, b);
     for (int s = 0; s < 3; ++s) {
-      const Bindings g = make_params(60 + static_cast<std::uint64_t>(s), 0.5);
-      const Bindings g_scaled = make_params(60 + static_cast<std::uint64_t>(s), 0.5 * 1024);
+      const TensorMap g = make_params(60 + static_cast<std::uint64_t>(s), 0.5);
+      const TensorMap g_scaled = make_params(60 + static_cast<std::uint64_t>(s), 0.5 * 1024);
       const AdamW::StepResult ra = opt_a.step(a, g, 1e-2, 1.0);
       const AdamW::StepResult rb = opt_b.step(b, g_scaled, 1e-2, 1024.0);
       EXPECT_EQ(ra.grad_norm, rb.grad_norm);
@@ -235,9 +234,9 @@ TEST(AdamW, GradScaleIsDividedOut) {
 }
 
 TEST(AdamW, RefusesNonFiniteGradientsWithoutTouchingTheWeights) {
-  Bindings params = make_params(8);
-  const Bindings before = clone_all(params);
-  Bindings grads = make_params(9);
+  TensorMap params = make_params(8);
+  const TensorMap before = clone_all(params);
+  TensorMap grads = make_params(9);
   grads.at("big").span<float>()[74'999] = std::numeric_limits<float>::quiet_NaN();
   AdamW opt({}, params);
   EXPECT_THROW(opt.step(params, grads, 0.1), Error);
@@ -257,9 +256,9 @@ std::string error_of(const std::function<void()>& fn) {
 }
 
 TEST(AdamW, MismatchedTensorsAreNamed) {
-  Bindings params = make_params(10);
+  TensorMap params = make_params(10);
   AdamW opt({}, params);
-  Bindings grads = make_params(11);
+  TensorMap grads = make_params(11);
   grads.erase("b1");
   EXPECT_NE(error_of([&] { opt.step(params, grads, 0.1); }).find("gradient of 'b1' is missing"), std::string::npos);
   grads = make_params(11);
@@ -272,21 +271,21 @@ TEST(AdamW, MismatchedTensorsAreNamed) {
 }
 
 TEST(AdamW, StateRoundTripsAndRestoreChecksShapes) {
-  Bindings params = make_params(12);
+  TensorMap params = make_params(12);
   AdamW a({}, params);
   for (int s = 0; s < 2; ++s) a.step(params, make_params(70 + static_cast<std::uint64_t>(s)), 1e-2);
-  Bindings saved = clone_all(a.state());
-  Bindings params_b = clone_all(params);
+  TensorMap saved = clone_all(a.state());
+  TensorMap params_b = clone_all(params);
   AdamW b({}, params_b);
   b.restore(saved, a.steps());
   EXPECT_EQ(b.steps(), 2);
-  const Bindings g = make_params(80);
+  const TensorMap g = make_params(80);
   a.step(params, g, 1e-2);
   b.step(params_b, g, 1e-2);
   for (const auto& [name, t] : params)
     EXPECT_EQ(std::memcmp(t.raw(), params_b.at(name).raw(), t.nbytes()), 0) << name;
 
-  Bindings bad = clone_all(saved);
+  TensorMap bad = clone_all(saved);
   bad["v.w1"] = Tensor(DType::f32, {19, 37});
   EXPECT_NE(error_of([&] { b.restore(bad, 99); }).find("'v.w1' has shape [19, 37]"), std::string::npos);
   EXPECT_EQ(b.steps(), 3);  // unchanged by the failed restore
@@ -298,7 +297,7 @@ TEST(AdamW, StateRoundTripsAndRestoreChecksShapes) {
   EXPECT_THROW(b.restore(bad, 99), Error);
   // The refused restores changed nothing: b's moments are still a's.
   EXPECT_EQ(b.steps(), 3);
-  const Bindings sa = a.state(), sb = b.state();
+  const TensorMap sa = a.state(), sb = b.state();
   for (const auto& [name, t] : sa) EXPECT_EQ(std::memcmp(t.raw(), sb.at(name).raw(), t.nbytes()), 0) << name;
 }
 
@@ -329,7 +328,7 @@ TEST(AllFinite, FindsASingleNanOrInfAnywhere) {
 
 TEST(AllFinite, ChecksEveryTensorOfABindingOnAPoolOrNot) {
   ThreadPool pool(2);
-  Bindings b = make_params(13);
+  TensorMap b = make_params(13);
   Tensor half(DType::f16, {9});
   b.emplace("half", half);
   b.emplace("ints", Tensor(DType::i32, {4}));

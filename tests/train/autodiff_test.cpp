@@ -68,7 +68,7 @@ TEST(Autodiff, CpuExecutorRunsGradientGraphsInF32AndF16) {
     const ir::Graph bwd = gradient_graph(fwd, "loss", testing::float_sources(fwd));
     Rng rng(seed++);
     F64Bindings bind = testing::random_bindings(fwd, c.domain, rng);
-    exec::Bindings tb;
+    TensorMap tb;
     for (auto& [name, t] : bind) {
       tb.emplace(name, testing::to_tensor(t));
       t = testing::to_f64(tb.at(name));  // the reference sees the same f32 inputs
@@ -110,7 +110,7 @@ TEST(Autodiff, OutputsAreTheForwardOutputsThenNamedF32Gradients) {
   EXPECT_EQ(g.node(g.outputs()[0]).name, "loss");
   EXPECT_EQ(g.node(g.outputs()[1]).name, "grad.y");
   EXPECT_EQ(g.node(g.outputs()[2]).name, "grad.x");
-  const exec::Bindings bind = {{"x", Tensor::from_floats({3}, std::vector<float>{1, 2, 3})},
+  const TensorMap bind = {{"x", Tensor::from_floats({3}, std::vector<float>{1, 2, 3})},
                                {"y", Tensor::from_floats({3}, std::vector<float>{4, 5, 6})}};
   const auto out = exec::CpuExecutor(g).run(bind);
   EXPECT_EQ(out[1].to_floats(), (std::vector<float>{1, 4, 9}));    // x^2
@@ -120,7 +120,7 @@ TEST(Autodiff, OutputsAreTheForwardOutputsThenNamedF32Gradients) {
 TEST(Autodiff, SeedInputScalesEveryGradient) {
   const std::vector<std::string> wrt = {"x"};
   const ir::Graph g = gradient_graph(scaled_square(), "loss", wrt, {.seed_input = "loss_scale"});
-  exec::Bindings bind = {{"x", Tensor::from_floats({3}, std::vector<float>{1, 2, 3})},
+  TensorMap bind = {{"x", Tensor::from_floats({3}, std::vector<float>{1, 2, 3})},
                          {"y", Tensor::from_floats({3}, std::vector<float>{4, 5, 6})},
                          {"loss_scale", Tensor::scalar(1024.0f)}};
   const auto out = exec::CpuExecutor(g).run(bind);

@@ -16,20 +16,19 @@
 #include "core/random.h"
 #include "core/stopwatch.h"
 #include "core/testing_temp_dir.h"
-#include "model/gpt2_config.h"
-#include "model/gpt2_model.h"
+#include "model/gpt2/gpt2_config.h"
+#include "model/gpt2/gpt2_model.h"
 #include "text/bpe_tokenizer.h"
 
 namespace orion::train {
 namespace {
 
 namespace fs = std::filesystem;
-using exec::Bindings;
 using testing_util::TempDir;
 
-Bindings random_tensors(const std::vector<std::pair<std::string, Shape>>& shapes, std::uint64_t seed) {
+TensorMap random_tensors(const std::vector<std::pair<std::string, Shape>>& shapes, std::uint64_t seed) {
   Rng rng(seed);
-  Bindings out;
+  TensorMap out;
   for (const auto& [name, shape] : shapes) {
     Tensor t(DType::f32, shape);
     rng.fill_normal(t.span<float>(), 0.0f, 1.0f);
@@ -41,7 +40,7 @@ Bindings random_tensors(const std::vector<std::pair<std::string, Shape>>& shapes
 // A tiny GPT-2's weights, optimizer moments and trainer state, all depending on `seed`.
 struct Fixture {
   model::Gpt2Config config;
-  Bindings params, optimizer;
+  TensorMap params, optimizer;
   nlohmann::json state;
   std::string tokenizer_dir;
 
@@ -76,7 +75,7 @@ struct Fixture {
   }
 };
 
-void expect_same(const Bindings& a, const Bindings& b, const std::string& what) {
+void expect_same(const TensorMap& a, const TensorMap& b, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (const auto& [name, t] : a) {
     const auto it = b.find(name);

@@ -1,4 +1,4 @@
-#include "train/corpus_split.h"
+#include "train/data/corpus_split.h"
 
 #include <gtest/gtest.h>
 

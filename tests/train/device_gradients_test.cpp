@@ -9,8 +9,8 @@
 
 #include "device/ane_sim.h"
 #include "device/overlap_probe.h"
-#include "model/gpt2_model.h"
-#include "model/llama_model.h"
+#include "model/gpt2/gpt2_model.h"
+#include "model/llama/llama_model.h"
 #include "train/model_loss.h"
 #include "trainer_test_util.h"
 
@@ -41,7 +41,7 @@ double rel_l2(const Tensor& got, const Tensor& want) {
 struct Arch {
   std::string name;
   LossGraphFn loss, ane_loss;
-  exec::Bindings weights;
+  TensorMap weights;
   std::int64_t vocab = 0;
 };
 
@@ -64,8 +64,8 @@ GradientRunnerFactory on(Device& d, const Arch& arch) {
 class DeviceTraining : public ::testing::TestWithParam<Arch> {};
 
 // A gradient runner's feed: the weights, one batch of fixed tokens and targets, a loss scale.
-exec::Bindings window_feed(const exec::Bindings& w, const TrainConfig& c, std::int64_t vocab) {
-  exec::Bindings feed = w;
+TensorMap window_feed(const TensorMap& w, const TrainConfig& c, std::int64_t vocab) {
+  TensorMap feed = w;
   const std::int64_t n = c.batch * c.seq;
   Tensor tokens(DType::i32, {n}), targets(DType::i32, {n}), positions(DType::i32, {n});
   for (std::int64_t i = 0; i < n; ++i) {
@@ -82,7 +82,7 @@ exec::Bindings window_feed(const exec::Bindings& w, const TrainConfig& c, std::i
   return feed;
 }
 
-std::vector<std::string> names_of(const exec::Bindings& w) {
+std::vector<std::string> names_of(const TensorMap& w) {
   std::vector<std::string> names;
   for (const auto& [name, t] : w) names.push_back(name);
   return names;
@@ -90,7 +90,7 @@ std::vector<std::string> names_of(const exec::Bindings& w) {
 
 TEST_P(DeviceTraining, GradientsMatchTheCpuExecutorsToFp16Tolerance) {
   const Arch& arch = GetParam();
-  const exec::Bindings& w = arch.weights;
+  const TensorMap& w = arch.weights;
   const std::int64_t vocab = arch.vocab;
   TrainConfig c = overfit_config(exec::Numerics::f16);
   c.seq = 32;  // the kernels' bucket
@@ -103,7 +103,7 @@ TEST_P(DeviceTraining, GradientsMatchTheCpuExecutorsToFp16Tolerance) {
     f32.precision = exec::Numerics::f32;
     return f32;
   }());
-  const exec::Bindings feed = window_feed(w, c, vocab);
+  const TensorMap feed = window_feed(w, c, vocab);
   dev->prepare(w);
   cpu->prepare(w);
   const std::vector<Tensor> got = dev->run(feed), want = cpu->run(feed);
@@ -164,7 +164,7 @@ TEST(DeviceGraphInstalls, LaterKernelsInstallWhileTheFirstRunsAndAFailedOneFails
   runtime::CompileBudget budget{119};
   runtime::ReloadSupport reload{probe, budget};
   auto dev = device_gradient_runner(arch.ane_loss, names, c, probe, budget, reload, {});
-  exec::Bindings halved;
+  TensorMap halved;
   for (const auto& [name, t] : arch.weights) {
     Tensor h = t.clone();
     for (float& v : h.span<float>()) v *= 0.5f;
@@ -172,7 +172,7 @@ TEST(DeviceGraphInstalls, LaterKernelsInstallWhileTheFirstRunsAndAFailedOneFails
   }
   std::vector<Tensor> grads[2];
   for (int version = 0; version < 2; ++version) {
-    const exec::Bindings& w = version == 0 ? arch.weights : halved;
+    const TensorMap& w = version == 0 ? arch.weights : halved;
     probe.arm();
     dev->prepare(w);
     grads[version] = dev->run(window_feed(w, c, arch.vocab));

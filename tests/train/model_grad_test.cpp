@@ -1,4 +1,4 @@
-// Every architecture's training graph (model/gpt2.h, model/llama.h with loss and batch)
+// Every architecture's training graph (model/gpt2/gpt2.h, model/llama/llama.h with loss and batch)
 // differentiated whole: every param's gradient against fp64 finite differences on sampled
 // coordinates, the CPU executor against the fp64 interpreter, and the batched loss against the
 // mean cross-entropy of each window's logits from the inference graph, computed here.
@@ -10,8 +10,8 @@
 
 #include "core/random.h"
 #include "exec/cpu/executor.h"
-#include "model/gpt2.h"
-#include "model/llama.h"
+#include "model/gpt2/gpt2.h"
+#include "model/llama/llama.h"
 #include "train/autodiff.h"
 #include "train/grad_test_util.h"
 
@@ -105,8 +105,8 @@ F64Bindings window(const F64Bindings& bind, std::int64_t w) {
   return b;
 }
 
-exec::Bindings tensors(const F64Bindings& b) {
-  exec::Bindings t;
+TensorMap tensors(const F64Bindings& b) {
+  TensorMap t;
   for (const auto& [name, v] : b) t.emplace(name, testing::to_tensor(v));
   return t;
 }
@@ -154,7 +154,7 @@ TEST_P(TrainingGraph, CpuExecutorAgreesWithTheF64Interpreter) {
   Rng rng(8);
   F64Bindings bind = random_model(fwd, rng);
   add_batch(bind, 2, rng);
-  const exec::Bindings tb = tensors(bind);
+  const TensorMap tb = tensors(bind);
   for (auto& [name, t] : bind) t = testing::to_f64(tb.at(name));  // the same f32-rounded values
   const std::vector<F64Tensor> want = testing::run_f64(bwd, bind);
   const std::vector<Tensor> got = exec::CpuExecutor(bwd, {exec::Numerics::f32, 2}).run(tb);

@@ -1,4 +1,4 @@
-#include "train/token_file.h"
+#include "train/data/token_file.h"
 
 #include <gtest/gtest.h>
 

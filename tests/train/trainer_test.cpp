@@ -6,10 +6,10 @@
 #include <filesystem>
 
 #include "core/temp_folder.h"
-#include "model/gpt2_model.h"
-#include "model/llama_model.h"
+#include "model/gpt2/gpt2_model.h"
+#include "model/llama/llama_model.h"
 #include "train/model_loss.h"
-#include "train/token_file.h"
+#include "train/data/token_file.h"
 #include "trainer_test_util.h"
 
 namespace orion::train {
@@ -20,7 +20,7 @@ using namespace testing;
 struct TrainerArchCase {
   std::string name;
   LossGraphFn loss;
-  exec::Bindings weights;
+  TensorMap weights;
 };
 
 void PrintTo(const TrainerArchCase& a, std::ostream* os) { *os << a.name; }
@@ -63,13 +63,13 @@ INSTANTIATE_TEST_SUITE_P(Archs, TrainerArch, ::testing::ValuesIn(trainer_archs()
 TEST(Trainer, AStepWithInfiniteGradientsIsSkippedAndLeavesTheWeightsAlone) {
   TempFolder tmp("orion-trainer-test");
   const model::Gpt2Config mc = tiny_config();
-  exec::Bindings w = model::gpt2_init_weights(mc, 7);
+  TensorMap w = model::gpt2_init_weights(mc, 7);
   // Token embeddings past fp16's range: the forward pass overflows in the ANE's numerics.
   for (float& v : w.at("wte.weight").span<float>()) v *= 3e4f;
   TrainConfig c = overfit_config(exec::Numerics::f16);
   Trainer t(model_loss_graph(mc), w, c, memorisable_data(tmp, mc.vocab_size));
-  const exec::Bindings before = [&] {
-    exec::Bindings copy;
+  const TensorMap before = [&] {
+    TensorMap copy;
     for (const auto& [name, tensor] : t.params()) copy.emplace(name, tensor.clone());
     return copy;
   }();

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "core/temp_folder.h"
-#include "model/gpt2_config.h"
-#include "model/llama_config.h"
-#include "train/token_file.h"
+#include "model/gpt2/gpt2_config.h"
+#include "model/llama/llama_config.h"
+#include "train/data/token_file.h"
 #include "train/trainer.h"
 
 namespace orion::train::testing {

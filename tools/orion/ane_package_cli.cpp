@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "model/decoder_ane_package.h"
+#include "model/session/decoder_ane_package.h"
 
 namespace orion::cli {
 

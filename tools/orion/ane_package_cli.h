@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "compile/ane_package_writer.h"
+#include "compile/ane/ane_package_writer.h"
 #include "model/causal_lm.h"
 
 namespace orion::cli {

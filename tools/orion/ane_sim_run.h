@@ -14,9 +14,9 @@
 #include "ane_package_cli.h"
 #include "core/temp_folder.h"
 #include "device/ane_sim.h"
-#include "model/decoder.h"
-#include "model/graph_session.h"
-#include "model/perplexity.h"
+#include "model/session/decoder.h"
+#include "model/session/graph_session.h"
+#include "model/session/perplexity.h"
 #include "model_dir.h"
 #include "runtime/package_session.h"
 

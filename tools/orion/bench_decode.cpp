@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "exec/cpu/machine_limits.h"
-#include "model/fast_engine.h"
+#include "model/fast/fast_engine.h"
 #include "model_dir.h"
 #include "process_memory.h"
 

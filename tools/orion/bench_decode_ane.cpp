@@ -1,6 +1,6 @@
 #include "bench_decode_ane.h"
 
-#include "compile/ane_package.h"
+#include "compile/ane/ane_package.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "device/ane_sim.h"

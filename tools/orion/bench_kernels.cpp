@@ -17,8 +17,8 @@ namespace {
 
 // Inputs of the program's declared shapes: token ids and positions counting up, floats zero
 // (an open attention mask, an empty KV cache).
-runtime::Values bench_inputs(const compile::PackageProgram& p) {
-  runtime::Values in;
+TensorMap bench_inputs(const compile::PackageProgram& p) {
+  TensorMap in;
   for (const compile::PackageValue& v : p.inputs) {
     Tensor t(v.dtype, v.shape);
     std::memset(t.raw(), 0, t.nbytes());
@@ -53,7 +53,7 @@ void add_bench_kernels_command(CLI::App& bench) {
     device::AneSim sim(so);
     runtime::PackageRunner runner(o->package, sim, o->threads, nullptr, !o->compile_on_use);
     for (const compile::PackageProgram& p : m.programs) {
-      const runtime::Values in = bench_inputs(p);
+      const TensorMap in = bench_inputs(p);
       Stopwatch sw;
       runner.run(p.name, in);  // compiles and loads this program's kernels
       const double first_ms = sw.ms();

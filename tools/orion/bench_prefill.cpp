@@ -15,8 +15,8 @@
 #include "core/stopwatch.h"
 #include "exec/cpu/gemm.h"
 #include "exec/cpu/machine_limits.h"
-#include "model/fast_engine.h"
-#include "model/fast_prefill.h"
+#include "model/fast/fast_engine.h"
+#include "model/fast/fast_prefill.h"
 
 namespace orion::cli {
 

@@ -15,7 +15,7 @@
 #include "model/any_model.h"
 #include "numerics_option.h"
 #include "train/model_loss.h"
-#include "train/token_file.h"
+#include "train/data/token_file.h"
 #include "train/trainer.h"
 
 namespace orion::cli {

@@ -1,6 +1,6 @@
 // orion compile: a model for the ANE.
 //
-//   orion compile -m DIR --target ane -o PKG   the whole model as a package (compile/ane_package.h):
+//   orion compile -m DIR --target ane -o PKG   the whole model as a package (compile/ane/ane_package.h):
 //                                              prefill and decode programs, kernels + host segments,
 //                                              manifest.json; `orion inspect PKG` shows it
 //   orion compile [--model DIR --layer L] -o K  one GPT-2 block as one kernel folder (model.mil,
@@ -17,13 +17,13 @@
 #include "ane_package_cli.h"
 #include "commands.h"
 #include "core/stopwatch.h"
-#include "compile/ane_lowering.h"
-#include "compile/mil_writer.h"
+#include "compile/ane/ane_lowering.h"
+#include "compile/mil/mil_writer.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "model/any_model.h"
-#include "model/gpt2_block.h"
-#include "model/gpt2_model.h"
+#include "model/gpt2/gpt2_block.h"
+#include "model/gpt2/gpt2_model.h"
 
 namespace orion::cli {
 
@@ -43,13 +43,13 @@ struct CompileOptions {
 };
 
 // The block's graph and its weights under the graph's names ("h.0.*").
-std::pair<ir::Graph, compile::ParamValues> block_and_weights(const CompileOptions& o) {
+std::pair<ir::Graph, TensorMap> block_and_weights(const CompileOptions& o) {
   if (o.model.empty()) {
     const model::Gpt2BlockShape shape{.seq = o.pkg.seq, .dim = o.dim, .heads = o.heads};
     ir::Graph g = model::gpt2_block_graph(shape);
     Rng rng(o.seed);
     auto init = model::gpt2_init_params(g, 12, rng);  // residual scaling of GPT-2 124M's 12 layers
-    return {std::move(g), compile::ParamValues(init.begin(), init.end())};
+    return {std::move(g), TensorMap(init.begin(), init.end())};
   }
   const model::Gpt2Model m = model::Gpt2Model::load(o.model);
   const model::Gpt2Config& c = m.config();
@@ -60,7 +60,7 @@ std::pair<ir::Graph, compile::ParamValues> block_and_weights(const CompileOption
       .seq = o.pkg.seq, .dim = c.n_embd, .heads = c.n_head, .epsilon = c.layer_norm_epsilon, .hidden_size = c.n_inner};
   ir::Graph g = model::gpt2_block_graph(shape);
   const std::string prefix = "h." + std::to_string(o.layer) + ".";
-  compile::ParamValues params;
+  TensorMap params;
   for (const auto& [name, t] : m.weights())
     if (name.starts_with(prefix)) params.emplace("h.0." + name.substr(prefix.size()), t);
   return {std::move(g), std::move(params)};
@@ -83,7 +83,7 @@ void run_package(const CompileOptions& o) {
   sw.restart();
   const compile::PackageReport r = compile_package(m, o.model, o.pkg, o.out, o.force, true);
   if (o.verbose)
-    for (const compile::Diagnostic& d : r.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
+    for (const ir::Diagnostic& d : r.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
   std::printf("wrote %s: %d kernels (%.1f MB of fp16 weights), %d host segments (%.1f MB of host weights) in %.2f s "
               "(model loaded in %.2f s); see `orion inspect %s`\n",
               o.out.c_str(), r.kernels, static_cast<double>(r.kernel_weight_bytes) / 1e6, r.host_segments,
@@ -101,7 +101,7 @@ void run(const CompileOptions& o) {
   if (!o.dump_after.empty()) {
     std::vector<std::string> only = o.dump_after;
     if (only.size() == 1 && only[0] == "all") only.clear();
-    lo.after_pass = compile::dump_ir_after(std::cout, only);
+    lo.after_pass = ir::dump_ir_after(std::cout, only);
   }
   const compile::AneLowered k = compile::lower_for_ane(graph, params, lo);
   compile::MilWriteOptions mo;
@@ -109,7 +109,7 @@ void run(const CompileOptions& o) {
   const compile::MilProgram p = compile::write_mil(k.graph, mo);
   compile::write_model_folder(p, o.out, mo);
 
-  for (const compile::Diagnostic& d : k.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
+  for (const ir::Diagnostic& d : k.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
   for (const compile::AneViolation& w : k.warnings) std::printf("%s\n", w.message().c_str());
   std::printf("wrote %s/model.mil (%s, %zu bytes) and %zu weight blobs (%zu bytes)\n", o.out.c_str(),
               o.pkg.dialect.c_str(), p.text.size(), p.weights.count(), p.weights.bytes().size());

@@ -9,8 +9,8 @@
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
 #include "corpus_tokenizer.h"
-#include "train/corpus_split.h"
-#include "train/token_file.h"
+#include "train/data/corpus_split.h"
+#include "train/data/token_file.h"
 
 namespace orion::cli {
 

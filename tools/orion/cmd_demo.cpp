@@ -11,8 +11,8 @@
 
 #include "commands.h"
 #include "demo_package.h"
-#include "compile/ane_lowering.h"
-#include "compile/mil_writer.h"
+#include "compile/ane/ane_lowering.h"
+#include "compile/mil/mil_writer.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
@@ -21,7 +21,7 @@
 #include "device/ane_sim.h"
 #include "exec/cpu/executor.h"
 #include "ir/printer.h"
-#include "model/gpt2_block.h"
+#include "model/gpt2/gpt2_block.h"
 #include "tensor_summary.h"
 
 namespace orion::cli {
@@ -41,7 +41,7 @@ struct RunResult {
   double median_ms = 0;
 };
 
-RunResult run_block(const ir::Graph& g, const exec::Bindings& bindings, exec::Numerics numerics,
+RunResult run_block(const ir::Graph& g, const TensorMap& bindings, exec::Numerics numerics,
                     const DemoOpts& o) {
   exec::CpuExecutor ex(g, {numerics, o.threads});
   std::vector<double> ms;
@@ -58,9 +58,9 @@ RunResult run_block(const ir::Graph& g, const exec::Bindings& bindings, exec::Nu
 // The block compiled for the ANE and run on ane-sim, the way the device would get it: lowered
 // and validated, written as model.mil + weights/weight.bin into a temporary folder, compiled
 // from that folder (through the MIL parser), evaluated on packed fp16 surfaces.
-void run_on_ane_sim(const ir::Graph& g, const exec::Bindings& bindings, const Tensor& x, const Tensor& want,
+void run_on_ane_sim(const ir::Graph& g, const TensorMap& bindings, const Tensor& x, const Tensor& want,
                     const DemoOpts& o) {
-  compile::ParamValues params;
+  TensorMap params;
   for (const auto& [name, t] : bindings)
     if (name != "x") params.emplace(name, t);
   Stopwatch sw;
@@ -100,7 +100,7 @@ void demo(const DemoOpts& o) {
   if (!o.save.empty()) write_file_atomic(o.save, ir::print_graph(g));
 
   Rng rng(o.seed);
-  exec::Bindings bindings = model::gpt2_init_params(g, 1, rng);
+  TensorMap bindings = model::gpt2_init_params(g, 1, rng);
   std::int64_t n_params = 0;
   for (const auto& [name, t] : bindings) n_params += t.numel();
   Tensor x(DType::f32, {s.seq, s.dim});

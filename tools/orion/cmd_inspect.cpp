@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "compile/ane_package.h"
+#include "compile/ane/ane_package.h"
 
 namespace orion::cli {
 

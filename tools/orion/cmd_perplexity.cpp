@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
-#include "model/perplexity.h"
+#include "model/session/perplexity.h"
 #include "model_dir.h"
 #include "numerics_option.h"
 

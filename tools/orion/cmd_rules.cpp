@@ -1,10 +1,10 @@
-// orion rules: the ANE constraint catalogue (compile/ane_rules.h), as a table or as the
+// orion rules: the ANE constraint catalogue (compile/ane/ane_rules.h), as a table or as the
 // Markdown page docs/ANE_RULES.md is generated from.
 #include <cstdio>
 #include <string>
 
 #include "commands.h"
-#include "compile/ane_rules.h"
+#include "compile/ane/ane_rules.h"
 
 namespace orion::cli {
 

@@ -30,7 +30,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->callback([o] {
     ir::Graph g = ir::read_graph_file(o->file);
-    const exec::Bindings bindings = random_bindings(g, o->seed);
+    const TensorMap bindings = random_bindings(g, o->seed);
     exec::CpuOptions opts;
     opts.numerics = parse_numerics(o->numerics);
     opts.threads = o->threads;

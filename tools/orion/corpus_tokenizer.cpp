@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "model/any_model.h"
-#include "model/llama_config.h"
+#include "model/llama/llama_config.h"
 #include "model_dir.h"
 #include "text/gpt2_pretokenize.h"
 

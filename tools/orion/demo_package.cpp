@@ -3,14 +3,14 @@
 #include <cstdio>
 #include <cstring>
 
-#include "compile/ane_package_writer.h"
+#include "compile/ane/ane_package_writer.h"
 #include "core/random.h"
 #include "core/stopwatch.h"
 #include "core/temp_folder.h"
 #include "exec/cpu/executor.h"
-#include "model/gpt2.h"
-#include "model/decoder_ane_package.h"
-#include "model/gpt2_model.h"
+#include "model/gpt2/gpt2.h"
+#include "model/session/decoder_ane_package.h"
+#include "model/gpt2/gpt2_model.h"
 #include "device/ane_sim.h"
 #include "runtime/package_session.h"
 #include "tensor_summary.h"
@@ -30,7 +30,7 @@ void demo_package(const DemoPackageOptions& o) {
   c.n_head = 4;
   c.n_positions = 256;
   c.vocab_size = 4096;
-  const exec::Bindings w = model::gpt2_init_weights(c, o.seed);
+  const TensorMap w = model::gpt2_init_weights(c, o.seed);
   std::printf("\nThe whole model for the ANE: GPT-2 with %lld layers, dim %lld, vocabulary %lld\n",
               static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd), static_cast<long long>(c.vocab_size));
 
@@ -50,7 +50,7 @@ void demo_package(const DemoPackageOptions& o) {
     tokens[i] = static_cast<std::int32_t>(rng.next_u64() % static_cast<std::uint64_t>(c.vocab_size));
     pos[i] = static_cast<std::int32_t>(i);
   }
-  exec::Bindings b = w;
+  TensorMap b = w;
   b["tokens"] = Tensor::from_ints({n}, tokens);
   b["positions"] = Tensor::from_ints({n}, pos);
   const Tensor want = exec::CpuExecutor(model::gpt2_graph(c, {.seq = n}), {exec::Numerics::f32, o.threads}).run(b)[0];

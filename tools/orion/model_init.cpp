@@ -12,9 +12,9 @@
 #include "core/error.h"
 #include "core/memory_limit.h"
 #include "core/stopwatch.h"
-#include "model/gpt2_model.h"
-#include "model/llama_model.h"
-#include "model/safetensors.h"
+#include "model/gpt2/gpt2_model.h"
+#include "model/llama/llama_model.h"
+#include "model/formats/safetensors.h"
 #include "model_dir.h"
 
 namespace orion::cli {
@@ -53,7 +53,7 @@ constexpr const char* kModelFiles[] = {"config.json", "model.safetensors", "voca
 // the complete new one, never new weights beside an old config.json. An existing folder is
 // replaced, so the files it held that are not the new model's (the other kind of tokenizer's)
 // go with it; init() has checked that it holds nothing else.
-void write_model(const fs::path& dir, const exec::Bindings& w, const std::string& config_json, const text::Tokenizer& tok) {
+void write_model(const fs::path& dir, const TensorMap& w, const std::string& config_json, const text::Tokenizer& tok) {
   const fs::path target = fs::absolute(dir).lexically_normal();
   const fs::path folder = target.has_filename() ? target : target.parent_path();
   if (!folder.has_parent_path() || folder == folder.root_path())

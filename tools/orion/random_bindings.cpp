@@ -6,9 +6,9 @@
 
 namespace orion::cli {
 
-exec::Bindings random_bindings(const ir::Graph& graph, std::uint64_t seed) {
+TensorMap random_bindings(const ir::Graph& graph, std::uint64_t seed) {
   Rng rng(seed);
-  exec::Bindings out;
+  TensorMap out;
   for (const ir::Node& n : graph.nodes()) {
     if (n.op != ir::Op::input && n.op != ir::Op::param) continue;
     const DType dt = n.type.dtype;

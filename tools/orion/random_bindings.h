@@ -9,6 +9,6 @@
 
 namespace orion::cli {
 
-exec::Bindings random_bindings(const ir::Graph& graph, std::uint64_t seed);
+TensorMap random_bindings(const ir::Graph& graph, std::uint64_t seed);
 
 }  // namespace orion::cli

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "compile/passes/rewriter.h"
-#include "compile/weight_values.h"
+#include "ir/transforms/rewriter.h"
+#include "compile/ane/weight_values.h"
 #include "core/error.h"
 
 namespace orion::compile {
@@ -35,7 +35,7 @@ std::int64_t pieces_of(const ir::Graph& g, const Node& n, const std::vector<bool
 int chunk_matmuls(ir::Graph& graph, std::int64_t max_bytes) {
   if (max_bytes <= 0) throw Error("chunk_matmuls: the weight budget must be positive");
   const std::vector<bool> weight = weight_values(graph);
-  GraphRewriter rw(graph);
+  ir::GraphRewriter rw(graph);
   int split = 0;
   for (ValueId id = 0; id < graph.size(); ++id) {
     const Node& n = graph.node(id);
@@ -56,7 +56,7 @@ int chunk_matmuls(ir::Graph& graph, std::int64_t max_bytes) {
       e[static_cast<std::size_t>(axis)] = std::min(out, begin + step);
       const std::string base = n.name + ".chunk" + std::to_string(i);
       const ValueId w = rw.op(Op::slice, {rw.map(n.inputs[1])}, {{"begin", b}, {"end", e}}, base + ".weight");
-      parts.push_back(rw.op(Op::matmul, {rw.map(n.inputs[0]), w}, named_attrs(n), base));
+      parts.push_back(rw.op(Op::matmul, {rw.map(n.inputs[0]), w}, ir::named_attrs(n), base));
     }
     const ValueId joined = rw.op(Op::concat, parts, {{"axis", std::int64_t{n.type.rank() - 1}}}, n.name + ".joined");
     rw.take_over(id, joined);
@@ -66,8 +66,8 @@ int chunk_matmuls(ir::Graph& graph, std::int64_t max_bytes) {
   return split;
 }
 
-std::unique_ptr<Pass> chunk_matmuls_pass(std::int64_t max_bytes) {
-  return make_pass("chunk_matmuls", [max_bytes](ir::Graph& g, PassContext& c) {
+std::unique_ptr<ir::Pass> chunk_matmuls_pass(std::int64_t max_bytes) {
+  return ir::make_pass("chunk_matmuls", [max_bytes](ir::Graph& g, ir::PassContext& c) {
     const int n = chunk_matmuls(g, max_bytes);
     if (n > 0)
       c.note(std::to_string(n) + " matmul(s) split into pieces of at most " + std::to_string(max_bytes) +

@@ -15,12 +15,12 @@
 #include <cstdint>
 #include <memory>
 
-#include "compile/passes/pass.h"
+#include "ir/transforms/pass.h"
 
 namespace orion::compile {
 
 // Returns the number of matmuls split.
 int chunk_matmuls(ir::Graph& graph, std::int64_t max_weight_bytes);
-std::unique_ptr<Pass> chunk_matmuls_pass(std::int64_t max_weight_bytes);
+std::unique_ptr<ir::Pass> chunk_matmuls_pass(std::int64_t max_weight_bytes);
 
 }  // namespace orion::compile

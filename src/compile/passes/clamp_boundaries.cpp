@@ -1,6 +1,6 @@
 #include "compile/passes/clamp_boundaries.h"
 
-#include "compile/passes/rewriter.h"
+#include "ir/transforms/rewriter.h"
 #include "compile/passes/to_fp16.h"
 
 namespace orion::compile {
@@ -36,7 +36,7 @@ ClampCounts clamp_boundaries(ir::Graph& graph) {
       if (!clamp_within_range(n)) clamped_reader_only[static_cast<std::size_t>(in)] = false;
     }
 
-  GraphRewriter rw(graph);
+  ir::GraphRewriter rw(graph);
   ClampCounts counts;
   std::vector<ir::ValueId> own(size, -1);         // a node's own (unclamped) new value
   std::vector<ir::ValueId> out_clamp(size, -1);   // the clamp an output leaves through
@@ -72,8 +72,8 @@ ClampCounts clamp_boundaries(ir::Graph& graph) {
   return counts;
 }
 
-std::unique_ptr<Pass> clamp_boundaries_pass() {
-  return make_pass("clamp_boundaries", [](ir::Graph& g, PassContext& c) {
+std::unique_ptr<ir::Pass> clamp_boundaries_pass() {
+  return ir::make_pass("clamp_boundaries", [](ir::Graph& g, ir::PassContext& c) {
     const ClampCounts k = clamp_boundaries(g);
     if (k.inputs + k.outputs == 0) return false;
     c.note("clamped " + std::to_string(k.inputs) + " inputs and " + std::to_string(k.outputs) + " outputs to +-65504");

@@ -17,7 +17,7 @@
 // kernels, every cut is such a crossing, and this pass runs on each kernel's graph.
 #include <memory>
 
-#include "compile/passes/pass.h"
+#include "ir/transforms/pass.h"
 
 namespace orion::compile {
 
@@ -27,6 +27,6 @@ struct ClampCounts {
 };
 
 ClampCounts clamp_boundaries(ir::Graph& graph);
-std::unique_ptr<Pass> clamp_boundaries_pass();
+std::unique_ptr<ir::Pass> clamp_boundaries_pass();
 
 }  // namespace orion::compile

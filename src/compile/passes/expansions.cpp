@@ -15,7 +15,7 @@ using ir::ValueId;
 // The nodes of one expansion: names "<base>.<role>", scalars of x's dtype.
 class Writer {
  public:
-  Writer(GraphRewriter& rw, ValueId x, std::string_view base)
+  Writer(ir::GraphRewriter& rw, ValueId x, std::string_view base)
       : rw_(rw), dtype_(rw.node(x).type.dtype), base_(base) {}
 
   ValueId op(Op op, std::vector<ValueId> in, std::string_view role, ir::NamedAttrs attrs = {}) {
@@ -28,7 +28,7 @@ class Writer {
 
  private:
   std::string name(std::string_view role) const { return base_ + "." + std::string(role); }
-  GraphRewriter& rw_;
+  ir::GraphRewriter& rw_;
   DType dtype_;
   std::string base_;
 };
@@ -37,7 +37,7 @@ constexpr double kPi = 3.14159265358979323846;
 
 }  // namespace
 
-ValueId expand_gelu(GraphRewriter& rw, ValueId x, std::string_view base, GeluForm form) {
+ValueId expand_gelu(ir::GraphRewriter& rw, ValueId x, std::string_view base, GeluForm form) {
   Writer w(rw, x, base);
   const ValueId x2 = w.op(Op::mul, {x, x}, "x2");
   const ValueId x3 = w.op(Op::mul, {x2, x}, "x3");
@@ -55,7 +55,7 @@ ValueId expand_gelu(GraphRewriter& rw, ValueId x, std::string_view base, GeluFor
   return w.op(Op::mul, {hx, t1}, "out");
 }
 
-ValueId expand_silu(GraphRewriter& rw, ValueId x, std::string_view base) {
+ValueId expand_silu(ir::GraphRewriter& rw, ValueId x, std::string_view base) {
   Writer w(rw, x, base);
   return w.op(Op::mul, {x, w.op(Op::sigmoid, {x}, "sigmoid")}, "out");
 }
@@ -88,7 +88,7 @@ ScaledRows scaled_rms(Writer& w, ValueId x, int axis, double epsilon) {
 
 }  // namespace
 
-ValueId expand_layer_norm(GraphRewriter& rw, ValueId x, ValueId gamma, ValueId beta, double epsilon,
+ValueId expand_layer_norm(ir::GraphRewriter& rw, ValueId x, ValueId gamma, ValueId beta, double epsilon,
                           int axis, std::string_view base) {
   Writer w(rw, x, base);
   axis = ir::normalize_axis(axis, rw.node(x).type.rank());  // MIL programs spell axes >= 0
@@ -98,7 +98,7 @@ ValueId expand_layer_norm(GraphRewriter& rw, ValueId x, ValueId gamma, ValueId b
   return w.op(Op::add, {w.op(Op::mul, {n, gamma}, "scaled_gain"), beta}, "out");
 }
 
-ValueId expand_rms_norm(GraphRewriter& rw, ValueId x, ValueId weight, double epsilon, int axis,
+ValueId expand_rms_norm(ir::GraphRewriter& rw, ValueId x, ValueId weight, double epsilon, int axis,
                         std::string_view base) {
   Writer w(rw, x, base);
   axis = ir::normalize_axis(axis, rw.node(x).type.rank());
@@ -106,12 +106,12 @@ ValueId expand_rms_norm(GraphRewriter& rw, ValueId x, ValueId weight, double eps
   return w.op(Op::mul, {w.op(Op::mul, {r.scaled, r.rstd}, "normed"), weight}, "out");
 }
 
-ValueId expand_neg(GraphRewriter& rw, ValueId x, std::string_view base) {
+ValueId expand_neg(ir::GraphRewriter& rw, ValueId x, std::string_view base) {
   Writer w(rw, x, base);
   return w.op(Op::mul, {x, w.scalar(-1, "k_minus_one")}, "out");
 }
 
-ValueId expand_rsqrt(GraphRewriter& rw, ValueId x, std::string_view base) {
+ValueId expand_rsqrt(ir::GraphRewriter& rw, ValueId x, std::string_view base) {
   Writer w(rw, x, base);
   return w.op(Op::pow, {x, w.scalar(-0.5, "k_rsqrt")}, "out");
 }

@@ -10,7 +10,7 @@
 // the MIL writer turns each into a named const, the form the ANE requires).
 #include <string_view>
 
-#include "compile/passes/rewriter.h"
+#include "ir/transforms/rewriter.h"
 
 namespace orion::compile {
 
@@ -27,29 +27,29 @@ enum class GeluForm {
 
 // x^3 is written mul(mul(x, x), x), not pow(x, 3): the ANE's pow is only seen with a positive
 // base (pow(v, -0.5) for the inverse square root), and x here is negative half the time.
-ir::ValueId expand_gelu(GraphRewriter& rw, ir::ValueId x, std::string_view base, GeluForm form);
+ir::ValueId expand_gelu(ir::GraphRewriter& rw, ir::ValueId x, std::string_view base, GeluForm form);
 
 // mul(x, sigmoid(x)).
-ir::ValueId expand_silu(GraphRewriter& rw, ir::ValueId x, std::string_view base);
+ir::ValueId expand_silu(ir::GraphRewriter& rw, ir::ValueId x, std::string_view base);
 
 // reduce_mean over `axis` (keep_dims) -> sub, then the centred rows' reciprocal root mean square
 // computed on them divided by a per-row bound on their magnitude, so that no square overflows
 // fp16 (expansions.cpp says why) -> mul -> mul gamma -> add beta. gamma and beta must broadcast
 // against x with their channels on `axis` ([C] for the last axis; [1, C, 1, 1] for the ANE's
 // channel axis 1).
-ir::ValueId expand_layer_norm(GraphRewriter& rw, ir::ValueId x, ir::ValueId gamma, ir::ValueId beta,
+ir::ValueId expand_layer_norm(ir::GraphRewriter& rw, ir::ValueId x, ir::ValueId gamma, ir::ValueId beta,
                               double epsilon, int axis, std::string_view base);
 
 // x's reciprocal root mean square over `axis`, computed as layer_norm's on x divided by a
 // per-row bound on its magnitude -> mul -> mul weight, weight shaped as gamma above.
-ir::ValueId expand_rms_norm(GraphRewriter& rw, ir::ValueId x, ir::ValueId weight, double epsilon,
+ir::ValueId expand_rms_norm(ir::GraphRewriter& rw, ir::ValueId x, ir::ValueId weight, double epsilon,
                             int axis, std::string_view base);
 
 // mul(x, -1).
-ir::ValueId expand_neg(GraphRewriter& rw, ir::ValueId x, std::string_view base);
+ir::ValueId expand_neg(ir::GraphRewriter& rw, ir::ValueId x, std::string_view base);
 
 // pow(x, -0.5), "the inverse square root everyone uses". MIL's own rsqrt adds an epsilon
 // (1e-12 by default) that the IR's rsqrt does not have.
-ir::ValueId expand_rsqrt(GraphRewriter& rw, ir::ValueId x, std::string_view base);
+ir::ValueId expand_rsqrt(ir::GraphRewriter& rw, ir::ValueId x, std::string_view base);
 
 }  // namespace orion::compile

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "compile/passes/rewriter.h"
+#include "ir/transforms/rewriter.h"
 
 namespace orion::compile {
 
@@ -12,7 +12,7 @@ namespace {
 using Counts = std::map<std::string_view, int>;
 
 int legalize_counted(ir::Graph& graph, const LegalizeOptions& options, Counts& counts) {
-  GraphRewriter rw(graph);
+  ir::GraphRewriter rw(graph);
   int rewritten = 0;
   for (ir::ValueId id = 0; id < graph.size(); ++id) {
     const ir::Node& n = graph.node(id);
@@ -46,8 +46,8 @@ int legalize(ir::Graph& graph, const LegalizeOptions& options) {
   return legalize_counted(graph, options, counts);
 }
 
-std::unique_ptr<Pass> legalize_pass(LegalizeOptions options) {
-  return make_pass("legalize", [options](ir::Graph& g, PassContext& c) {
+std::unique_ptr<ir::Pass> legalize_pass(LegalizeOptions options) {
+  return ir::make_pass("legalize", [options](ir::Graph& g, ir::PassContext& c) {
     Counts counts;
     const int n = legalize_counted(g, options, counts);
     if (n == 0) return false;

@@ -16,7 +16,7 @@
 #include <memory>
 
 #include "compile/passes/expansions.h"
-#include "compile/passes/pass.h"
+#include "ir/transforms/pass.h"
 
 namespace orion::compile {
 
@@ -26,6 +26,6 @@ struct LegalizeOptions {
 
 // Returns the number of nodes rewritten.
 int legalize(ir::Graph& graph, const LegalizeOptions& options = {});
-std::unique_ptr<Pass> legalize_pass(LegalizeOptions options = {});
+std::unique_ptr<ir::Pass> legalize_pass(LegalizeOptions options = {});
 
 }  // namespace orion::compile

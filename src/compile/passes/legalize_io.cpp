@@ -6,7 +6,7 @@
 #include <set>
 
 #include "compile/passes/lower_layout.h"
-#include "compile/passes/rewriter.h"
+#include "ir/transforms/rewriter.h"
 #include "core/error.h"
 #include "ir/type_rules.h"
 #include "ir/verifier.h"
@@ -90,7 +90,7 @@ class Padding {
 
   void pad(ValueId id, std::vector<ValueId> ins) {
     const Node& n = g_.node(id);
-    ir::NamedAttrs attrs = named_attrs(n);
+    ir::NamedAttrs attrs = ir::named_attrs(n);
     const auto rank = static_cast<std::size_t>(g_.node(n.inputs[0]).type.rank());
     switch (n.op) {
       case Op::reshape: {
@@ -98,7 +98,7 @@ class Padding {
         if (!axis_grew(n, 0, rank - 1, ins) || shape.empty() || shape.back() != old_shape(n.inputs[0]).back())
           refuse(n, "a reshape that does not keep the sequence on the last axis");
         shape.back() = P_;
-        set_attr(attrs, "shape", shape);
+        ir::set_attr(attrs, "shape", shape);
         break;
       }
       case Op::slice: {
@@ -108,7 +108,7 @@ class Padding {
             if (begin[a] != 0 || end[a] != old_shape(n.inputs[0])[a]) refuse(n, "a slice of the sequence axis");
             end[a] = new_shape(ins[0])[a];
           }
-        set_attr(attrs, "end", end);
+        ir::set_attr(attrs, "end", end);
         break;
       }
       case Op::reduce_sum:
@@ -173,7 +173,7 @@ class Padding {
   }
 
   const ir::Graph& g_;
-  GraphRewriter rw_;
+  ir::GraphRewriter rw_;
   std::int64_t P_;
   const std::set<std::string, std::less<>>& fixed_;
   std::vector<bool> masked_;     // by old value: an add of an extended mask
@@ -205,7 +205,7 @@ ir::Graph pad_channels(const ir::Graph& g, const std::map<std::string, std::int6
     auto it = targets.find(n.name);
     return it == targets.end() ? n.type.shape[1] : it->second;
   };
-  GraphRewriter rw(g);
+  ir::GraphRewriter rw(g);
   for (ValueId id = 0; id < g.size(); ++id) {
     const Node& n = g.node(id);
     // Only inputs are widened; other nodes (constants, scalars) may have no channel axis.
@@ -309,8 +309,8 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
   return io;
 }
 
-std::unique_ptr<Pass> legalize_io_pass(KernelIo& io, LegalizeIoOptions options) {
-  return make_pass("legalize_io", [&io, options](ir::Graph& g, PassContext& c) {
+std::unique_ptr<ir::Pass> legalize_io_pass(KernelIo& io, LegalizeIoOptions options) {
+  return ir::make_pass("legalize_io", [&io, options](ir::Graph& g, ir::PassContext& c) {
     io = legalize_io(g, options);
     c.note("sequence " + std::to_string(io.seq) + " padded to " + std::to_string(io.padded_seq) + ": surfaces of " +
            std::to_string(io.input_bytes) + " bytes in, " + std::to_string(io.output_bytes) + " bytes out");

@@ -32,27 +32,10 @@
 #include <string>
 #include <vector>
 
-#include "compile/passes/pass.h"
+#include "compile/kernel_io.h"
+#include "ir/transforms/pass.h"
 
 namespace orion::compile {
-
-struct KernelIoTensor {
-  std::string name;        // the graph's (IR) name; the MIL writer keeps it when it is an identifier
-  Shape logical;           // [1, C, 1, S]
-  Shape padded;            // [1, C', 1, S_pad]: what the program declares (C' = C unless pad_channels)
-  std::int64_t bytes = 0;  // the packed fp16 tensor's size (<= the direction's allocation)
-  // A fixed-length input (a KV cache): its S is its own (logical[3] == padded[3]), not the
-  // kernel's tokens; the runtime may keep it resident in its surface between calls.
-  bool fixed = false;
-};
-
-struct KernelIo {
-  std::int64_t seq = 0;         // real tokens
-  std::int64_t padded_seq = 0;  // S_pad
-  // In binding order: alphabetical by name (ANE027), whatever the graph's order.
-  std::vector<KernelIoTensor> inputs, outputs;
-  std::int64_t input_bytes = 0, output_bytes = 0;  // the allocation of every surface of a direction
-};
 
 struct LegalizeIoOptions {
   std::int64_t seq_multiple = 32;        // buckets of 32, 64, ...: also S >= 32 (ANE011)
@@ -75,6 +58,6 @@ std::int64_t padded_sequence(std::int64_t seq, std::int64_t min_channels, const 
 
 KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options = {});
 // The pass stores what it found in `io` (which must outlive the pass).
-std::unique_ptr<Pass> legalize_io_pass(KernelIo& io, LegalizeIoOptions options = {});
+std::unique_ptr<ir::Pass> legalize_io_pass(KernelIo& io, LegalizeIoOptions options = {});
 
 }  // namespace orion::compile

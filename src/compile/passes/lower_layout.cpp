@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "compile/passes/rewriter.h"
+#include "ir/transforms/rewriter.h"
 #include "core/error.h"
 #include "ir/type_rules.h"
 #include "ir/verifier.h"
@@ -177,13 +177,13 @@ class Lowering {
         return;
       }
       case ir::OpClass::unary:
-        emit(id, n.op, {rw_.map(n.inputs[0])}, named_attrs(n), l);
+        emit(id, n.op, {rw_.map(n.inputs[0])}, ir::named_attrs(n), l);
         return;
       default: break;
     }
     switch (n.op) {
       case Op::clamp:
-      case Op::cast: emit(id, n.op, {rw_.map(n.inputs[0])}, named_attrs(n), l); return;
+      case Op::cast: emit(id, n.op, {rw_.map(n.inputs[0])}, ir::named_attrs(n), l); return;
       case Op::matmul: return lower_matmul(id, counts);
       case Op::reduce_sum:
       case Op::reduce_mean:
@@ -191,14 +191,14 @@ class Lowering {
         if (!n.attr_bool("keep_dims")) unsupported(n, "reductions without keep_dims are not lowered");
         std::vector<std::int64_t> axes;
         for (std::int64_t a : n.attr_ints("axes")) axes.push_back(lowered_axis(l, ir::normalize_axis(a, ir_rank(l))));
-        ir::NamedAttrs attrs = named_attrs(n);
-        set_attr(attrs, "axes", axes);
+        ir::NamedAttrs attrs = ir::named_attrs(n);
+        ir::set_attr(attrs, "axes", axes);
         emit(id, n.op, {rw_.map(n.inputs[0])}, std::move(attrs), l);
         return;
       }
       case Op::softmax: {
-        ir::NamedAttrs attrs = named_attrs(n);
-        set_attr(attrs, "axis", std::int64_t{lowered_axis(l, ir::normalize_axis(n.attr_int("axis"), ir_rank(l)))});
+        ir::NamedAttrs attrs = ir::named_attrs(n);
+        ir::set_attr(attrs, "axis", std::int64_t{lowered_axis(l, ir::normalize_axis(n.attr_int("axis"), ir_rank(l)))});
         emit(id, n.op, {rw_.map(n.inputs[0])}, std::move(attrs), l);
         return;
       }
@@ -217,11 +217,11 @@ class Lowering {
       // the head split instead with its transpose_y flag flipped, so that keys and values (a
       // decode step's cache of thousands of positions) are never copied transposed.
       ValueId y = rw_.map(n.inputs[1]);
-      ir::NamedAttrs attrs = named_attrs(n);
+      ir::NamedAttrs attrs = ir::named_attrs(n);
       const Node& t = g_.node(n.inputs[1]);
       if (t.op == Op::transpose && layout(t.inputs[0]) == Layout::head_split) {
         y = rw_.map(t.inputs[0]);
-        set_attr(attrs, "transpose_y", !n.attr_bool("transpose_y"));
+        ir::set_attr(attrs, "transpose_y", !n.attr_bool("transpose_y"));
       }
       emit(id, Op::matmul, {rw_.map(n.inputs[0]), y}, std::move(attrs), Layout::heads);
       return;
@@ -285,7 +285,7 @@ class Lowering {
   }
 
   const ir::Graph& g_;
-  GraphRewriter rw_;
+  ir::GraphRewriter rw_;
   std::vector<Layout> layout_;  // by old value
   std::map<std::pair<ValueId, Layout>, ValueId> converted_;
   std::map<ValueId, ValueId> as_heads_;  // by old token-major value
@@ -326,8 +326,8 @@ bool kernel_op(ir::Op op) {
   }
 }
 
-std::unique_ptr<Pass> lower_layout_pass() {
-  return make_pass("lower_layout", [](ir::Graph& g, PassContext& c) {
+std::unique_ptr<ir::Pass> lower_layout_pass() {
+  return ir::make_pass("lower_layout", [](ir::Graph& g, ir::PassContext& c) {
     const LowerLayoutCounts k = lower_layout(g);
     if (k.lowered == 0) return false;
     c.note("lowered " + std::to_string(k.lowered) + " nodes to [1, C, 1, S], " + std::to_string(k.convs) +

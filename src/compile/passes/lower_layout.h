@@ -33,7 +33,7 @@
 // legalize_io pads it.
 #include <memory>
 
-#include "compile/passes/pass.h"
+#include "ir/transforms/pass.h"
 #include "ir/builder.h"
 
 namespace orion::compile {
@@ -51,6 +51,6 @@ bool kernel_op(ir::Op op);
 // The attributes of a 1x1 conv with unit strides, no padding and one group: a linear layer on
 // [1, C, 1, S].
 ir::NamedAttrs pointwise_conv_attrs();
-std::unique_ptr<Pass> lower_layout_pass();
+std::unique_ptr<ir::Pass> lower_layout_pass();
 
 }  // namespace orion::compile

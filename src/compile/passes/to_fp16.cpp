@@ -61,8 +61,8 @@ Fp16Stats to_fp16(ir::Graph& graph) {
   return stats;
 }
 
-std::unique_ptr<Pass> to_fp16_pass() {
-  return make_pass("to_fp16", [](ir::Graph& g, PassContext& c) {
+std::unique_ptr<ir::Pass> to_fp16_pass() {
+  return ir::make_pass("to_fp16", [](ir::Graph& g, ir::PassContext& c) {
     Fp16Stats s = to_fp16(g);
     for (std::string& note : s.notes) c.note(std::move(note));
     if (s.constants)

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "compile/passes/pass.h"
+#include "ir/transforms/pass.h"
 
 namespace orion::compile {
 
@@ -35,7 +35,7 @@ struct Fp16Stats {
 inline constexpr double kFp16Max = 65504.0;
 
 Fp16Stats to_fp16(ir::Graph& graph);
-std::unique_ptr<Pass> to_fp16_pass();
+std::unique_ptr<ir::Pass> to_fp16_pass();
 
 // One f32 tensor to f16 with the saturation above, counting into `stats`.
 Tensor saturate_to_fp16(const Tensor& t, Fp16Stats& stats);

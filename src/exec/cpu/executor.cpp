@@ -111,7 +111,7 @@ const ir::Graph& CpuExecutor::graph() const { return state_->graph; }
 const MemoryPlan& CpuExecutor::memory_plan() const { return state_->plan; }
 const CpuOptions& CpuExecutor::options() const { return state_->options; }
 
-std::vector<Tensor> CpuExecutor::run(const Bindings& bindings) {
+std::vector<Tensor> CpuExecutor::run(const TensorMap& bindings) {
   State& s = *state_;
   for (ir::ValueId id : s.order) {
     const ir::Node& n = s.graph.node(id);

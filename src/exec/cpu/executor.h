@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "core/tensor_map.h"
 #include "core/thread_pool.h"
 #include "exec/memory_plan.h"
 #include "ir/graph.h"
@@ -34,9 +35,6 @@ struct CpuOptions {
   bool column_independent = false;
 };
 
-// Tensors for a graph's inputs and params, by name.
-using Bindings = std::map<std::string, Tensor, std::less<>>;
-
 class CpuExecutor {
  public:
   // Verifies the graph and plans its memory; throws orion::Error on an invalid graph.
@@ -49,7 +47,7 @@ class CpuExecutor {
   // dtype equal to the declared one or any float dtype for a float value; other names are
   // ignored (one map of model weights serves several graphs). Returns the graph's outputs in
   // order, each in its declared dtype.
-  std::vector<Tensor> run(const Bindings& bindings);
+  std::vector<Tensor> run(const TensorMap& bindings);
 
   const ir::Graph& graph() const;
   const MemoryPlan& memory_plan() const;

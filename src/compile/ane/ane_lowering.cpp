@@ -1,0 +1,25 @@
+#include "compile/ane/ane_lowering.h"
+
+#include "compile/passes/clamp_boundaries.h"
+#include "ir/transforms/cse.h"
+#include "ir/transforms/dce.h"
+#include "ir/transforms/fold_constants.h"
+#include "compile/passes/lower_layout.h"
+#include "compile/passes/to_fp16.h"
+
+namespace orion::compile {
+
+AneLowered lower_for_ane(const ir::Graph& graph, const TensorMap& weights, const AneLoweringOptions& options) {
+  AneLowered out{graph, {}, {}, {}};
+  ir::Pipeline p;
+  p.add(ir::bind_params_pass(weights)).add(ir::fold_constants_pass()).add(legalize_pass(options.legalize));
+  p.add(lower_layout_pass()).add(legalize_io_pass(out.io, options.io)).add(ir::cse_pass({.merge_tensor_constants = !options.weights_vary})).add(ir::dce_pass());
+  p.add(clamp_boundaries_pass()).add(to_fp16_pass()).add(ir::fold_constants_pass());
+  ir::PipelineOptions po;
+  po.after_pass = options.after_pass;
+  out.diagnostics = p.run(out.graph, po).diagnostics;
+  out.warnings = validate_kernel_graph(out.graph, options.target, options.kernel_name);
+  return out;
+}
+
+}  // namespace orion::compile

@@ -1,0 +1,49 @@
+#pragma once
+// lower_for_ane: a token-major IR graph with its weights, all the way to a kernel in ANE form
+// that the MIL writer accepts and the validator passes. The order, and why:
+//   bind_params       weights become consts (the ANE bakes them), so folding can shape them
+//   fold_constants    const subgraphs disappear before anything is lowered
+//   legalize          gelu, layer_norm... written out, still token-major (reductions over the
+//                     IR's last axis, which lower_layout maps to the channel axis 1)
+//   lower_layout      [S, X] -> [1, X, 1, S], linear layers as 1x1 conv, the head split
+//   legalize_io       the sequence padded to a bucket that makes every surface legal; KernelIo
+//   cse, dce          merge the scalars the expansions repeat, drop the IR-shaped consts
+//   clamp_boundaries  +-65504 where values cross host/device
+//   to_fp16           every f32 value and weight to fp16 (the mask's -inf saturates)
+//   fold_constants    anything the rewrites left foldable
+//   validate          every graph-stage rule of the catalogue; errors throw, warnings are returned
+// The pipeline verifies the IR after every pass.
+#include <string>
+#include <vector>
+
+#include "compile/ane/ane_validator.h"
+#include "ir/transforms/bind_params.h"
+#include "compile/passes/legalize.h"
+#include "compile/passes/legalize_io.h"
+#include "ir/transforms/pipeline.h"
+
+namespace orion::compile {
+
+struct AneLoweringOptions {
+  AneTarget target;
+  LegalizeOptions legalize;
+  LegalizeIoOptions io;
+  std::string kernel_name = "kernel";  // in the validator's messages
+  // The weights will be replaced by others of the same shapes (training): the program's text
+  // must not depend on their values (CseOptions::merge_tensor_constants), so that a new set is
+  // a rewrite of the weight file, not a new program.
+  bool weights_vary = false;
+  ir::AfterPassFn after_pass;              // e.g. dump_ir_after
+};
+
+struct AneLowered {
+  ir::Graph graph;                       // in ANE form
+  KernelIo io;                           // what the runtime binds
+  std::vector<ir::Diagnostic> diagnostics;   // the passes' notes
+  std::vector<AneViolation> warnings;    // the validator's warnings (errors throw)
+};
+
+// `graph` is left unchanged; every param must have a value in `weights`.
+AneLowered lower_for_ane(const ir::Graph& graph, const TensorMap& weights, const AneLoweringOptions& options = {});
+
+}  // namespace orion::compile

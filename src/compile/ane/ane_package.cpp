@@ -1,0 +1,273 @@
+#include "compile/ane/ane_package.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compile/ane/ane_rules.h"
+#include "core/error.h"
+#include "core/json_parse.h"
+
+namespace orion::compile {
+
+namespace {
+
+using nlohmann::json;
+
+// Reading an untrusted manifest: every access names the JSON path it failed at.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
+    throw Error::in_file(file_, "at " + (path.empty() ? std::string("/") : path) + ": " + problem);
+  }
+  const json& field(const json& j, const std::string& path, const char* key) const {
+    if (!j.is_object()) fail(path, "expected an object");
+    auto it = j.find(key);
+    if (it == j.end()) fail(path, std::string("missing \"") + key + "\"");
+    return *it;
+  }
+  std::string str(const json& j, const std::string& path, const char* key) const {
+    const json& v = field(j, path, key);
+    if (!v.is_string()) fail(path + "/" + key, "expected a string");
+    return v.get<std::string>();
+  }
+  std::int64_t integer(const json& j, const std::string& path, const char* key, std::int64_t min = 0) const {
+    const json& v = field(j, path, key);
+    if (!v.is_number_integer()) fail(path + "/" + key, "expected an integer");
+    const std::int64_t x = v.get<std::int64_t>();
+    if (x < min) fail(path + "/" + key, "expected at least " + std::to_string(min) + ", found " + std::to_string(x));
+    return x;
+  }
+  bool boolean(const json& j, const std::string& path, const char* key) const {
+    const json& v = field(j, path, key);
+    if (!v.is_boolean()) fail(path + "/" + key, "expected true or false");
+    return v.get<bool>();
+  }
+  const json& array(const json& j, const std::string& path, const char* key) const {
+    const json& v = field(j, path, key);
+    if (!v.is_array()) fail(path + "/" + key, "expected an array");
+    return v;
+  }
+  Shape shape(const json& j, const std::string& path, const char* key) const {
+    Shape s;
+    const json& a = array(j, path, key);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_number_integer() || a[i].get<std::int64_t>() <= 0 || a[i].get<std::int64_t>() > (1LL << 40))
+        fail(path + "/" + key + "/" + std::to_string(i), "expected a positive dimension");
+      s.push_back(a[i].get<std::int64_t>());
+    }
+    if (s.size() > 8) fail(path + "/" + key, "more than 8 dimensions");
+    return s;
+  }
+  std::vector<std::string> strings(const json& j, const std::string& path, const char* key) const {
+    std::vector<std::string> out;
+    const json& a = array(j, path, key);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_string()) fail(path + "/" + key + "/" + std::to_string(i), "expected a string");
+      out.push_back(a[i].get<std::string>());
+    }
+    return out;
+  }
+  // A name that is safe as a folder below the package: no separators, no "..".
+  std::string folder_name(const json& j, const std::string& path, const char* key) const {
+    std::string s = str(j, path, key);
+    if (s.empty() || s == "." || s == ".." || s.find_first_of("/\\") != std::string::npos)
+      fail(path + "/" + key, "\"" + s + "\" is not a plain folder name");
+    return s;
+  }
+
+ private:
+  std::string file_;
+};
+
+json io_tensor_json(const KernelIoTensor& t) {
+  json j = {{"name", t.name}, {"logical", t.logical}, {"padded", t.padded}, {"bytes", t.bytes}};
+  if (t.fixed) j["fixed"] = true;  // absent: the kernel's tokens, as every package before it wrote
+  return j;
+}
+
+json value_json(const PackageValue& v) {
+  return {{"name", v.name}, {"value", v.value}, {"dtype", std::string(dtype_name(v.dtype))}, {"shape", v.shape}};
+}
+
+KernelIoTensor read_io_tensor(const Reader& r, const json& j, const std::string& p) {
+  KernelIoTensor t;
+  t.name = r.str(j, p, "name");
+  t.logical = r.shape(j, p, "logical");
+  t.padded = r.shape(j, p, "padded");
+  t.bytes = r.integer(j, p, "bytes", 1);
+  if (t.logical.size() != 4 || t.padded.size() != 4) r.fail(p, "kernel surfaces are [1, C, 1, S]");
+  if (j.contains("fixed")) {
+    if (!j["fixed"].is_boolean()) r.fail(p + "/fixed", "expected true or false");
+    t.fixed = j["fixed"].get<bool>();
+  }
+  // Channels are widened only for fixed-length inputs (a narrow KV cache, ANE012).
+  if ((t.fixed ? t.padded[1] < t.logical[1] : t.padded[1] != t.logical[1]) || t.padded[3] < t.logical[3])
+    r.fail(p, "the padded shape does not hold the logical one");
+  if (t.bytes != shape_numel(t.padded) * 2) r.fail(p + "/bytes", "is not the padded fp16 size");
+  return t;
+}
+
+PackageValue read_value(const Reader& r, const json& j, const std::string& p) {
+  PackageValue v;
+  v.name = r.str(j, p, "name");
+  v.value = r.str(j, p, "value");
+  const std::string d = r.str(j, p, "dtype");
+  const auto dt = dtype_from_name(d);
+  if (!dt) r.fail(p + "/dtype", "unknown dtype \"" + d + "\"");
+  v.dtype = *dt;
+  v.shape = r.shape(j, p, "shape");
+  return v;
+}
+
+PackageStep read_step(const Reader& r, const json& j, const std::string& p) {
+  PackageStep s;
+  const std::string kind = r.str(j, p, "kind");
+  if (kind == "ane") s.placement = Placement::ane;
+  else if (kind == "host") s.placement = Placement::host;
+  else r.fail(p + "/kind", "expected \"ane\" or \"host\", found \"" + kind + "\"");
+  s.name = r.folder_name(j, p, "name");
+  s.stage = static_cast<int>(r.integer(j, p, "stage"));
+  if (s.placement == Placement::ane) {
+    const json& io = r.field(j, p, "io");
+    const std::string ip = p + "/io";
+    s.io.seq = r.integer(io, ip, "seq", 1);
+    s.io.padded_seq = r.integer(io, ip, "padded_seq", 1);
+    s.io.input_bytes = r.integer(io, ip, "input_bytes", 1);
+    s.io.output_bytes = r.integer(io, ip, "output_bytes", 1);
+    for (auto [key, list, alloc] : {std::tuple{"inputs", &s.io.inputs, s.io.input_bytes},
+                                    std::tuple{"outputs", &s.io.outputs, s.io.output_bytes}}) {
+      const json& a = r.array(io, ip, key);
+      if (a.empty()) r.fail(ip + "/" + key, "a kernel needs at least one");
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        const std::string tp = ip + "/" + key + "/" + std::to_string(i);
+        KernelIoTensor t = read_io_tensor(r, a[i], tp);
+        if (t.fixed ? t.padded[3] != t.logical[3] || key != std::string("inputs")
+                    : t.padded[3] != s.io.padded_seq || t.logical[3] != s.io.seq)
+          r.fail(tp, t.fixed ? "a fixed-length output, or a padded fixed-length input" : "its sequence is not the kernel's");
+        if (t.bytes > alloc) r.fail(tp + "/bytes", "larger than the direction's allocation");
+        if (!list->empty() && !(list->back().name < t.name)) r.fail(tp + "/name", "not in binding (alphabetical) order");
+        list->push_back(std::move(t));
+      }
+    }
+    s.weight_bytes = r.integer(j, p, "weight_bytes");
+    s.warnings = r.strings(j, p, "warnings");
+  } else {
+    s.inputs = r.strings(j, p, "inputs");
+    s.outputs = r.strings(j, p, "outputs");
+    s.params = r.strings(j, p, "params");
+  }
+  return s;
+}
+
+}  // namespace
+
+const PackageProgram* PackageManifest::find_program(std::string_view name) const {
+  for (const PackageProgram& p : programs)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const PackageProgram& PackageManifest::program(std::string_view name) const {
+  if (const PackageProgram* p = find_program(name)) return *p;
+  std::string have;
+  for (const PackageProgram& p : programs) have += (have.empty() ? "" : ", ") + p.name;
+  throw Error("the package has no program \"" + std::string(name) + "\" (it has: " + have + ")");
+}
+
+json manifest_to_json(const PackageManifest& m) {
+  json programs = json::array();
+  for (const PackageProgram& p : m.programs) {
+    json steps = json::array(), ins = json::array(), outs = json::array();
+    for (const PackageValue& v : p.inputs) ins.push_back(value_json(v));
+    for (const PackageValue& v : p.outputs) outs.push_back(value_json(v));
+    for (const PackageStep& s : p.steps) {
+      json js = {{"kind", std::string(placement_name(s.placement))}, {"name", s.name}, {"stage", s.stage}};
+      if (s.placement == Placement::ane) {
+        json ii = json::array(), oo = json::array();
+        for (const KernelIoTensor& t : s.io.inputs) ii.push_back(io_tensor_json(t));
+        for (const KernelIoTensor& t : s.io.outputs) oo.push_back(io_tensor_json(t));
+        js["io"] = {{"seq", s.io.seq}, {"padded_seq", s.io.padded_seq}, {"input_bytes", s.io.input_bytes},
+                    {"output_bytes", s.io.output_bytes}, {"inputs", ii}, {"outputs", oo}};
+        js["weight_bytes"] = s.weight_bytes;
+        js["warnings"] = s.warnings;
+      } else {
+        js["inputs"] = s.inputs;
+        js["outputs"] = s.outputs;
+        js["params"] = s.params;
+      }
+      steps.push_back(std::move(js));
+    }
+    programs.push_back({{"name", p.name}, {"seq", p.seq}, {"inputs", ins}, {"outputs", outs},
+                        {"steps", steps}, {"session", p.session}});
+  }
+  json hw = json::array();
+  for (const HostWeight& w : m.host_weights) hw.push_back({{"name", w.name}, {"shape", w.shape}, {"offset", w.offset}});
+  return {{"format", kPackageFormat},
+          {"version", kPackageVersion},
+          {"dialect", m.dialect},
+          {"target", {{"m1_m2", m.target.m1_m2}, {"allow_concat", m.target.allow_concat},
+                      {"on_chip_bytes", m.target.on_chip_bytes}}},
+          {"rules_checked", m.rules_checked},
+          {"model", m.model},
+          {"host_weights", {{"file", kHostWeightsFile}, {"tensors", hw}}},
+          {"programs", programs}};
+}
+
+PackageManifest manifest_from_json(const json& j, const std::string& file) {
+  const Reader r(file);
+  if (r.str(j, "", "format") != kPackageFormat) r.fail("/format", std::string("expected \"") + kPackageFormat + "\"");
+  if (r.integer(j, "", "version") != kPackageVersion)
+    r.fail("/version", "this Orion reads version " + std::to_string(kPackageVersion) + ": recompile the package");
+  PackageManifest m;
+  m.dialect = r.str(j, "", "dialect");
+  if (m.dialect != "ios18" && m.dialect != "ios16") r.fail("/dialect", "expected \"ios18\" or \"ios16\"");
+  const json& t = r.field(j, "", "target");
+  m.target.m1_m2 = r.boolean(t, "/target", "m1_m2");
+  m.target.allow_concat = r.boolean(t, "/target", "allow_concat");
+  m.target.on_chip_bytes = r.integer(t, "/target", "on_chip_bytes", 1);
+  m.rules_checked = r.strings(j, "", "rules_checked");
+  m.model = r.field(j, "", "model");
+  const json& hw = r.field(j, "", "host_weights");
+  if (r.str(hw, "/host_weights", "file") != kHostWeightsFile) r.fail("/host_weights/file", "unexpected file name");
+  const json& tensors = r.array(hw, "/host_weights", "tensors");
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::string p = "/host_weights/tensors/" + std::to_string(i);
+    m.host_weights.push_back({r.str(tensors[i], p, "name"), r.shape(tensors[i], p, "shape"),
+                              static_cast<std::uint64_t>(r.integer(tensors[i], p, "offset", 64))});
+  }
+  const json& programs = r.array(j, "", "programs");
+  if (programs.empty()) r.fail("/programs", "a package has at least one program");
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    const std::string p = "/programs/" + std::to_string(i);
+    PackageProgram prog;
+    prog.name = r.str(programs[i], p, "name");
+    prog.seq = r.integer(programs[i], p, "seq", 1);
+    for (auto [key, list] : {std::pair{"inputs", &prog.inputs}, std::pair{"outputs", &prog.outputs}}) {
+      const json& a = r.array(programs[i], p, key);
+      for (std::size_t k = 0; k < a.size(); ++k)
+        list->push_back(read_value(r, a[k], p + "/" + key + "/" + std::to_string(k)));
+    }
+    const json& steps = r.array(programs[i], p, "steps");
+    if (steps.empty()) r.fail(p + "/steps", "a program has at least one step");
+    for (std::size_t k = 0; k < steps.size(); ++k)
+      prog.steps.push_back(read_step(r, steps[k], p + "/steps/" + std::to_string(k)));
+    prog.session = r.field(programs[i], p, "session");
+    if (m.find_program(prog.name)) r.fail(p + "/name", "a second program \"" + prog.name + "\"");
+    m.programs.push_back(std::move(prog));
+  }
+  return m;
+}
+
+PackageManifest read_manifest(const std::string& dir) {
+  const std::string file = (std::filesystem::path(dir) / kManifestFile).string();
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error::in_file(file, "cannot open the package's manifest (is this a folder from `orion compile --target ane`?)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return manifest_from_json(parse_json(ss.str(), file), file);
+}
+
+}  // namespace orion::compile

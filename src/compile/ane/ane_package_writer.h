@@ -1,0 +1,44 @@
+#pragma once
+// write_ane_package: model graphs in, a package folder out (layout in ane_package.h). For each
+// program: chunk_matmuls (weights beyond the on-chip budget), partition_graph (kernels and host
+// segments), then lower_for_ane and the MIL writer per kernel and the IR printer per host
+// segment; the params host segments read go to one fp32 blob file. The folder is written
+// beside `out` and renamed into place, so a failed compile leaves nothing half written.
+// Output is deterministic: the same graphs and weights give the same bytes.
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compile/ane/ane_package.h"
+#include "ir/transforms/bind_params.h"
+
+namespace orion::compile {
+
+struct ProgramSpec {
+  std::string name;
+  ir::Graph graph;                               // token-major, with params
+  std::int64_t seq = 0;                          // tokens in its window
+  std::set<std::string, std::less<>> host_nodes;  // see PartitionOptions
+  nlohmann::json session;                        // stored as it is
+};
+
+struct PackageOptions {
+  AneTarget target;
+  MilDialect dialect = MilDialect::ios18;
+  bool replace = false;  // replace an existing `out`
+  std::function<void(std::string_view)> progress;  // one line per step written
+};
+
+struct PackageReport {
+  int kernels = 0, host_segments = 0;
+  std::int64_t kernel_weight_bytes = 0;  // fp16 blobs, all kernels
+  std::int64_t host_weight_bytes = 0;
+  std::vector<ir::Diagnostic> diagnostics;   // the passes' notes, prefixed by the step
+};
+
+PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const TensorMap& weights,
+                                const PackageOptions& options, const std::string& out, nlohmann::json model);
+
+}  // namespace orion::compile

@@ -1,0 +1,211 @@
+#include "compile/ane/ane_rules.h"
+
+#include <array>
+#include <string>
+
+#include "core/error.h"
+
+namespace orion::compile {
+
+namespace {
+
+using F = AneFailure;
+using S = AneStage;
+
+
+// Order: graph-stage rules, then MIL-stage, then runtime. Ids are stable: a retired rule keeps
+// its id and a new rule takes the next free one.
+constexpr std::array kRules = {
+    AneRule{"ANE001", "Every op of a kernel has a MIL form the ANE compiler accepts.", F::loud,
+            S::graph,
+            "legalize the op (compile/passes) or run it on the host (embedding lookup, sampling)",
+            "shared/ane/FORMATS.md, op signatures; CONSTRAINTS.md, program text"},
+    AneRule{"ANE002", "`gelu` is not accepted: write the tanh approximation out.", F::loud, S::graph,
+            "run the legalize pass: 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))",
+            "CONSTRAINTS.md, program text (gelu)"},
+    AneRule{"ANE003", "`silu` is not accepted: write mul(x, sigmoid(x)).", F::loud, S::graph,
+            "run the legalize pass", "CONSTRAINTS.md, program text (gelu/silu)"},
+    AneRule{"ANE004",
+            "`concat` is forbidden unless opted in (then with named axis and interleave consts).",
+            F::loud, S::graph,
+            "rewrite with slices or a multi-output kernel, or opt in (--allow-concat)",
+            "CONSTRAINTS.md, program text (concat: rejected by one project, used by two)"},
+    AneRule{"ANE005", "A `conv` weight must be a compile-time const.", F::silent, S::graph,
+            "use matmul for runtime weights: a conv ignores a runtime weight input",
+            "CONSTRAINTS.md, program text (conv with runtime weight)"},
+    AneRule{"ANE006", "Grouped or depthwise `conv` with runtime weights is rejected.", F::loud,
+            S::graph, "make the weight a const, or use matmul",
+            "CONSTRAINTS.md, program text (conv with runtime weight)"},
+    AneRule{"ANE007", "Every kernel output is a value computed in the body.", F::loud, S::graph,
+            "do not return an input or a const: compute the value on the host instead",
+            "CONSTRAINTS.md, program text (return tuple, InvalidMILProgram)"},
+    AneRule{"ANE008", "Kernel inputs and outputs are [1, C, 1, S] tensors, channel-major.",
+            F::silent, S::graph, "run the layout lowering pass (sequence on the last axis)",
+            "CONSTRAINTS.md, inputs, outputs and memory"},
+    AneRule{"ANE009",
+            "Kernel inputs and outputs are fp16 (fp32 only with a cast inside, never on M1/M2).",
+            F::loud, S::graph, "run the fp16 conversion pass",
+            "CONSTRAINTS.md, inputs, outputs and memory; FORMATS.md, common pieces (I/O)"},
+    AneRule{"ANE010",
+            "All input surfaces of a kernel have one allocation size, and all output surfaces one.",
+            F::loud, S::runtime,
+            "allocate every surface of a direction at the largest one's size (legalize_io records it in "
+            "the kernel's I/O; the package runner allocates it; ane-sim refuses unequal sizes)",
+            "CONSTRAINTS.md, inputs, outputs and memory (eval status 0x1d)"},
+    AneRule{"ANE011",
+            "The last (sequence) axis of every I/O surface holds at least 64 bytes (S >= 32 in fp16).",
+            F::silent, S::graph, "pad the sequence axis to 32 (prefill buckets of 32, 64, ...)",
+            "CONSTRAINTS.md, inputs, outputs and memory (one token fails; [1,4,1,4] fails)"},
+    AneRule{"ANE012", "Every I/O surface is at least 49,152 bytes.", F::silent, S::graph,
+            "pad the sequence axis (or the channels) until the surface reaches 48 KiB",
+            "CONSTRAINTS.md, inputs, outputs and memory ([768, 32] fp16 worked, smaller did not)"},
+    AneRule{"ANE013", "On M1/M2, a matmul's inner dimension is a multiple of 32.", F::silent,
+            S::graph, "pad the inner dimension with zeros to a multiple of 32",
+            "CONSTRAINTS.md, program text (reported on M1: zeros otherwise)"},
+    AneRule{"ANE014", "On M1/M2, `cast` is unsupported: inputs and outputs are fp16.", F::loud,
+            S::graph, "use fp16 I/O and convert on the host",
+            "CONSTRAINTS.md, program text (reported on M1)"},
+    AneRule{"ANE015",
+            "The constant weights of one kernel fit the ANE's on-chip memory (about 32 MB).",
+            F::slow, S::graph, "run the chunking pass (split the matmul or keep it on the host)",
+            "CONSTRAINTS.md, inputs, outputs and memory (about 30% slower beyond it)"},
+    AneRule{"ANE016", "Constants are finite fp16 values (saturated to +-65504).", F::silent,
+            S::graph, "run the fp16 conversion pass, which saturates instead of overflowing",
+            "CONSTRAINTS.md, numerics (one inf becomes NaN everywhere)"},
+    AneRule{"ANE017", "A reduction over more than 4,096 values in fp16 loses precision.",
+            F::drift, S::graph,
+            "reduce on the host in fp32, or split the reduction into partial sums",
+            "CONSTRAINTS.md, numerics (norm layers in fp16)"},
+    AneRule{"ANE018",
+            "Scalar and list arguments (transpose flags, axes, conv parameters...) are named consts.",
+            F::loud, S::mil, "the MIL writer declares every such argument as a const",
+            "CONSTRAINTS.md, program text (matmul transpose flags)"},
+    AneRule{"ANE019", "`conv` has no `bias` argument on this path.", F::loud, S::mil,
+            "emit a separate add", "CONSTRAINTS.md, program text (conv bias)"},
+    AneRule{"ANE020", "`tile` is never emitted.", F::poison, S::mil,
+            "repeat with concat (opt-in) or restructure the kernel",
+            "CONSTRAINTS.md, program text (tile poisons the device until the process exits)"},
+    AneRule{"ANE021", "`scaled_dot_product_attention` is never emitted.", F::silent, S::mil,
+            "write attention out: matmul, scale, add mask, softmax, matmul",
+            "CONSTRAINTS.md, program text (the causal mask is ignored)"},
+    AneRule{"ANE022",
+            "A BLOBFILE offset names the blob's 64-byte metadata record, never its data.",
+            F::silent, S::mil, "the blob writer returns record offsets; the first blob is at 64",
+            "CONSTRAINTS.md, weights; FORMATS.md, weights/weight.bin"},
+    AneRule{"ANE023",
+            "A weight file is complete: version 2, a correct blob count, every record valid.",
+            F::loud, S::mil, "write weight files with the blob writer only",
+            "CONSTRAINTS.md, weights; FORMATS.md, weights/weight.bin"},
+    AneRule{"ANE024",
+            "Programs for M1/M2 use program(1.0), main<ios16> and the verbose scalar spelling.",
+            F::loud, S::mil, "compile with --dialect ios16 for M1/M2",
+            "CONSTRAINTS.md, program text (reported on M1); FORMATS.md, MIL text"},
+    AneRule{"ANE025", "MIL text is handed over as UTF-8 bytes (NSData), not a string object.",
+            F::crash, S::runtime, "the device bridge passes the bytes as NSData",
+            "CONSTRAINTS.md, program text and compilation"},
+    AneRule{"ANE026", "The weights dictionary is empty, never nil, for a program without weights.",
+            F::crash, S::runtime, "the device bridge always passes a dictionary",
+            "CONSTRAINTS.md, program text and compilation"},
+    AneRule{"ANE027",
+            "Inputs bind in alphabetical order of their names, outputs likewise, whatever the "
+            "signature's order.",
+            F::silent, S::runtime,
+            "the compiler records the binding order in the manifest; the runtime binds by it",
+            "CONSTRAINTS.md, inputs, outputs and memory (all six orders of three inputs tried)"},
+    AneRule{"ANE028", "The device reads a surface as packed C*S values from its start: no row stride.",
+            F::silent, S::runtime, "pack tensors densely into the surface (device/packing)",
+            "CONSTRAINTS.md, inputs, outputs and memory"},
+    AneRule{"ANE029",
+            "Weights are baked in at compile time: rewriting the weight file changes nothing until "
+            "the program is reloaded, and reload itself is not reliable everywhere.",
+            F::silent, S::runtime, "probe reload per machine; recompile otherwise",
+            "CONSTRAINTS.md, weights (delta reload: works for Orion, not on one M5 report)"},
+    AneRule{"ANE030", "About 119 compilations per process; beyond, compiles fail silently.",
+            F::silent, S::runtime,
+            "count compiles and loads; restart the process from a checkpoint before the budget ends",
+            "CONSTRAINTS.md, the process (119 to 132 reported on M4)"},
+    AneRule{"ANE031", "Every loaded program is unloaded.", F::leak, S::runtime,
+            "the runtime unloads on destruction (RAII)", "CONSTRAINTS.md, program text and compilation"},
+    AneRule{"ANE032",
+            "Values cross between host and device within [-65504, 65504]; training scales its loss.",
+            F::silent, S::runtime,
+            "clamp at every host/device crossing and at weight writes; dynamic loss scaling",
+            "CONSTRAINTS.md, numerics (NaN after one step)"},
+    AneRule{"ANE033", "Compile errors come without a diagnosis.", F::loud, S::runtime,
+            "validate before compiling; the runtime names the kernel that failed",
+            "CONSTRAINTS.md, program text and compilation"},
+    AneRule{"ANE034",
+            "Every intermediate value is fp16: a norm's squares overflow from |x| > 256, and its mean of squares soon after.",
+            F::silent, S::graph,
+            "the layer_norm and rms_norm expansions square their rows divided by a per-row bound on |x| (legalize)",
+            "found here: a trained 110M Llama's residual stream passed 256, and its logits on ane-sim were NaN"},
+};
+
+constexpr bool ids_in_order() {
+  for (std::size_t i = 0; i < kRules.size(); ++i) {
+    const std::string_view id = kRules[i].id;
+    if (id.size() != 6 || id.substr(0, 3) != "ANE") return false;
+    const std::size_t n = static_cast<std::size_t>(id[3] - '0') * 100 +
+                          static_cast<std::size_t>(id[4] - '0') * 10 +
+                          static_cast<std::size_t>(id[5] - '0');
+    if (n != i + 1) return false;
+  }
+  return true;
+}
+static_assert(ids_in_order(), "rule ids are ANE001, ANE002, ... in table order");
+
+}  // namespace
+
+std::span<const AneRule> ane_rules() { return kRules; }
+
+const AneRule& ane_rule(std::string_view id) {
+  for (const AneRule& r : kRules)
+    if (r.id == id) return r;
+  throw Error("no ANE rule " + std::string(id));
+}
+
+std::string_view ane_failure_name(AneFailure f) {
+  switch (f) {
+    case F::crash: return "crash";
+    case F::loud: return "loud";
+    case F::silent: return "silent";
+    case F::poison: return "poison";
+    case F::leak: return "leak";
+    case F::slow: return "slow";
+    case F::drift: return "precision";
+  }
+  return "?";
+}
+
+std::string_view ane_stage_name(AneStage s) {
+  switch (s) {
+    case S::graph: return "graph";
+    case S::mil: return "MIL";
+    case S::runtime: return "runtime";
+  }
+  return "?";
+}
+
+std::string ane_rules_markdown() {
+  std::string md =
+      "# ANE rules\n\n"
+      "Generated by `orion rules --markdown` from the catalogue in src/compile/ane/ane_rules.cpp (a\n"
+      "test keeps this page equal to it). Each rule is what the Apple Neural Engine is known to\n"
+      "do, from shared/ane/CONSTRAINTS.md and the public reports it cites.\n\n"
+      "- **on violation**: what the hardware does. *silent* means no error: wrong numbers,\n"
+      "  zeros or stale results; *poison*: every later evaluation in the process fails. Rules whose violation is *slow* or *precision* are warnings;\n"
+      "  every other graph or MIL rule stops the compiler.\n"
+      "- **checked**: *graph* rules are checked by the validator on every kernel before MIL is\n"
+      "  written, *MIL* rules on the written text and weights, *runtime* rules by the runtime\n"
+      "  and the ane-sim device.\n\n"
+      "| id | rule | on violation | checked | fix | source |\n"
+      "| --- | --- | --- | --- | --- | --- |\n";
+  for (const AneRule& r : kRules) {
+    md += "| " + std::string(r.id) + " | " + std::string(r.summary) + " | " +
+          std::string(ane_failure_name(r.failure)) + " | " + std::string(ane_stage_name(r.stage)) +
+          " | " + std::string(r.fix) + " | " + std::string(r.source) + " |\n";
+  }
+  return md;
+}
+
+}  // namespace orion::compile

@@ -1,0 +1,225 @@
+#include "compile/ane/ane_validator.h"
+
+#include <cmath>
+#include <optional>
+
+#include "compile/mil/mil_ops.h"
+#include "core/error.h"
+#include "core/half.h"
+
+namespace orion::compile {
+
+namespace {
+
+using ir::Graph;
+using ir::Node;
+using ir::Op;
+
+class Checker {
+ public:
+  Checker(const Graph& g, const AneTarget& t) : g_(g), t_(t) {}
+
+  std::vector<AneViolation> run() {
+    for (const Node& n : g_.nodes()) check_node(n);
+    check_outputs();
+    check_surfaces();
+    check_on_chip();
+    return std::move(out_);
+  }
+
+ private:
+  void add(std::string_view id, std::string where, std::string problem) {
+    out_.push_back({&ane_rule(id), std::move(where), std::move(problem)});
+  }
+  void add(std::string_view id, const Node& n, std::string problem) {
+    add(id, ir::describe(n), std::move(problem));
+    out_.back().node = static_cast<ir::ValueId>(&n - g_.nodes().data());
+  }
+
+  void check_node(const Node& n) {
+    switch (n.op) {
+      case Op::input: return;
+      case Op::constant: return check_const(n);
+      case Op::gelu: return add("ANE002", n, "gelu has no ANE form");
+      case Op::silu: return add("ANE003", n, "silu has no ANE form");
+      case Op::concat:
+        if (!t_.allow_concat) add("ANE004", n, "concat is not opted in");
+        return;
+      case Op::conv: return check_conv(n);
+      case Op::matmul: return check_matmul(n);
+      case Op::cast:
+        if (t_.m1_m2) add("ANE014", n, "cast on an M1/M2 target");
+        return;
+      case Op::reduce_sum:
+      case Op::reduce_mean:
+      case Op::reduce_max: return check_reduce(n);
+      default: break;
+    }
+    if (mil_op_info(n.op).mil_name.empty())
+      add("ANE001", n,
+          n.op == Op::param ? "a param (weights are baked: bind it as a const, or make it an input)"
+                            : "op " + std::string(n.info().name) + " has no MIL form");
+  }
+
+  void check_const(const Node& n) {
+    const Tensor& v = n.attr<Tensor>("value");
+    if (v.dtype() != DType::f16 && v.dtype() != DType::f32) return;
+    const Tensor f = v.to(DType::f32);
+    std::int64_t bad = 0;
+    for (float x : f.span<float>())
+      if (std::isinf(x) || std::fabs(x) > 65504.0f) ++bad;
+    if (bad > 0)
+      add("ANE016", n, std::to_string(bad) + " value(s) are infinite or beyond fp16's 65504");
+  }
+
+  void check_conv(const Node& n) {
+    const Node& w = g_.node(n.inputs[1]);
+    if (w.op != Op::constant) {
+      add("ANE005", n, "its weight " + ir::describe(w) + " is not a const");
+      if (n.attr_int("groups") > 1)
+        add("ANE006", n, "groups = " + std::to_string(n.attr_int("groups")) + " with a runtime weight");
+    }
+  }
+
+  void check_matmul(const Node& n) {
+    if (!t_.m1_m2) return;
+    const Shape& x = g_.node(n.inputs[0]).type.shape;
+    if (x.empty()) return;
+    const bool tx = n.attr_bool("transpose_x");
+    const std::int64_t k = tx ? x[x.size() - 2] : x.back();
+    if (k % 32 != 0)
+      add("ANE013", n, "inner dimension " + std::to_string(k) + " is not a multiple of 32");
+  }
+
+  void check_reduce(const Node& n) {
+    const Shape& x = g_.node(n.inputs[0]).type.shape;
+    std::int64_t len = 1;
+    for (std::int64_t a : n.attr_ints("axes")) {
+      const std::int64_t axis = a < 0 ? a + static_cast<std::int64_t>(x.size()) : a;
+      if (axis >= 0 && axis < static_cast<std::int64_t>(x.size())) len *= x[static_cast<std::size_t>(axis)];
+    }
+    if (len > kMaxFp16ReductionLength)
+      add("ANE017", n, "reduces " + std::to_string(len) + " values in fp16");
+  }
+
+  void check_outputs() {
+    for (ir::ValueId id : g_.outputs()) {
+      const Node& n = g_.node(id);
+      if (n.op == Op::input || n.op == Op::constant || n.op == Op::param)
+        add("ANE007", n, "is returned but not computed in the kernel");
+    }
+  }
+
+  // ANE008-ANE012 for one surface; returns its allocation size when its layout is right.
+  std::optional<std::int64_t> check_surface(const Node& n, const char* role) {
+    const ir::TensorType& t = n.type;
+    const Shape& s = t.shape;
+    if (s.size() != 4 || s[0] != 1 || s[2] != 1) {
+      add("ANE008", n, std::string(role) + " of type " + t.str() + " is not [1, C, 1, S]");
+      return std::nullopt;
+    }
+    const bool fp32_ok = !t_.m1_m2 && t.dtype == DType::f32;
+    if (t.dtype != DType::f16 && !fp32_ok)
+      add("ANE009", n, std::string(role) + " of type " + t.str() + (t_.m1_m2 ? " on an M1/M2 target" : ""));
+    const auto elem = static_cast<std::int64_t>(dtype_size(t.dtype));
+    if (s[3] * elem < kMinLastAxisBytes)
+      add("ANE011", n, std::string(role) + " of type " + t.str() + " has " + std::to_string(s[3] * elem) +
+                           " bytes on its last axis");
+    const std::int64_t bytes = t.numel() * elem;
+    if (bytes < kMinSurfaceBytes)
+      add("ANE012", n, std::string(role) + " of type " + t.str() + " is a surface of " + std::to_string(bytes) +
+                           " bytes");
+    return bytes;
+  }
+
+  // One allocation size per direction (ANE010) is the runtime's to keep: legalize_io records
+  // the largest surface of each direction in KernelIo, the runtime allocates every surface at
+  // that size, and ane-sim refuses unequal ones (status 0x1d). Tensors of different sizes are
+  // legal: each sits packed at the start of its surface (ANE028).
+  void check_surfaces() {
+    for (ir::ValueId id : g_.nodes_of(Op::input)) check_surface(g_.node(id), "input");
+    for (ir::ValueId id : g_.outputs()) check_surface(g_.node(id), "output");
+  }
+
+  void check_on_chip() {
+    std::int64_t bytes = 0;
+    for (ir::ValueId id : g_.nodes_of(Op::constant)) bytes += g_.node(id).type.numel() * 2;  // fp16 on the device
+    if (bytes > t_.on_chip_bytes)
+      add("ANE015", "kernel", std::to_string(bytes) + " bytes of fp16 weights, over the " +
+                                  std::to_string(t_.on_chip_bytes) + " on chip");
+  }
+
+  const Graph& g_;
+  const AneTarget& t_;
+  std::vector<AneViolation> out_;
+};
+
+}  // namespace
+
+std::string AneViolation::message() const {
+  return std::string(rule->id) + (is_error() ? " " : " warning ") + where + ": " + problem + " (" +
+         std::string(rule->summary) + ") Fix: " + std::string(rule->fix) + ".";
+}
+
+std::vector<AneViolation> check_kernel_graph(const ir::Graph& kernel, const AneTarget& target) {
+  return Checker(kernel, target).run();
+}
+
+std::vector<AneViolation> check_mil_program(const MilAst& program, const AneTarget& target,
+                                            std::string_view file) {
+  std::vector<AneViolation> out;
+  const auto at = [&](const MilPos& p, std::string_view what) {
+    return std::string(file) + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + " " +
+           std::string(what);
+  };
+  const auto add = [&](std::string_view id, std::string where, std::string problem) {
+    out.push_back({&ane_rule(id), std::move(where), std::move(problem)});
+  };
+  if (target.m1_m2 && program.version != "1.0")
+    add("ANE024", at(program.pos, "program"), "program(" + program.version + ") on an M1/M2 target");
+  for (const MilFunction& f : program.functions) {
+    if (target.m1_m2 && f.opset != "ios16")
+      add("ANE024", at(f.pos, f.name), "opset " + f.opset + " on an M1/M2 target");
+    for (const MilOperation& op : f.ops) {
+      if (op.op == "tile") add("ANE020", at(op.op_pos, op.op), "tile is emitted");
+      if (op.op == "scaled_dot_product_attention")
+        add("ANE021", at(op.op_pos, op.op), "scaled_dot_product_attention is emitted");
+      if (op.op == "const") continue;
+      for (const MilNamedArg& a : op.args) {
+        if (a.value.kind == MilValue::Kind::literal)
+          add("ANE018", at(a.pos, op.op), "argument " + a.name + " is an inline literal");
+        if (op.op == "conv" && a.name == "bias")
+          add("ANE019", at(a.pos, op.op), "conv has a bias argument");
+      }
+    }
+    for (const auto& [name, pos] : f.outputs)
+      for (const MilVar& in : f.inputs)
+        if (in.name == name) add("ANE007", at(pos, name), "the input " + name + " is returned");
+  }
+  return out;
+}
+
+std::vector<AneViolation> validate_kernel_graph(const ir::Graph& kernel, const AneTarget& target,
+                                                std::string_view name) {
+  return refuse_errors(check_kernel_graph(kernel, target), name);
+}
+
+std::vector<AneViolation> refuse_errors(std::vector<AneViolation> violations, std::string_view name) {
+  std::vector<AneViolation> warnings;
+  std::string errors;
+  int count = 0;
+  for (AneViolation& v : violations) {
+    if (!v.is_error()) {
+      warnings.push_back(std::move(v));
+      continue;
+    }
+    errors += "\n  " + v.message();
+    ++count;
+  }
+  if (count > 0)
+    throw Error("kernel " + std::string(name) + " breaks " + std::to_string(count) +
+                " ANE rule(s); no program was written:" + errors);
+  return warnings;
+}
+
+}  // namespace orion::compile

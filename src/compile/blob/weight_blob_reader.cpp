@@ -1,0 +1,154 @@
+#include "compile/blob/weight_blob_reader.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+
+namespace orion::compile {
+
+namespace {
+
+template <class T> T get_le(std::span<const std::byte> b, std::uint64_t at) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    v |= static_cast<std::uint64_t>(std::to_integer<unsigned>(b[static_cast<std::size_t>(at) + i])) << (8 * i);
+  return static_cast<T>(v);
+}
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+[[noreturn]] void fail_at(const std::string& file, std::uint64_t at, const std::string& message) {
+  throw Error::at_offset(file, at, message);
+}
+
+// The blob type a tensor of `dtype` is stored as, or nullopt for bool (no blob type).
+std::optional<BlobDType> blob_type_of(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return BlobDType::fp16;
+    case DType::f32: return BlobDType::fp32;
+    case DType::bf16: return BlobDType::bf16;
+    case DType::i32: return BlobDType::int32;
+    case DType::i8: return BlobDType::int8;
+    case DType::u8: return BlobDType::uint8;
+    case DType::boolean: break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::uint64_t BlobRecord::element_count() const {
+  return (size * 8 - unused_bits) / static_cast<std::uint64_t>(blob_dtype_bits(dtype));
+}
+
+WeightBlobReader::WeightBlobReader(std::string name, std::span<const std::byte> bytes,
+                                   std::shared_ptr<const void> owner)
+    : name_(std::move(name)), bytes_(bytes), owner_(std::move(owner)) {
+  walk();
+}
+
+WeightBlobReader WeightBlobReader::open(const std::string& path) {
+  auto file = MappedFile::open(path);
+  const auto bytes = file->bytes();
+  return WeightBlobReader(path, bytes, std::move(file));
+}
+
+WeightBlobReader WeightBlobReader::from_bytes(std::span<const std::byte> bytes, std::string name) {
+  // Aligned storage, so that tensors viewing the data are aligned like the mapped file's.
+  auto buffer = Buffer::allocate(bytes.size());
+  if (!bytes.empty()) std::memcpy(buffer->data(), bytes.data(), bytes.size());
+  const std::span<const std::byte> view(buffer->data(), bytes.size());
+  return WeightBlobReader(std::move(name), view, std::move(buffer));
+}
+
+void WeightBlobReader::walk() {
+  const std::uint64_t size = bytes_.size();
+  if (size < kBlobHeaderSize)
+    fail_at(name_, 0, "the file has " + num(size) + " bytes, fewer than the 64-byte header of a weight blob file");
+  const auto version = get_le<std::uint32_t>(bytes_, kHeaderVersionAt);
+  if (version != kBlobVersion)
+    fail_at(name_, kHeaderVersionAt, "blob storage version " + num(version) + ", expected 2");
+  const auto count = get_le<std::uint32_t>(bytes_, kHeaderCountAt);
+
+  std::uint64_t pos = kBlobHeaderSize;
+  while (pos < size) {
+    if (size - pos < kBlobRecordSize)
+      fail_at(name_, pos, "truncated metadata record: " + num(size - pos) + " bytes left, a record has 64");
+    const auto sentinel = get_le<std::uint32_t>(bytes_, pos + kRecordSentinelAt);
+    if (sentinel != kBlobSentinel) {
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "0x%08X", sentinel);
+      fail_at(name_, pos, "metadata record has sentinel " + std::string(hex) + ", expected 0xDEADBEEF");
+    }
+    const auto code = get_le<std::uint32_t>(bytes_, pos + kRecordDTypeAt);
+    const std::optional<BlobDType> dtype = blob_dtype_from_code(code);
+    if (!dtype) fail_at(name_, pos + kRecordDTypeAt, "unknown blob data type code " + num(code) + " (known: 1 to 17)");
+    const auto data_size = get_le<std::uint64_t>(bytes_, pos + kRecordSizeAt);
+    const auto data_offset = get_le<std::uint64_t>(bytes_, pos + kRecordOffsetAt);
+    const auto unused = get_le<std::uint64_t>(bytes_, pos + kRecordUnusedBitsAt);
+    if (data_offset != pos + kBlobRecordSize)
+      fail_at(name_, pos + kRecordOffsetAt, "data offset " + num(data_offset) + ", expected " +
+                                      num(pos + kBlobRecordSize) + " (the record's offset + 64)");
+    if (data_size == 0) fail_at(name_, pos + kRecordSizeAt, "zero-length blob");
+    if (data_size > size - data_offset)
+      fail_at(name_, pos + kRecordSizeAt, "blob of " + num(data_size) + " bytes at " + num(data_offset) +
+                                    " runs past the end of the file (" + num(size) + " bytes)");
+    const int bits = blob_dtype_bits(*dtype);
+    const std::string type(blob_dtype_name(*dtype));
+    if (is_sub_byte(*dtype)) {
+      if (unused > 7 || (data_size * 8 - unused) % static_cast<std::uint64_t>(bits) != 0)
+        fail_at(name_, pos + kRecordUnusedBitsAt, num(unused) + " unused bits do not leave whole " + type + " values in " +
+                                            num(data_size) + " bytes");
+    } else {
+      if (unused != 0)
+        fail_at(name_, pos + kRecordUnusedBitsAt, num(unused) + " unused bits given for " + type + ", which is not a sub-byte type");
+      if (data_size % static_cast<std::uint64_t>(bits / 8) != 0)
+        fail_at(name_, pos + kRecordSizeAt, num(data_size) + " bytes are not a whole number of " + type + " values");
+    }
+    BlobRecord r;
+    r.record_offset = pos;
+    r.dtype = *dtype;
+    r.data_offset = data_offset;
+    r.size = data_size;
+    r.unused_bits = static_cast<std::uint32_t>(unused);
+    r.data = bytes_.subspan(static_cast<std::size_t>(data_offset), static_cast<std::size_t>(data_size));
+    records_.push_back(r);
+    pos = align_blob(data_offset + data_size);  // no overflow: data_offset + data_size <= size
+  }
+  if (records_.size() != count)
+    fail_at(name_, kHeaderCountAt, "the header counts " + num(count) + " blobs, the file holds " + num(records_.size()));
+}
+
+const BlobRecord& WeightBlobReader::at(std::uint64_t record_offset) const {
+  const auto it = std::lower_bound(records_.begin(), records_.end(), record_offset,
+                                   [](const BlobRecord& r, std::uint64_t off) { return r.record_offset < off; });
+  if (it == records_.end() || it->record_offset != record_offset) {
+    std::string hint;
+    const bool is_data = std::any_of(records_.begin(), records_.end(),
+                                     [&](const BlobRecord& r) { return r.data_offset == record_offset; });
+    if (is_data) hint = " (that is where a blob's data starts: BLOBFILE names its record, 64 bytes before)";
+    throw Error::at_offset(name_, record_offset, "no blob record starts here" + hint);
+  }
+  return *it;
+}
+
+Tensor WeightBlobReader::tensor(std::uint64_t record_offset, DType dtype, const Shape& shape) const {
+  const BlobRecord& r = at(record_offset);
+  const std::optional<BlobDType> want = blob_type_of(dtype);
+  if (!want || *want != r.dtype)
+    throw Error::at_offset(name_, record_offset,
+                           "blob of type " + std::string(blob_dtype_name(r.dtype)) + " cannot be read as " +
+                               std::string(dtype_name(dtype)));
+  const std::uint64_t numel = static_cast<std::uint64_t>(shape_numel(shape));
+  if (numel != r.size / dtype_size(dtype) || r.size % dtype_size(dtype) != 0)
+    throw Error::at_offset(name_, record_offset,
+                           "blob of " + num(r.size) + " bytes does not hold " + std::string(dtype_name(dtype)) +
+                               shape_str(shape) + " (" + num(numel * dtype_size(dtype)) + " bytes)");
+  auto buffer = Buffer::borrow(const_cast<std::byte*>(bytes_.data()), bytes_.size(), owner_);
+  return Tensor::view_of(dtype, shape, std::move(buffer), static_cast<std::size_t>(r.data_offset));
+}
+
+}  // namespace orion::compile

@@ -1,0 +1,302 @@
+#include "compile/mil/mil_writer.h"
+
+#include <filesystem>
+#include <limits>
+#include <unordered_set>
+
+#include "compile/mil/mil_lexer.h"
+#include "compile/mil/mil_ops.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/half.h"
+#include "ir/verifier.h"
+
+namespace orion::compile {
+
+namespace {
+
+using ir::Graph;
+using ir::Node;
+
+constexpr std::string_view kOpIndent = "            ";
+
+bool is_reserved(std::string_view s) {
+  for (std::string_view w : {"program", "func", "const", "tensor", "dict", "list", "tuple", "BLOBFILE",
+                             "true", "false", "inf", "nan"})
+    if (s == w) return true;
+  return is_mil_dtype_name(s);
+}
+
+std::string join_ints(const std::vector<std::int64_t>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(v[i]);
+  }
+  return s;
+}
+
+class Writer {
+ public:
+  Writer(const Graph& g, const MilWriteOptions& o) : g_(g), opt_(o), ios18_(o.dialect == MilDialect::ios18) {}
+
+  MilProgram run();
+
+ private:
+  std::string unique(std::string_view ir_name);
+  std::string dtype(DType t, const Node& who) const;
+  std::string type(const ir::TensorType& t, const Node& who) const;
+  std::string scalar(std::string_view dt, const std::string& text) const {
+    return ios18_ ? std::string(dt) + "(" + text + ")" : "tensor<" + std::string(dt) + ", []>(" + text + ")";
+  }
+  std::string string_lit(std::string_view s) const { return scalar("string", mil_quote(s)); }
+  std::string int_list(const std::vector<std::int64_t>& v, const Node& who) const;
+  std::string element(const Tensor& t, std::size_t i) const;
+  void line_const(const std::string& type_text, const std::string& name, const std::string& val);
+  void emit_const_node(const Node& n, const std::string& var);
+  void emit_op(const Node& n, const std::string& var);
+  std::string arg_const(const Node& n, const std::string& var, const MilArg& arg);
+
+  const Graph& g_;
+  const MilWriteOptions& opt_;
+  bool ios18_;
+  std::unordered_set<std::string> used_;
+  std::vector<std::string> var_;
+  std::string body_;
+  MilProgram prog_;
+};
+
+std::string Writer::unique(std::string_view ir_name) {
+  std::string base = mil_identifier(ir_name);
+  std::string name = base;
+  for (int k = 1; used_.count(name); ++k) name = base + "_" + std::to_string(k);
+  used_.insert(name);
+  return name;
+}
+
+std::string Writer::dtype(DType t, const Node& who) const {
+  const auto name = mil_dtype_name(t);
+  if (!name) throw Error(describe(who) + ": dtype " + std::string(dtype_name(t)) + " has no MIL spelling");
+  return std::string(*name);
+}
+
+std::string Writer::type(const ir::TensorType& t, const Node& who) const {
+  const std::string dt = dtype(t.dtype, who);
+  if (t.shape.empty()) return ios18_ ? dt : "tensor<" + dt + ", []>";
+  return "tensor<" + dt + ", [" + join_ints(t.shape) + "]>";
+}
+
+std::string Writer::int_list(const std::vector<std::int64_t>& v, const Node& who) const {
+  for (std::int64_t x : v)
+    if (x < std::numeric_limits<std::int32_t>::min() || x > std::numeric_limits<std::int32_t>::max())
+      throw Error(describe(who) + ": " + std::to_string(x) + " does not fit MIL's int32");
+  return "tensor<int32, [" + std::to_string(v.size()) + "]>([" + join_ints(v) + "])";
+}
+
+std::string Writer::element(const Tensor& t, std::size_t i) const {
+  switch (t.dtype()) {
+    case DType::f16: return mil_float(half_to_float(t.data<std::uint16_t>()[i]));
+    case DType::f32: return mil_float(t.data<float>()[i]);
+    case DType::i32: return std::to_string(t.data<std::int32_t>()[i]);
+    case DType::i8: return std::to_string(t.data<std::int8_t>()[i]);
+    case DType::u8: return std::to_string(t.data<std::uint8_t>()[i]);
+    case DType::boolean: return t.data<std::uint8_t>()[i] ? "true" : "false";
+    case DType::bf16: break;
+  }
+  return "?";
+}
+
+void Writer::line_const(const std::string& type_text, const std::string& name, const std::string& val) {
+  body_ += kOpIndent;
+  body_ += type_text + " " + name + " = const()[name = " + string_lit(name) + ", val = " + val + "];\n";
+}
+
+void Writer::emit_const_node(const Node& n, const std::string& var) {
+  const Tensor t = n.attr<Tensor>("value").contiguous();
+  const std::string dt = dtype(t.dtype(), n);
+  const std::string ty = type(n.type, n);
+  std::string val;
+  if (t.rank() == 0) {
+    val = scalar(dt, element(t, 0));
+  } else if (t.dtype() == DType::f16 && t.numel() > opt_.max_inline_elements) {
+    const std::uint64_t at = prog_.weights.add_fp16(t.span<const std::uint16_t>());
+    val = ty + "(BLOBFILE(path = " + string_lit(opt_.blob_path) + ", offset = " +
+          scalar("uint64", std::to_string(at)) + "))";
+  } else {
+    val = ty + "([";
+    for (std::size_t i = 0; i < static_cast<std::size_t>(t.numel()); ++i) {
+      if (i) val += ", ";
+      val += element(t, i);
+    }
+    val += "])";
+  }
+  line_const(ty, var, val);
+}
+
+std::string Writer::arg_const(const Node& n, const std::string& var, const MilArg& arg) {
+  const std::string name = unique(var + "_" + std::string(arg.name));
+  std::string ty, val;
+  switch (arg.enc) {
+    case MilEnc::ints: case MilEnc::conv_pad: {
+      const auto& v = n.attr_ints(arg.attr);
+      ty = "tensor<int32, [" + std::to_string(v.size()) + "]>";
+      val = int_list(v, n);
+      break;
+    }
+    case MilEnc::slice_size: {
+      const auto& b = n.attr_ints("begin");
+      const auto& e = n.attr_ints("end");
+      std::vector<std::int64_t> size(b.size());
+      for (std::size_t i = 0; i < b.size(); ++i) size[i] = e[i] - b[i];
+      ty = "tensor<int32, [" + std::to_string(size.size()) + "]>";
+      val = int_list(size, n);
+      break;
+    }
+    case MilEnc::int32: {
+      const std::int64_t v = n.attr_int(arg.attr);
+      ty = ios18_ ? "int32" : "tensor<int32, []>";
+      int_list({v}, n);  // range check
+      val = scalar("int32", std::to_string(v));
+      break;
+    }
+    case MilEnc::boolean: case MilEnc::always_false: {
+      const bool v = arg.enc == MilEnc::boolean && n.attr_bool(arg.attr);
+      ty = ios18_ ? "bool" : "tensor<bool, []>";
+      val = scalar("bool", v ? "true" : "false");
+      break;
+    }
+    case MilEnc::real: {
+      const DType xt = g_.node(n.inputs[0]).type.dtype;
+      const std::string dt = dtype(xt, n);
+      const auto f = static_cast<float>(n.attr_real(arg.attr));
+      const double v = xt == DType::f16 ? half_to_float(float_to_half(f)) : f;
+      ty = ios18_ ? dt : "tensor<" + dt + ", []>";
+      val = scalar(dt, mil_float(v));
+      break;
+    }
+    case MilEnc::dtype_name: case MilEnc::conv_pad_type: {
+      std::string s;
+      if (arg.enc == MilEnc::dtype_name) {
+        s = dtype(n.attr<DType>(arg.attr), n);
+      } else {
+        bool zero = true;
+        for (std::int64_t p : n.attr_ints(arg.attr)) zero = zero && p == 0;
+        s = zero ? "valid" : "custom";
+      }
+      ty = ios18_ ? "string" : "tensor<string, []>";
+      val = string_lit(s);
+      break;
+    }
+    case MilEnc::input: case MilEnc::inputs_tuple: break;
+  }
+  line_const(ty, name, val);
+  return name;
+}
+
+void Writer::emit_op(const Node& n, const std::string& var) {
+  const MilOpInfo& m = mil_op_info(n.op);
+  std::string args;
+  for (const MilArg& arg : m.args) {
+    if (!args.empty()) args += ", ";
+    args += arg.name;
+    args += " = ";
+    if (arg.enc == MilEnc::input) {
+      args += var_[static_cast<std::size_t>(n.inputs[static_cast<std::size_t>(arg.input)])];
+    } else if (arg.enc == MilEnc::inputs_tuple) {
+      args += '(';
+      for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+        if (i) args += ", ";
+        args += var_[static_cast<std::size_t>(n.inputs[i])];
+      }
+      args += ')';
+    } else {
+      args += arg_const(n, var, arg);
+    }
+  }
+  body_ += kOpIndent;
+  body_ += type(n.type, n) + " " + var + " = " + std::string(m.mil_name) + "(" + args + ")[name = " +
+           string_lit(var) + "];\n";
+}
+
+MilProgram Writer::run() {
+  ir::verify(g_);
+  // Value names first, in node order, so that they keep their names ahead of the consts made
+  // for arguments.
+  for (const Node& n : g_.nodes()) {
+    const MilOpInfo& m = mil_op_info(n.op);
+    if (n.op == ir::Op::param)
+      throw Error(describe(n) + ": a param has no MIL form: the ANE bakes weights in, so it must be "
+                  "a const (or an input) before the graph is written as MIL");
+    if (n.op != ir::Op::input && m.mil_name.empty())
+      throw Error(describe(n) + ": op " + std::string(n.info().name) +
+                  " has no MIL form; it must be legalised first (rewritten into ops the ANE runs)");
+    var_.push_back(unique(n.name));
+  }
+  std::string params;
+  for (std::size_t i = 0; i < var_.size(); ++i) {
+    const Node& n = g_.nodes()[i];
+    if (n.op == ir::Op::input) {
+      if (!params.empty()) params += ", ";
+      params += type(n.type, n) + " " + var_[i];
+    } else if (n.op == ir::Op::constant) {
+      emit_const_node(n, var_[i]);
+    } else {
+      emit_op(n, var_[i]);
+    }
+  }
+  std::string outs;
+  for (ir::ValueId id : g_.outputs()) {
+    const Node& n = g_.node(id);
+    if (n.op == ir::Op::input)
+      throw Error(describe(n) + ": a graph output must be produced in the body; the ANE rejects "
+                  "returning an input");
+    if (!outs.empty()) outs += ", ";
+    outs += var_[static_cast<std::size_t>(id)];
+  }
+  const MilDialectText& d = dialect_text(opt_.dialect);
+  std::string& t = prog_.text;
+  t += d.program;
+  t += '\n';
+  t += d.build_info;
+  t += "\n{\n    func main<";
+  t += d.opset;
+  t += ">(" + params + ") {\n" + body_ + "        } -> (" + outs + ");\n}\n";
+  return std::move(prog_);
+}
+
+}  // namespace
+
+std::string mil_identifier(std::string_view ir_name) {
+  std::string s(ir_name);
+  for (char& c : s)
+    if (c == '.') c = '_';
+  if (is_reserved(s)) s += '_';
+  return s;
+}
+
+MilProgram write_mil(const ir::Graph& graph, const MilWriteOptions& options) {
+  return Writer(graph, options).run();
+}
+
+}  // namespace orion::compile
+
+namespace orion::compile {
+
+void write_model_folder(const MilProgram& program, const std::string& folder, const MilWriteOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) throw Error::in_file(folder, "cannot create the folder: " + ec.message());
+  if (program.weights.count() > 0) {
+    constexpr std::string_view kPrefix = "@model_path/";
+    if (options.blob_path.compare(0, kPrefix.size(), kPrefix) != 0)
+      throw Error("blob path '" + options.blob_path + "' does not start with @model_path/");
+    const fs::path blob = fs::path(folder) / options.blob_path.substr(kPrefix.size());
+    fs::create_directories(blob.parent_path(), ec);
+    if (ec) throw Error::in_file(blob.parent_path().string(), "cannot create the folder: " + ec.message());
+    program.weights.write(blob.string());
+  }
+  write_file_atomic((fs::path(folder) / "model.mil").string(), program.text);
+}
+
+}  // namespace orion::compile

@@ -1,0 +1,52 @@
+#pragma once
+// The MIL writer: an IR graph in "ANE form" as MIL program text and its weight blob.
+//
+// ANE form: every node is an input, a const, or an op with a MIL spelling (mil_ops.h); values
+// are fp16 (fp32 inputs with a cast inside are allowed). Anything else throws orion::Error
+// naming the node: ops without a MIL form must be legalised first.
+//
+// What the text looks like (shared/ane/FORMATS.md):
+// - The header of the chosen dialect, then `func main<iosNN>(inputs) { ... } -> (outputs);`.
+// - Every scalar or list argument (conv's dilations, groups, pad, pad_type, strides;
+//   matmul's transposes; axes; shapes; slice begin and size; cast's dtype; clip's bounds;
+//   concat's axis and interleave) is a named const declared on the line before its op and
+//   named "<value>_<argument>": the ANE rejects inline literals.
+// - Arguments are listed alphabetically; every op carries `[name = string("<value>")]`.
+// - IR consts of fp16 with more than max_inline_elements elements go to the weight blob
+//   (BLOBFILE, offset of their record); smaller ones are inline tensor literals.
+// - Floats are C99 hex floats, exact for fp16 and fp32.
+// - Value names are IR names with '.' made '_' (MIL identifiers have no '.'), made unique by
+//   a numeric suffix in node order; MIL's keywords and dtype names get a trailing '_'.
+// The same graph always gives the same bytes.
+#include <cstdint>
+#include <string>
+
+#include "compile/mil/mil_syntax.h"
+#include "compile/blob/weight_blob_writer.h"
+#include "ir/graph.h"
+
+namespace orion::compile {
+
+struct MilWriteOptions {
+  MilDialect dialect = MilDialect::ios18;
+  std::int64_t max_inline_elements = 16;
+  std::string blob_path = "@model_path/weights/weight.bin";
+};
+
+struct MilProgram {
+  std::string text;
+  WeightBlobWriter weights;  // to be written at the folder `blob_path` names
+};
+
+MilProgram write_mil(const ir::Graph& graph, const MilWriteOptions& options = {});
+
+// Writes `folder`/model.mil and, when the program has blobs, the weight file its BLOBFILE
+// paths name (options.blob_path with @model_path/ standing for `folder`), creating the
+// folders; each file is written atomically.
+void write_model_folder(const MilProgram& program, const std::string& folder,
+                        const MilWriteOptions& options = {});
+
+// The MIL name a value of IR name `ir_name` gets before uniqueness suffixes.
+std::string mil_identifier(std::string_view ir_name);
+
+}  // namespace orion::compile

@@ -1,0 +1,111 @@
+// Batched prefill of the fast Llama engine: the whole prompt at once, as matrix products
+// through oneDNN's sgemm, where step() streams every weight once per token; GPT-2's
+// (gpt2_fast_prefill.cpp) with Llama's maths, sharing its linear layers and causal attention
+// (model/fast/fast_prefill.h). Per row: RMSNorm, the rotation of q and k at the row's position
+// (model/llama/rope.h's tables, as step() rotates them), SwiGLU. The rotated keys and the values go
+// into the session's cache where step() puts them, so decoding continues from a batched prompt
+// as from a token-by-token one; f16 and q8 matrices are expanded to f32 for the BLAS.
+#include <cmath>
+#include <vector>
+
+#include "exec/cpu/gemm.h"
+#include "exec/cpu/vector_math.h"
+#include "model/fast/fast_prefill.h"
+#include "model/fast/fast_rows.h"
+#include "model/fast/llama_fast.h"
+
+namespace orion::model {
+
+using exec::cpu::gemm_parallel_for;
+using prefill::linear;
+
+void LlamaFastSession::set_batched_prefill_min(std::int64_t n) { batched_min_ = prefill::checked_batched_min(n); }
+
+double LlamaFastSession::batched_prefill_flops(const LlamaConfig& c, std::int64_t cached, std::int64_t tokens) {
+  const auto T = static_cast<double>(tokens), C = static_cast<double>(c.hidden_size);
+  const auto KVW = static_cast<double>(c.kv_width()), F = static_cast<double>(c.intermediate_size);
+  const auto QW = static_cast<double>(c.num_attention_heads * c.head_dim());
+  // q, k, v; o; gate and up; down
+  const double linears = 2 * T * (C * (QW + 2 * KVW) + QW * C + C * 2 * F + F * C);
+  const double attention = prefill::attention_flops(cached, tokens, c.num_attention_heads * c.head_dim());
+  return static_cast<double>(c.num_hidden_layers) * (linears + attention) + 2 * C * static_cast<double>(c.vocab_size);
+}
+
+void LlamaFastSession::prefill_scratch() {
+  if (!bx_.empty()) return;
+  const LlamaFastModel& m = *model_;
+  const auto& c = m.config();
+  const auto P = static_cast<std::size_t>(c.max_position_embeddings), C = static_cast<std::size_t>(c.hidden_size);
+  bx_.resize(P * C);
+  bh_.resize(P * C);
+  bqkv_.resize(P * static_cast<std::size_t>(m.layers_.front().qkv.rows()));
+  batt_.resize(P * static_cast<std::size_t>(m.layers_.front().o.cols()));
+  bmlp_.resize(P * 2 * static_cast<std::size_t>(c.intermediate_size));
+  bscores_.resize(prefill::attention_scratch_floats(c.num_attention_heads, c.max_position_embeddings));
+  std::vector<const PackedLinear*> lins;
+  for (const auto& L : m.layers_) lins.insert(lins.end(), {&L.qkv, &L.o, &L.gate_up, &L.down});
+  bweights_.resize(prefill::weight_scratch_floats(m.dtype(), lins));
+}
+
+void LlamaFastSession::prefill_batched(std::span<const std::int32_t> tokens) {
+  prefill_scratch();
+  exec::cpu::set_gemm_threads(pool_.size());
+  const LlamaFastModel& m = *model_;
+  const auto& c = m.config();
+  const auto T = static_cast<std::int64_t>(tokens.size());
+  const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
+  const std::int64_t QW = H * D, KVW = c.kv_width(), QKVW = QW + 2 * KVW, F = c.intermediate_size;
+  const std::int64_t P = c.max_position_embeddings, pos = position_;
+  const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  float* X = bx_.data();
+  float* Hn = bh_.data();
+  float* QKV = bqkv_.data();
+  float* A = batt_.data();
+  float* GU = bmlp_.data();
+
+  gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      m.embed_row(tokens[static_cast<std::size_t>(t)], X + t * C);
+    }
+  });
+  const auto norm_rows = [&](const std::vector<float>& g) {
+    gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t)
+        rms_norm_row(X + t * C, g.data(), c.rms_norm_eps, Hn + t * C, static_cast<std::size_t>(C));
+    });
+  };
+
+  for (std::size_t l = 0; l < m.layers_.size(); ++l) {
+    const LlamaFastLayer& L = m.layers_[l];
+    norm_rows(L.attn_norm);
+    linear(L.qkv, Hn, T, QKV, false, bweights_);
+    gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t) {
+        const float* cos = m.cos_.data() + (pos + t) * D;
+        const float* sin = m.sin_.data() + (pos + t) * D;
+        float* q = QKV + t * QKVW;
+        for (std::int64_t h = 0; h < H + KV; ++h) rotate_half_head(q + h * D, cos, sin, D);  // q's heads, then k's
+      }
+    });
+    float* kc = k_cache_[l].get();
+    float* vc = v_cache_[l].get();
+    prefill::cache_rows(QKV + QW, QKV + QW + KVW, QKVW, T, kc, vc, KV, P, D, pos);
+    prefill::causal_attention(QKV, QKVW, kc, vc, H, KV, P, D, pos, T, scale, bscores_.data(), A, QW);
+    linear(L.o, A, T, X, true, bweights_);
+
+    norm_rows(L.mlp_norm);
+    linear(L.gate_up, Hn, T, GU, false, bweights_);
+    // SwiGLU per row, as step() computes it; the result overwrites the row's gates, which the
+    // down projection reads with a row stride of 2F.
+    gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t) exec::cpu::silu_mul_rows(GU + t * 2 * F, GU + t * 2 * F + F, F);
+    });
+    linear(L.down, GU, T, X, true, bweights_, 2 * F);
+  }
+  position_ += T;
+  // Only the last token's logits are wanted: the head runs once, as a GEMV, as in step().
+  rms_norm_row(X + (T - 1) * C, m.norm_.data(), c.rms_norm_eps, h_.data(), static_cast<std::size_t>(C));
+  m.head_.apply(h_.data(), logits_.data(), pool_, isa_);
+}
+
+}  // namespace orion::model

@@ -1,0 +1,49 @@
+#include "model/formats/named_weights.h"
+
+#include "core/error.h"
+
+namespace orion::model {
+
+ParamShapes graph_param_shapes(const ir::Graph& graph) {
+  ParamShapes out;
+  for (ir::ValueId id : graph.nodes_of(ir::Op::param)) out.emplace_back(graph.node(id).name, graph.node(id).type.shape);
+  return out;
+}
+
+void check_named_weights(const TensorMap& weights, const ParamShapes& params, const std::string& source) {
+  for (const auto& [name, shape] : params) {
+    auto it = weights.find(name);
+    if (it == weights.end()) throw Error::in_file(source, "tensor " + name + " is missing");
+    if (it->second.shape() != shape)
+      throw Error::in_file(source, "tensor " + name + " has shape " + shape_str(it->second.shape()) +
+                                       ", the config needs " + shape_str(shape));
+  }
+}
+
+TensorMap read_named_weights(const SafetensorsFile& file, const ParamShapes& params, const std::string& prefix,
+                                  const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch) {
+  const std::string& path = file.path();
+  TensorMap weights;
+  for (const auto& [pname, shape] : params) {
+    const std::string name = prefix + pname;
+    const SafetensorsEntry* e = file.find(name);
+    if (!e) throw Error::in_file(path, "tensor " + name + " is missing");
+    if (e->shape != shape)
+      throw Error::in_file(path, "tensor " + name + " has shape " + shape_str(e->shape) + ", config.json needs " +
+                                     shape_str(shape));
+    if (!is_float(e->dtype))
+      throw Error::in_file(path, "tensor " + name + " has dtype " + std::string(dtype_name(e->dtype)) +
+                                     ", expected a float type");
+    weights.emplace(pname, file.tensor_as(name, DType::f32));
+  }
+  for (const SafetensorsEntry& e : file.entries()) {
+    std::string_view n = e.name;
+    if (n.starts_with(prefix)) n.remove_prefix(prefix.size());
+    if (!weights.contains(n) && !is_known_extra(n))
+      throw Error::in_file(path, "tensor " + e.name + " is not part of a " + std::string(arch) +
+                                     " model with this config");
+  }
+  return weights;
+}
+
+}  // namespace orion::model

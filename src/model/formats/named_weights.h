@@ -1,0 +1,32 @@
+#pragma once
+// A model's parameters matched with the tensors of a file or of memory, by the graphs' names:
+// every architecture's model folder (Gpt2Model, LlamaModel) checks and reads its weights here.
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "exec/cpu/executor.h"
+#include "ir/graph.h"
+#include "model/formats/safetensors.h"
+
+namespace orion::model {
+
+using ParamShapes = std::vector<std::pair<std::string, Shape>>;
+
+// The params of `graph`, names and shapes, in node order.
+ParamShapes graph_param_shapes(const ir::Graph& graph);
+
+// Throws orion::Error naming `source` and the tensor when one of `params` is missing from
+// `weights` or has another shape.
+void check_named_weights(const TensorMap& weights, const ParamShapes& params, const std::string& source);
+
+// Every one of `params` from `file` as f32 (zero-copy views of f32 tensors; f16 and bf16
+// widened once), looked up as `prefix` + name. A tensor of the file that is none of them, and
+// for which `is_known_extra` (name without the prefix) is false, is an error: a file of another
+// model is refused rather than half-used. `arch` names the architecture in that error.
+TensorMap read_named_weights(const SafetensorsFile& file, const ParamShapes& params, const std::string& prefix,
+                                  const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch);
+
+}  // namespace orion::model

@@ -1,0 +1,194 @@
+#include "model/llama/llama.h"
+
+#include <cmath>
+
+#include "ir/builder.h"
+#include "model/attention.h"
+#include "model/gpt2/gpt2_block.h"
+#include "model/llama/rope.h"
+
+namespace orion::model {
+
+namespace {
+
+using ir::Builder;
+using ir::Value;
+
+// nn.Linear without bias: y = x W^T, W stored [out, in].
+Value linear(Builder& b, Value x, const std::string& name, std::int64_t in, std::int64_t out) {
+  return b.matmul(x, b.param(name + ".weight", DType::f32, {out, in}), false, true);
+}
+
+Value rms_norm(Builder& b, Value x, const std::string& name, const LlamaConfig& c) {
+  return b.rms_norm(x, b.param(name + ".weight", DType::f32, {c.hidden_size}), c.rms_norm_eps);
+}
+
+struct LayerInputs {
+  Value mask, cos, sin;
+  std::optional<Value> past_k, past_v;
+  // The ANE form's: tables tiled for the key heads, the rotations, the key/value heads' expansion.
+  std::optional<Value> cos_k, sin_k, rotate_q, rotate_k, expand_kv;
+};
+
+// [kv_width, hidden]: 1 where key/value head kv's column d feeds query head h's column d
+// (h / G == kv); x E repeats every key/value head for its G query heads, as repeat_kv does.
+Tensor expand_kv_matrix(const LlamaConfig& c) {
+  const std::int64_t D = c.head_dim(), G = c.num_attention_heads / c.num_key_value_heads;
+  const std::int64_t rows = c.kv_width(), cols = c.hidden_size;
+  Tensor e(DType::f32, {rows, cols});  // zero-filled
+  float* p = e.data<float>();
+  for (std::int64_t h = 0; h < c.num_attention_heads; ++h)
+    for (std::int64_t d = 0; d < D; ++d) p[((h / G) * D + d) * cols + h * D + d] = 1.0f;
+  return e;
+}
+
+struct LayerOutputs {
+  Value y, k, v;
+};
+
+// Grouped-query attention without copying keys: the H query heads, head-major, are regrouped
+// as [KV, G * T, D] (query head h = kv * G + g reads key head kv, as Hugging Face's repeat_kv
+// has it), so one batched product per key head serves its whole group. With a batch of windows
+// every shape gains a leading [batch] (one window keeps the inference graphs' shapes).
+Value attention(Builder& b, Value q, Value k_all, Value v_all, Value mask, const LlamaConfig& c, std::int64_t batch) {
+  const std::int64_t B = batch, T = b.shape(q)[0] / B, S = b.shape(k_all)[0] / B;
+  const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, G = H / KV, D = c.head_dim();
+  auto shape = [&](std::vector<std::int64_t> dims) {
+    if (B > 1) dims.insert(dims.begin(), B);
+    return dims;
+  };
+  const std::vector<std::int64_t> swap = B > 1 ? std::vector<std::int64_t>{0, 2, 1, 3} : std::vector<std::int64_t>{1, 0, 2};
+  auto heads = [&](Value t, std::int64_t n) {  // [B * rows, n * D] -> [B, n, rows, D]
+    return b.transpose(b.reshape(t, shape({b.shape(t)[0] / B, n, D})), swap);
+  };
+  Value qg = b.reshape(heads(q, H), shape({KV, G * T, D}));
+  Value scores = b.mul(b.matmul(qg, heads(k_all, KV), false, true),
+                       b.scalar(static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)))));
+  Value probs = b.softmax(b.add(b.reshape(scores, shape({H, T, S})), mask), -1);
+  Value out = b.matmul(b.reshape(probs, shape({KV, G * T, S})), heads(v_all, KV));  // [B, KV, G * T, D]
+  return b.reshape(b.transpose(b.reshape(out, shape({H, T, D})), swap), {B * T, H * D});
+}
+
+LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out);
+
+LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const LayerInputs& in, std::int64_t batch) {
+  const std::int64_t C = c.hidden_size, KVW = c.kv_width();
+  const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
+  b.push_scope("model.layers." + std::to_string(index));
+  Value h = rms_norm(b, x, "input_layernorm", c);
+  const bool ane = in.rotate_q.has_value();
+  auto rope = [&](Value t, std::int64_t heads) {
+    if (!ane) return apply_rope(b, t, in.cos, in.sin, heads, D);
+    return heads == H ? apply_rope_product(b, t, in.cos, in.sin, *in.rotate_q)
+                      : apply_rope_product(b, t, *in.cos_k, *in.sin_k, *in.rotate_k);
+  };
+  Value q = rope(linear(b, h, "self_attn.q_proj", C, C), H);
+  LayerOutputs out;
+  out.k = rope(linear(b, h, "self_attn.k_proj", C, KVW), KV);
+  out.v = linear(b, h, "self_attn.v_proj", C, KVW);
+  Value att;
+  if (ane && in.past_k && b.shape(q)[0] == 1 && batch == 1) {
+    // A decode step's cache kept apart from the token (model/attention.h); the key/value heads
+    // expanded on each part.
+    auto expand = [&](Value t) { return in.expand_kv ? b.matmul(t, *in.expand_kv) : t; };
+    Value pk = expand(*in.past_k);
+    Value k = expand(out.k);
+    Value pv = expand(*in.past_v);
+    Value v = expand(out.v);
+    att = attention_over_cache(b, q, pk, k, pv, v, in.mask, H);
+    x = b.add(x, linear(b, att, "self_attn.o_proj", C, C));
+    return finish_layer(b, x, c, out);
+  }
+  Value k_all = in.past_k ? b.concat({*in.past_k, out.k}, 0) : out.k;
+  Value v_all = in.past_v ? b.concat({*in.past_v, out.v}, 0) : out.v;
+  if (ane) {
+    if (in.expand_kv) {
+      k_all = b.matmul(k_all, *in.expand_kv);
+      v_all = b.matmul(v_all, *in.expand_kv);
+    }
+    att = multi_head_attention(b, q, k_all, v_all, in.mask, H, batch);
+  } else {
+    att = attention(b, q, k_all, v_all, in.mask, c, batch);
+  }
+  x = b.add(x, linear(b, att, "self_attn.o_proj", C, C));
+  return finish_layer(b, x, c, out);
+}
+
+// The rest of a layer after its attention: the MLP, and the scope the layer opened.
+LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out) {
+  const std::int64_t C = c.hidden_size, F = c.intermediate_size;
+  Value h = rms_norm(b, x, "post_attention_layernorm", c);
+  // Two statements, not two arguments of one call: the params' order is the order init draws
+  // their weights in (llama_init_weights), and C++ leaves the order of a call's arguments open
+  // (GCC made up_proj first, clang gate_proj, so a seed gave other weights under clang). Up
+  // first keeps the weights every seed has given so far.
+  Value up = linear(b, h, "mlp.up_proj", C, F);
+  Value gate = linear(b, h, "mlp.gate_proj", C, F);
+  Value gated = b.mul(b.silu(gate), up);
+  out.y = b.add(x, linear(b, gated, "mlp.down_proj", F, C));
+  b.pop_scope();
+  return out;
+}
+
+}  // namespace
+
+ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
+  check_graph_options(o, c.max_position_embeddings, "llama");
+  const std::int64_t T = o.seq, C = c.hidden_size, rows = o.batch * o.seq;
+  Builder b(o.loss ? "llama_train" : o.past > 0 ? "llama_decode" : "llama_prefill");
+  Value tokens = b.input("tokens", DType::i32, {rows});
+  Value positions = b.input("positions", DType::i32, {rows});
+  Value embed = b.param("model.embed_tokens.weight", DType::f32, {c.vocab_size, C});
+  Value x = b.name(b.gather(embed, tokens), "embed");
+
+  RopeTables tables = rope_tables(c.max_position_embeddings, c.head_dim(), c.rope_theta);
+  LayerInputs in;
+  auto rows_of = [&](Tensor table, const std::string& name) {  // the window's rows, gathered on the host
+    return b.name(b.gather(b.name(b.constant(std::move(table)), name + "_table"), positions), name);
+  };
+  if (!o.ane_form) {
+    in.cos = rows_of(std::move(tables.cos), "rope_cos");
+    in.sin = rows_of(std::move(tables.sin), "rope_sin");
+  } else {
+    // Per-head tables, the rotation and the heads' expansion as constants the device takes.
+    const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
+    in.cos = rows_of(tile_heads(tables.cos, H), "rope_cos");
+    in.sin = rows_of(tile_heads(tables.sin, H), "rope_sin");
+    in.rotate_q = b.name(b.constant(rotate_half_matrix(H, D)), "rope_rotate");
+    in.cos_k = in.cos;
+    in.sin_k = in.sin;
+    in.rotate_k = in.rotate_q;
+    if (KV != H) {
+      in.cos_k = rows_of(tile_heads(tables.cos, KV), "rope_cos_kv");
+      in.sin_k = rows_of(tile_heads(tables.sin, KV), "rope_sin_kv");
+      in.rotate_k = b.name(b.constant(rotate_half_matrix(KV, D)), "rope_rotate_kv");
+      in.expand_kv = b.name(b.constant(expand_kv_matrix(c)), "expand_kv");
+    }
+  }
+  in.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + T}) : causal_mask(b, T);
+  std::vector<Value> cache_out;
+  for (int l = 0; l < c.num_hidden_layers; ++l) {
+    const std::string ls = std::to_string(l);
+    if (o.past > 0) {
+      in.past_k = b.input("past_k." + ls, DType::f32, {o.past, c.kv_width()});
+      in.past_v = b.input("past_v." + ls, DType::f32, {o.past, c.kv_width()});
+    }
+    LayerOutputs out = layer(b, x, c, l, in, o.batch);
+    cache_out.push_back(b.name(out.k, "k." + ls));
+    cache_out.push_back(b.name(out.v, "v." + ls));
+    x = out.y;
+  }
+  if (o.last_only && T > 1) x = b.slice(x, {T - 1, 0}, {T, C});
+  x = b.rms_norm(x, b.param("model.norm.weight", DType::f32, {C}), c.rms_norm_eps);
+  Value head = c.tie_word_embeddings ? embed : b.param("lm_head.weight", DType::f32, {c.vocab_size, C});
+  Value logits = b.name(b.matmul(x, head, false, true), "logits");
+  if (o.loss) {
+    add_loss_output(b, logits);
+    return b.finish();
+  }
+  b.output(logits);
+  for (Value v : cache_out) b.output(v);
+  return b.finish();
+}
+
+}  // namespace orion::model

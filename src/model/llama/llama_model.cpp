@@ -1,0 +1,86 @@
+#include "model/llama/llama_model.h"
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "model/llama/llama.h"
+#include "model/formats/safetensors.h"
+#include "model/formats/stored_weights.h"
+
+namespace orion::model {
+
+namespace {
+
+// Buffers older checkpoints carry that the model computes itself, and a head saved beside a
+// tied embedding.
+bool is_known_llama_extra(std::string_view name) {
+  return name.ends_with(".self_attn.rotary_emb.inv_freq") || name == "lm_head.weight";
+}
+
+}  // namespace
+
+ParamShapes llama_param_shapes(const LlamaConfig& config) {
+  return graph_param_shapes(llama_graph(config, {.seq = 1, .past = 0, .last_only = true}));
+}
+
+LlamaModel LlamaModel::from_weights(LlamaConfig config, TensorMap weights, std::string source) {
+  config.validate(source);
+  check_named_weights(weights, llama_param_shapes(config), source);
+  LlamaModel m;
+  m.config_ = std::move(config);
+  m.weights_ = std::move(weights);
+  m.dir_ = std::move(source);
+  return m;
+}
+
+LlamaModel LlamaModel::load(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) throw Error::in_file(dir, "not a model folder (no such directory)");
+  const fs::path d(dir);
+  LlamaConfig config = read_llama_config((d / "config.json").string());
+  const std::string weights_path = (d / "model.safetensors").string();
+  if (!fs::exists(weights_path) && fs::exists(d / "model.safetensors.index.json"))
+    throw Error::in_file((d / "model.safetensors.index.json").string(),
+                         "sharded checkpoints are not supported yet: merge the shards into model.safetensors");
+  const SafetensorsFile file = SafetensorsFile::open(weights_path);
+  if (const std::optional<StoredFormat> format = read_stored_format(file))
+    throw Error::in_file(weights_path, "is stored as " + stored_format_name(*format) +
+                                           " (orion convert), which only GPT-2 models support so far");
+  LlamaModel m;
+  m.weights_ = read_named_weights(file, llama_param_shapes(config), "", is_known_llama_extra, "Llama");
+  m.config_ = std::move(config);
+  m.dir_ = dir;
+  return m;
+}
+
+ir::Graph LlamaModel::decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const {
+  return llama_graph(config_, {.seq = seq, .past = past, .last_only = last_only});
+}
+
+ir::Graph LlamaModel::ane_graph(std::int64_t seq, std::int64_t past) const {
+  return llama_graph(config_, {.seq = seq, .past = past, .ane_form = true});
+}
+
+std::optional<std::int32_t> LlamaModel::bos_token_id() const {
+  if (!config_.bos_token_id) return std::nullopt;
+  return static_cast<std::int32_t>(*config_.bos_token_id);
+}
+
+TensorMap llama_init_weights(const LlamaConfig& config, std::uint64_t seed) {
+  Rng rng(seed);
+  TensorMap params;
+  // In the graph's param order, so a seed gives the same tensors whatever the map's order.
+  for (const auto& [name, shape] : llama_param_shapes(config)) {
+    Tensor t(DType::f32, shape);
+    auto v = t.span<float>();
+    if (shape.size() == 1)
+      std::fill(v.begin(), v.end(), 1.0f);  // RMSNorm gain
+    else
+      rng.fill_normal(v, 0.0f, 0.02f);
+    params.emplace(name, std::move(t));
+  }
+  return params;
+}
+
+}  // namespace orion::model

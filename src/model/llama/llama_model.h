@@ -1,0 +1,55 @@
+#pragma once
+// A Llama model folder: config.json (model_type "llama") and model.safetensors with Hugging
+// Face's tensor names, any float dtype (f32 tensors stay zero-copy views of the mapping).
+// Loading checks every tensor the config needs before anything runs. Sharded checkpoints
+// (model.safetensors.index.json) and `orion convert`'s stored formats are GPT-2 only for now,
+// and refused with a message saying so.
+#include <cstdint>
+#include <string>
+
+#include "exec/cpu/executor.h"
+#include "model/causal_lm.h"
+#include "model/llama/llama_config.h"
+#include "model/formats/named_weights.h"
+
+namespace orion::model {
+
+class LlamaModel final : public CausalLm {
+ public:
+  // Throws orion::Error naming the file and tensor for a missing or mis-shaped tensor, a bad
+  // config or an unreadable file.
+  static LlamaModel load(const std::string& dir);
+  // A model from weights in memory (tests, `orion init`).
+  static LlamaModel from_weights(LlamaConfig config, TensorMap weights, std::string source);
+
+  const LlamaConfig& config() const { return config_; }
+  const std::string& dir() const { return dir_; }
+
+  // CausalLm: the graphs of model/llama/llama.h.
+  std::string_view arch() const override { return "llama"; }
+  ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const override;
+  ir::Graph ane_graph(std::int64_t seq, std::int64_t past) const override;
+  std::string config_json() const override { return llama_config_json(config_); }
+  const TensorMap& weights() const override { return weights_; }
+  std::int64_t layers() const override { return config_.num_hidden_layers; }
+  std::int64_t kv_width() const override { return config_.kv_width(); }
+  std::int64_t context() const override { return config_.max_position_embeddings; }
+  std::int64_t vocab_size() const override { return config_.vocab_size; }
+  std::int64_t eos_token_id() const override { return config_.eos_token_id; }
+  std::optional<std::int32_t> bos_token_id() const override;
+
+ private:
+  LlamaConfig config_;
+  TensorMap weights_;
+  std::string dir_;
+};
+
+// Llama's initialisation (Hugging Face's _init_weights with initializer_range 0.02): every
+// matrix and the embedding normal(0, 0.02), RMSNorm gains 1. Deterministic for a seed on every
+// platform.
+TensorMap llama_init_weights(const LlamaConfig& config, std::uint64_t seed);
+
+// The graphs' params (names and shapes) of a model with `config`.
+ParamShapes llama_param_shapes(const LlamaConfig& config);
+
+}  // namespace orion::model

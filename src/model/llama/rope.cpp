@@ -1,0 +1,74 @@
+#include "model/llama/rope.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace orion::model {
+
+RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double theta) {
+  if (positions <= 0 || head_dim <= 0 || head_dim % 2 != 0)
+    throw Error("rope: need positions > 0 and an even head size, not " + std::to_string(positions) + " and " +
+                std::to_string(head_dim));
+  RopeTables t{Tensor(DType::f32, {positions, head_dim}), Tensor(DType::f32, {positions, head_dim})};
+  const std::int64_t half = head_dim / 2;
+  float* c = t.cos.data<float>();
+  float* s = t.sin.data<float>();
+  for (std::int64_t p = 0; p < positions; ++p)
+    for (std::int64_t i = 0; i < half; ++i) {
+      const double inv_freq = std::pow(theta, -static_cast<double>(2 * i) / static_cast<double>(head_dim));
+      const double angle = static_cast<double>(p) * inv_freq;
+      const auto cv = static_cast<float>(std::cos(angle)), sv = static_cast<float>(std::sin(angle));
+      c[p * head_dim + i] = c[p * head_dim + half + i] = cv;
+      s[p * head_dim + i] = s[p * head_dim + half + i] = sv;
+    }
+  return t;
+}
+
+ir::Value apply_rope(ir::Builder& b, ir::Value x, ir::Value cos, ir::Value sin, std::int64_t heads,
+                     std::int64_t head_dim) {
+  const std::int64_t T = b.shape(x)[0], D = head_dim, half = D / 2;
+  ir::Value xh = b.reshape(x, {T, heads, D});
+  ir::Value x1 = b.slice(xh, {0, 0, 0}, {T, heads, half});
+  ir::Value x2 = b.slice(xh, {0, 0, half}, {T, heads, D});
+  ir::Value rotated = b.concat({b.neg(x2), x1}, 2);
+  ir::Value c = b.reshape(cos, {T, 1, D});
+  ir::Value s = b.reshape(sin, {T, 1, D});
+  return b.reshape(b.add(b.mul(xh, c), b.mul(rotated, s)), {T, heads * D});
+}
+
+}  // namespace orion::model
+
+namespace orion::model {
+
+Tensor rotate_half_matrix(std::int64_t heads, std::int64_t head_dim) {
+  const std::int64_t W = heads * head_dim, half = head_dim / 2;
+  Tensor r(DType::f32, {W, W});  // zero-filled
+  float* p = r.data<float>();
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (std::int64_t j = 0; j < half; ++j) {
+      const std::int64_t lo = h * head_dim + j, hi = lo + half;
+      p[hi * W + lo] = -1.0f;  // out[lo] = -x[hi]
+      p[lo * W + hi] = 1.0f;   // out[hi] = x[lo]
+    }
+  return r;
+}
+
+Tensor tile_heads(const Tensor& table, std::int64_t heads) {
+  const std::int64_t P = table.dim(0), D = table.dim(1);
+  Tensor out(DType::f32, {P, heads * D});
+  const float* src = table.data<float>();
+  float* dst = out.data<float>();
+  for (std::int64_t p = 0; p < P; ++p)
+    for (std::int64_t h = 0; h < heads; ++h) std::copy_n(src + p * D, D, dst + (p * heads + h) * D);
+  return out;
+}
+
+ir::Value apply_rope_product(ir::Builder& b, ir::Value x, ir::Value cos_tiled, ir::Value sin_tiled,
+                             ir::Value rotation) {
+  ir::Value straight = b.mul(x, cos_tiled);
+  return b.add(straight, b.mul(b.matmul(x, rotation), sin_tiled));
+}
+
+}  // namespace orion::model

@@ -1,0 +1,37 @@
+#pragma once
+// Rotary position embeddings exactly as Hugging Face's Llama computes them:
+//   inv_freq[i] = theta^(-2i / d) for i < d/2;
+//   cos[p] = cos(p * inv_freq) concatenated twice (d columns), sin likewise;
+//   rope(x) = x * cos + rotate_half(x) * sin, rotate_half(x) = concat(-x[d/2:], x[:d/2]).
+// The tables are computed on the host (in double, stored f32) and enter the graphs as
+// constants gathered by the positions input, so a device sees them as host-made inputs.
+#include <cstdint>
+
+#include "core/tensor.h"
+#include "ir/builder.h"
+
+namespace orion::model {
+
+struct RopeTables {
+  Tensor cos, sin;  // f32 [positions, head_dim]
+};
+
+RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double theta);
+
+// x [seq, heads * head_dim] rotated by cos and sin [seq, head_dim] (the tables' rows of the
+// window's positions); same shape out.
+ir::Value apply_rope(ir::Builder& b, ir::Value x, ir::Value cos, ir::Value sin, std::int64_t heads,
+                     std::int64_t head_dim);
+
+// The same rotation in the ops the ANE compiler lowers (model/llama/llama.h's ANE form), on
+// token-major rows without a per-head reshape: rotate_half as a product with the constant
+// signed permutation rotate_half_matrix, the tables tiled across the heads.
+//   rope(x) = x * cos_tiled + (x R) * sin_tiled,  x [seq, heads * head_dim].
+// R [heads * head_dim, heads * head_dim]: block diagonal, (x R) = rotate_half(x) per head.
+Tensor rotate_half_matrix(std::int64_t heads, std::int64_t head_dim);
+// A table [positions, head_dim] repeated `heads` times along its columns.
+Tensor tile_heads(const Tensor& table, std::int64_t heads);
+ir::Value apply_rope_product(ir::Builder& b, ir::Value x, ir::Value cos_tiled, ir::Value sin_tiled,
+                             ir::Value rotation);
+
+}  // namespace orion::model
