@@ -44,14 +44,14 @@ const char* kKernel = R"(graph g {
 }
 )";
 
-const LegalizeIoOptions kSmall{.seq_multiple = 6, .min_surface_bytes = 0};
+const LegalizeIoOptions kSmallIo{.seq_multiple = 6, .min_surface_bytes = 0};
 
 // S = 4 padded to 6: full slices of the sequence stay full, the head reshape keeps S last, the
 // mask grows with -inf for real queries on padded keys and a causal pattern for padded rows.
 TEST(LegalizeIo, PadsTheSequenceAndExtendsTheMask) {
   KernelIo io;
   const std::string got = testing::run_pass(kKernel, [&](ir::Graph& g) {
-    io = legalize_io(g, kSmall);
+    io = legalize_io(g, kSmallIo);
     return true;
   });
   expect_text(got, R"(graph g {
@@ -90,7 +90,7 @@ TEST(LegalizeIo, RealTokensKeepTheirResults) {
   ir::Graph g = testing::parse(kKernel);
   const TensorMap in = testing::random_bindings(g, 3, -2, 2);
   const std::vector<Tensor> want = testing::run(g, in);
-  legalize_io(g, kSmall);
+  legalize_io(g, kSmallIo);
   const std::vector<float> x = in.at("x").to_floats();
   std::vector<float> padded(4 * 6, 0.0f);
   for (int c = 0; c < 4; ++c)
@@ -110,14 +110,14 @@ TEST(LegalizeIo, RefusesWhatPaddingWouldChange) {
   return %z
 }
 )");
-  EXPECT_NE(testing::error_of([&] { legalize_io(over_seq, kSmall); }).find("%y (reduce_sum)"), std::string::npos);
+  EXPECT_NE(testing::error_of([&] { legalize_io(over_seq, kSmallIo); }).find("%y (reduce_sum)"), std::string::npos);
   ir::Graph unmasked = testing::parse(R"(graph g {
   %x = input() : f32[1, 4, 1, 4]
   %y = softmax(%x) {axis = 3} : f32[1, 4, 1, 4]
   return %y
 }
 )");
-  EXPECT_NE(testing::error_of([&] { legalize_io(unmasked, kSmall); }).find("no extended causal mask"),
+  EXPECT_NE(testing::error_of([&] { legalize_io(unmasked, kSmallIo); }).find("no extended causal mask"),
             std::string::npos);
   ir::Graph two_sizes = testing::parse(R"(graph g {
   %a = input() : f32[1, 4, 1, 4]
@@ -127,7 +127,7 @@ TEST(LegalizeIo, RefusesWhatPaddingWouldChange) {
   return %y, %z
 }
 )");
-  EXPECT_NO_THROW(legalize_io(two_sizes, kSmall));
+  EXPECT_NO_THROW(legalize_io(two_sizes, kSmallIo));
 }
 
 // Surfaces of one direction with different channel counts share the largest allocation
@@ -141,7 +141,7 @@ TEST(LegalizeIo, OneAllocationPerDirectionIsTheLargest) {
   return %z, %y
 }
 )");
-  const KernelIo io = legalize_io(g, kSmall);
+  const KernelIo io = legalize_io(g, kSmallIo);
   ASSERT_EQ(io.inputs.size(), 2u);
   EXPECT_EQ(io.inputs[0].bytes, 4 * io.padded_seq * 2);
   EXPECT_EQ(io.inputs[1].bytes, 2 * io.padded_seq * 2);

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "ir/transforms/dce.h"
-#include "passes_test_util.h"
+#include "transform_test_util.h"
 
-namespace orion::compile {
+namespace orion::ir {
 namespace {
 
 using testing::expect_text;
@@ -68,4 +68,4 @@ TEST(Dce, ReportsNoChangeOnALiveGraph) {
 }
 
 }  // namespace
-}  // namespace orion::compile
+}  // namespace orion::ir

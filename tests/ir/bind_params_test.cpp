@@ -3,9 +3,9 @@
 
 #include "ir/transforms/bind_params.h"
 #include "ir/ir_test_util.h"
-#include "passes_test_util.h"
+#include "transform_test_util.h"
 
-namespace orion::compile {
+namespace orion::ir {
 namespace {
 
 using ir::testing::error_of;
@@ -72,4 +72,4 @@ TEST(BindParams, MissingAndMismatchedValues) {
 }
 
 }  // namespace
-}  // namespace orion::compile
+}  // namespace orion::ir

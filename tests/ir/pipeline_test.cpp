@@ -8,9 +8,9 @@
 #include "ir/transforms/pipeline.h"
 #include "ir/transforms/rewriter.h"
 #include "ir/ir_test_util.h"
-#include "passes_test_util.h"
+#include "transform_test_util.h"
 
-namespace orion::compile {
+namespace orion::ir {
 namespace {
 
 using ir::testing::error_of;
@@ -152,4 +152,4 @@ TEST(Rewriter, ReportsUnmappedValuesAndTypeErrors) {
 }
 
 }  // namespace
-}  // namespace orion::compile
+}  // namespace orion::ir

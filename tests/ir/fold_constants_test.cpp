@@ -7,9 +7,9 @@
 #include "core/random.h"
 #include "ir/builder.h"
 #include "ir/ir_test_util.h"
-#include "passes_test_util.h"
+#include "transform_test_util.h"
 
-namespace orion::compile {
+namespace orion::ir {
 namespace {
 
 using testing::expect_text;
@@ -173,4 +173,4 @@ TEST(Fold, AgreesWithTheCpuExecutorOnEveryFoldedOp) {
 }
 
 }  // namespace
-}  // namespace orion::compile
+}  // namespace orion::ir

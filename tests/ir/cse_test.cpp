@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "ir/transforms/cse.h"
-#include "passes_test_util.h"
+#include "transform_test_util.h"
 
-namespace orion::compile {
+namespace orion::ir {
 namespace {
 
 using testing::expect_text;
@@ -149,4 +149,4 @@ TEST(Cse, MergesLargeConstantsByContent) {
 }
 
 }  // namespace
-}  // namespace orion::compile
+}  // namespace orion::ir
