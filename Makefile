@@ -45,8 +45,8 @@ test: setup
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $$(nproc)
 
 # Debug, so asserts are on, at -O1 as the sanitizers' documentation advises. Clang with line
-# tables only (enough for the reports' file:line): it builds the suite in about half the time
-# GCC takes at -O1 -g (docs/RELIABILITY.md), and libFuzzer is clang's.
+# tables only (enough for the reports' file:line): it builds the suite faster than GCC at
+# -O1 -g (docs/RELIABILITY.md, "Sanitizer test run"), and libFuzzer is clang's.
 configure-sanitize: setup
 	@test -f $(SANITIZE_DIR)/build.ninja || cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \

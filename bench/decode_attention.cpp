@@ -3,7 +3,7 @@
 // of the key/value cache read, against the read bandwidth measured just before. "cold": a 64 MiB
 // buffer is streamed between calls, as the weights' GEMVs evict the cache between a layer's
 // attentions in decoding; "warm": one layer's cache, called again at once (its ceiling from the
-// caches, timed on the second of two calls). docs/PERFORMANCE.md ("Decode") has the figures.
+// caches, timed on the second of two calls). docs/PERFORMANCE.md ("Choices") has the figures.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

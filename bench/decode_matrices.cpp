@@ -3,9 +3,9 @@
 // runs them but with nothing in between, in GB/s of weight and scale bytes: every q8 kernel
 // variant this CPU runs, f16 (with and without the AVX2 kernel's prefetching) and f32. The
 // variants take turns within each round, each round starting with the next one, so that this
-// VM's bandwidth drift (tens of percent within seconds) hits them alike; each round's read
+// VM's bandwidth drift (docs/PERFORMANCE.md, "Machines") hits them alike; each round's read
 // bandwidth is probed before it. A kernel's own streaming rate is told apart from what decoding
-// adds around it (docs/PERFORMANCE.md, "Decode").
+// adds around it (docs/PERFORMANCE.md, "How each benchmark measures its limit").
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 // bench_gemv_stream [threads] [MiB]: how fast each GEMV kernel streams one large matrix (far
 // larger than the caches), against the read bandwidth measured just before and after, so that
 // a kernel's own ceiling can be told apart from what decoding adds around it (docs/PERFORMANCE.md,
-// "Decode"). Every q8 variant this CPU runs is timed, then f16 and f32 through best_isa().
+// "How each benchmark measures its limit"). Every q8 variant this CPU runs is timed, then f16 and f32 through best_isa().
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

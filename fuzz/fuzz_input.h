@@ -46,7 +46,7 @@ class MemFile {
 // Runs `read` and swallows orion::Error, the documented way to refuse an input. Its message
 // must name where the problem is, so an empty one is a finding too. With ORION_FUZZ_PRINT=1
 // the message is printed: `NAME_fuzz FILE` then shows what a reader says about FILE
-// (docs/RELIABILITY.md's tables were made so).
+// (docs/ERRORS.md's tables were made so).
 template <class F>
 void expect_ok_or_error(F&& read) {
   try {

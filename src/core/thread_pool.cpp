@@ -52,8 +52,8 @@ void ThreadPool::worker_loop() {
   std::uint64_t seen = generation_;
   for (;;) {
     // Spin a little before sleeping: a decode step runs dozens of short parallel sections back
-    // to back, and a sleep/wake round trip through the kernel costs about 25-30 us on the
-    // machines this was measured on, as much as a small section's work.
+    // to back, and a sleep/wake round trip through the kernel costs as much as a small
+    // section's work (docs/PERFORMANCE.md, "Smaller measurements behind the code").
     if (generation_.load(std::memory_order_acquire) == seen) {
       lock.unlock();
       const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
@@ -133,8 +133,9 @@ void ThreadPool::parallel_for(std::int64_t begin, std::int64_t end, std::int64_t
   wake_.notify_all();
   run_chunks(job);
   // The caller usually runs out of chunks a little before the workers finish theirs. Sleeping
-  // on idle_ then costs a futex wait and wake (tens of microseconds, measured: a decode step
-  // has about 60 such sections), so spin first while a worker is still inside a chunk.
+  // on idle_ then costs a futex wait and wake per section, and a decode step has dozens of
+  // sections (docs/PERFORMANCE.md, "Smaller measurements behind the code"), so spin first while
+  // a worker is still inside a chunk.
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
   while (job.active.load(std::memory_order_acquire) != 0 && std::chrono::steady_clock::now() < until) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -1,7 +1,8 @@
-// The `ane` device: FORMATS.md's direct path ("The direct path on macOS") in plain C++. Everything
+// The `ane` device: the direct path of docs/ane/FORMATS.md ("The direct path on macOS") in plain
+// C++. Everything
 // that needs no Apple API (reading the folder, binding order, budget, surface checks) is in
 // ane_bridge_program.h and ane_bridge_rules.h, tested everywhere; this file only talks to the
-// framework. Never run by us on a Mac yet: docs/ANE_DEVICE.md says what was verified where.
+// framework. Never run by us on a Mac yet: docs/ane/DEVICE.md says what was verified where.
 #include "device/ane_bridge_apple.h"
 
 #include <IOSurface/IOSurfaceRef.h>
@@ -91,7 +92,7 @@ Classes open_framework() {
 }
 
 // A surface the device reads as plain bytes: width = bytes, height 1, one byte per element,
-// pixel format 0 (FORMATS.md step 5).
+// pixel format 0 (docs/ane/FORMATS.md, "The direct path on macOS", step 5).
 Ref<IOSurfaceRef> make_iosurface(std::size_t bytes) {
   const auto props = apple::cf_dictionary();
   const auto n = static_cast<long long>(bytes);
@@ -302,7 +303,8 @@ class AppleAneDevice final : public AneDevice {
     if (!shared) fs::remove_all(p.work_dir, ec);
   }
 
-  // The surfaces of FORMATS.md steps 5-6 for these sizes, wrapped and named in one request.
+  // The surfaces of docs/ane/FORMATS.md's direct path, steps 5-6, for these sizes, wrapped and
+  // named in one request.
   void prepare(Program& p, std::size_t input_bytes, std::size_t output_bytes) {
     Surfaces& s = p.surfaces;
     if (s.request && s.input_bytes == input_bytes && s.output_bytes == output_bytes) return;

@@ -1,7 +1,7 @@
 #pragma once
 // The `ane` device: the Apple Neural Engine driven through the private AppleNeuralEngine
 // framework (_ANEInMemoryModel and friends) from plain C++, with no Core ML. The sequence of
-// calls, and what has and has not been verified where, is in docs/ANE_DEVICE.md.
+// calls, and what has and has not been verified where, is in docs/ane/DEVICE.md.
 //
 // Built only on Apple platforms (ane_bridge_apple.cpp); elsewhere open_ane_device throws
 // (ane_bridge_elsewhere.cpp), and CI checks the Apple source with a compile-only step against
@@ -14,7 +14,7 @@ namespace orion::device {
 
 struct AneBridgeOptions {
   int compile_budget = 119;  // ANE030
-  unsigned int qos = 21;     // any of 0..63 works with no difference in latency (FORMATS.md)
+  unsigned int qos = 21;     // any of 0..63 works with no difference in latency (docs/ane/FORMATS.md)
 };
 
 // Opens the framework and checks that every class and method the bridge calls exists. Throws

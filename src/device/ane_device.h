@@ -5,7 +5,7 @@
 // the Apple Neural Engine through its private framework, macOS only).
 //
 // Surfaces are host memory (device/ane_surface.h) on every device; the `ane` device copies them
-// into IOSurfaces it owns (docs/ANE_DEVICE.md says why, and what a zero-copy path would need).
+// into IOSurfaces it owns (docs/ane/DEVICE.md says why, and what a zero-copy path would need).
 // Binding is positional: inputs[i] binds inputs(id)[i], which lists the program's inputs in the
 // order the hardware binds them (alphabetical by name, ANE027); outputs likewise.
 //

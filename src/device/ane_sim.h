@@ -39,8 +39,8 @@ namespace orion::device {
 struct AneSimOptions {
   bool faithful = false;
   int compile_budget = 119;
-  // Whether unload + load re-reads the weight files (Orion's "delta reload") or keeps the
-  // weights of the compile (another report's M5).
+  // Whether unload + load re-reads the weight files (mechramc/Orion's "delta reload") or keeps
+  // the weights of the compile (another report's M5): docs/ane/HARDWARE.md, "Weights".
   bool reload_reads_weights = true;
   compile::AneTarget target;  // the chip family emulated (m1_m2) and the opt-ins
   int threads = 1;

@@ -32,9 +32,9 @@ std::map<std::string, std::uintmax_t> list_files(const std::string& folder) {
 }
 
 // Mapped rather than read: a step of training on the device rewrites every weight file of its
-// kernels (a GPT-2 124M's are 250 MB of fp16), and reading 250 MiB through a stream a byte at a
-// time took 1.1-1.2 s on a Zen 3 VM, more than the whole rewrite from a mapping (0.8-0.95 s,
-// most of it pwrite and fsync).
+// kernels (a GPT-2 124M's are 250 MB of fp16), and reading them through a stream a byte at a
+// time took longer than the whole rewrite from a mapping (docs/PERFORMANCE.md, "Smaller
+// measurements behind the code").
 std::shared_ptr<const MappedFile> map_file(const fs::path& path) { return MappedFile::open(path.string()); }
 
 bool same_bytes(const fs::path& a, const fs::path& b) {

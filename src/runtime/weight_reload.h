@@ -1,9 +1,9 @@
 #pragma once
 // Weight reload: a compiled kernel gets new weights without a compile. The ANE bakes weights
-// at compile time (ANE029), but Orion's "delta reload" reports that unload, rewrite the weight
-// file IN PLACE (same size, same offsets), load makes the device read the file again. Another
-// report, which replaced the file atomically (a new inode), saw the old weights: so the file is
-// overwritten where it is, never renamed over. Whether a device reloads at all is probed
+// at compile time (ANE029), but mechramc/Orion's "delta reload" reports that unload, rewrite
+// the weight file IN PLACE (same size, same offsets), load makes the device read the file
+// again. Another report, which replaced the file atomically (a new inode), saw the old weights
+// (docs/ane/HARDWARE.md, "Weights"): so the file is overwritten where it is, never renamed over. Whether a device reloads at all is probed
 // (runtime/reload_probe.h); this file only does the rewrite.
 #include <string>
 

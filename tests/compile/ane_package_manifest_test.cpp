@@ -127,7 +127,7 @@ TEST_F(Manifest, TruncatedAndMutatedTextGivesErrorsNotCrashes) {
   read_text(*text_);
 }
 
-// Found by fuzz/ane_manifest_fuzz.cpp (docs/RELIABILITY.md), the crashing input: nlohmann throws
+// Found by fuzz/ane_manifest_fuzz.cpp (docs/log/reliability-fuzzing.md), the crashing input: nlohmann throws
 // out_of_range, not parse_error, for a number beyond a double's range, and it escaped.
 TEST_F(Manifest, ANumberBeyondADoubleIsAnError) {
   std::filesystem::create_directories(dir_->path() + "/big");
@@ -144,7 +144,7 @@ TEST_F(Manifest, ANumberBeyondADoubleIsAnError) {
   }
 }
 
-// Found replaying a made-up input through fuzz/ane_manifest_fuzz.cpp (docs/RELIABILITY.md): a value nested a million deep parsed
+// Found replaying a made-up input through fuzz/ane_manifest_fuzz.cpp (docs/log/reliability-fuzzing.md): a value nested a million deep parsed
 // (nlohmann's parser is iterative) and then overflowed the stack when the manifest copied it.
 TEST_F(Manifest, DeepNestingIsAnErrorNotAStackOverflow) {
   const std::string path = dir_->path() + "/deep/manifest.json";

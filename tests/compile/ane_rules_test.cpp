@@ -30,12 +30,12 @@ TEST(AneRules, IdsAreUniqueAndEveryRuleIsComplete) {
 }
 
 TEST(AneRules, DocsPageIsTheGeneratedOne) {
-  std::ifstream in(std::string(ORION_SOURCE_DIR) + "/docs/ANE_RULES.md", std::ios::binary);
-  ASSERT_TRUE(in) << "docs/ANE_RULES.md is missing: run `orion rules --markdown > docs/ANE_RULES.md`";
+  std::ifstream in(std::string(ORION_SOURCE_DIR) + "/docs/ane/RULES.md", std::ios::binary);
+  ASSERT_TRUE(in) << "docs/ane/RULES.md is missing: run `orion rules --markdown > docs/ane/RULES.md`";
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(ss.str(), ane_rules_markdown())
-      << "docs/ANE_RULES.md is stale: run `orion rules --markdown > docs/ANE_RULES.md`";
+      << "docs/ane/RULES.md is stale: run `orion rules --markdown > docs/ane/RULES.md`";
 }
 
 // A kernel that breaks no rule: x [1, 64, 1, 384] fp16 (49,152 bytes) through a 1x1 conv on a

@@ -1,4 +1,4 @@
-// The MIL parser: FORMATS.md's example program, the spellings hand-written and compiled files
+// The MIL parser: docs/ane/FORMATS.md's example program, the spellings hand-written and compiled files
 // use, errors at exact lines and columns, and thousands of mutated texts that must give an
 // orion::Error, never a crash.
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@ namespace {
 
 using testing::error_of;
 
-// shared/ane/FORMATS.md's program, verbatim.
+// docs/ane/FORMATS.md's program ("Two dialects"), verbatim.
 const char* const kFormatsExample = R"(program(1.3)
 [buildInfo = dict<string, string>({{"coremlc-component-MIL", "3510.2.1"}, {"coremlc-version", "3505.4.1"}, {"coremltools-component-milinternal", ""}, {"coremltools-version", "9.0"}})]
 {

@@ -1,4 +1,4 @@
-// The MIL writer against expected texts written by hand from shared/ane/FORMATS.md's rules
+// The MIL writer against expected texts written by hand from docs/ane/FORMATS.md's rules
 // (headers copied from there, named consts for every scalar or list argument, alphabetical
 // arguments, hex floats, BLOBFILE naming the record at 64), one per dialect.
 #include <gtest/gtest.h>

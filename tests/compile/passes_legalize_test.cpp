@@ -1,4 +1,4 @@
-// legalize: each rewrite by its text, written by hand from the forms in ane/FORMATS.md, and by
+// legalize: each rewrite by its text, written by hand from the forms in docs/ane/FORMATS.md, and by
 // its numbers: the graph before and after on the CPU executor.
 #include <gtest/gtest.h>
 

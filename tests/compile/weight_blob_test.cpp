@@ -1,4 +1,4 @@
-// The weight blob writer and reader against the byte layout of shared/ane/FORMATS.md. The
+// The weight blob writer and reader against the byte layout of docs/ane/FORMATS.md. The
 // expected bytes are spelled out here field by field, not produced by the writer.
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@ void put64(Bytes& b, std::size_t at, std::uint64_t v) {
 
 using orion::testing::error_of;
 
-// The file FORMATS.md's example describes: one blob of 500 fp32 values (record at 64, data at
+// The file docs/ane/FORMATS.md's worked example describes: one blob of 500 fp32 values (record at 64, data at
 // 128..2127), then a 3-value fp16 blob whose record is at 2176.
 Bytes expected_example(const std::vector<float>& f32, const std::vector<std::uint16_t>& f16) {
   Bytes b(2176 + 64 + 6, std::byte{0});

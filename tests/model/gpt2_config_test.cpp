@@ -46,7 +46,7 @@ TEST(Gpt2Config, ErrorsNameTheFileTheKeyAndTheProblem) {
             R"(m/config.json: "n_embd" (32) is not a multiple of "n_head" (5))");
 }
 
-// Found replaying a made-up input through fuzz/gpt2_config_fuzz.cpp (docs/RELIABILITY.md): a
+// Found replaying a made-up input through fuzz/gpt2_config_fuzz.cpp (docs/log/reliability-fuzzing.md): a
 // value nested a million deep parsed
 // (nlohmann's parser is iterative) and then overflowed the stack when the error message printed
 // it with dump().

@@ -1,7 +1,8 @@
 // GPT-2 124M's shapes (randomly initialised) compiled into an ANE package: deterministic
 // bytes, fp16 weights in the blobs bit-identical to the model's weights rounded once, every
 // kernel round-tripping through the MIL parser, and prefill + 32 decode steps on ane-sim
-// against the f32 CPU executor. One compile serves the suite (about 10 s here).
+// against the f32 CPU executor. One compile serves the suite: it takes seconds
+// (docs/PERFORMANCE.md, "Smaller measurements behind the code").
 #include <gtest/gtest.h>
 
 #include <iostream>

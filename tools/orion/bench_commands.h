@@ -20,8 +20,8 @@ void add_bench_train_command(CLI::App& bench);
 // stories110m).
 model::AnyModel bench_any_model(const std::string& arch, const std::string& model_dir, std::uint64_t seed);
 
-// A shared VM's limits (read bandwidth, FMA rate) move by up to a factor of two within seconds,
-// so the decode and prefill benches measure theirs before the first timed run and after every
+// A shared VM's limits (read bandwidth, FMA rate) move a lot within seconds (docs/PERFORMANCE.md,
+// "Machines"), so the decode and prefill benches measure theirs before the first timed run and after every
 // run: probes[i] and probes[i + 1] bracket run i. Each run's fraction is what it achieved
 // against the mean of the two probes around it. Throws orion::Error unless probes has one
 // more entry than achieved.

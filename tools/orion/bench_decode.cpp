@@ -122,8 +122,8 @@ void bench_decode(DecodeOpts o) {
   ThreadPool pool(o.threads);
   const auto bytes = static_cast<double>(fast.weight_bytes_per_token);
 
-  // The read bandwidth is measured around every timed run (fractions_of_limit; measured on a
-  // shared VM: 42 to 81 GB/s between consecutive runs).
+  // The read bandwidth is measured around every timed run (fractions_of_limit): on a shared VM
+  // it moves a lot between consecutive runs (docs/PERFORMANCE.md, "Machines").
   const auto tokens = bench_tokens(o.tokens + 1, vocab);
   // With --package, each run of the fast decoder is followed by one of ane-sim on the same
   // tokens, so that the two are compared on the same state of a shared machine.

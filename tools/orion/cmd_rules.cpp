@@ -1,5 +1,5 @@
 // orion rules: the ANE constraint catalogue (compile/ane/ane_rules.h), as a table or as the
-// Markdown page docs/ANE_RULES.md is generated from.
+// Markdown page docs/ane/RULES.md is generated from.
 #include <cstdio>
 #include <string>
 
@@ -11,7 +11,7 @@ namespace orion::cli {
 void add_rules_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("rules", "List the ANE rules the compiler and runtime enforce");
   auto markdown = std::make_shared<bool>(false);
-  cmd->add_flag("--markdown", *markdown, "Print docs/ANE_RULES.md (the catalogue as Markdown)");
+  cmd->add_flag("--markdown", *markdown, "Print docs/ane/RULES.md (the catalogue as Markdown)");
   cmd->callback([markdown] {
     if (*markdown) {
       std::fputs(compile::ane_rules_markdown().c_str(), stdout);

@@ -1,9 +1,9 @@
 #pragma once
 // The ANE constraint catalogue: the one list of what the Apple Neural Engine is known to do
-// (shared/ane/CONSTRAINTS.md), each rule with a stable id, what the hardware does when the rule
+// (docs/ane/HARDWARE.md), each rule with a stable id, what the hardware does when the rule
 // is broken, where Orion enforces it, how to fix a violation and where the rule is known from.
 // The validator (ane_validator.h) checks the rules of the graph and MIL stages; the runtime and
-// the ane-sim device enforce the runtime ones. docs/ANE_RULES.md is generated from this table
+// the ane-sim device enforce the runtime ones. docs/ane/RULES.md is generated from this table
 // (`orion rules --markdown`) and a test keeps the two equal.
 #include <span>
 #include <string>
@@ -50,7 +50,7 @@ constexpr bool ane_rule_is_error(const AneRule& r) {
   return r.failure != AneFailure::slow && r.failure != AneFailure::drift;
 }
 
-// docs/ANE_RULES.md: the catalogue as a Markdown page.
+// docs/ane/RULES.md: the catalogue as a Markdown page.
 std::string ane_rules_markdown();
 
 }  // namespace orion::compile

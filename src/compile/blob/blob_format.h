@@ -1,6 +1,6 @@
 #pragma once
 // The layout of a weights/weight.bin file ("blob storage", version 2), as in
-// shared/ane/FORMATS.md: a 64-byte header, then per blob a 64-byte metadata record and its
+// docs/ane/FORMATS.md, "weights/weight.bin": a 64-byte header, then per blob a 64-byte metadata record and its
 // data, every record and data block starting at a multiple of 64. Shared by the writer and the
 // reader so that both agree on every constant.
 #include <cstddef>

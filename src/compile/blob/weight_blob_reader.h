@@ -1,5 +1,5 @@
 #pragma once
-// Reads a weights/weight.bin file (blob storage version 2, shared/ane/FORMATS.md). The file is
+// Reads a weights/weight.bin file (blob storage version 2, docs/ane/FORMATS.md). The file is
 // untrusted: the constructor walks every blob and checks every field Apple's reader checks
 // (version 2, the sentinel, a known type code) and the ones a bad file could use to read out
 // of bounds (data offset = record + 64, sizes within the file, whole elements, unused bits,

@@ -1,5 +1,5 @@
 #pragma once
-// Writes a weights/weight.bin file (blob storage version 2, shared/ane/FORMATS.md): blobs are
+// Writes a weights/weight.bin file (blob storage version 2, docs/ane/FORMATS.md): blobs are
 // added one by one, each returning the offset of its metadata record, which is what a MIL
 // program names in `BLOBFILE(path = ..., offset = uint64(N))` (the record, not the data).
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The tokens of MIL program text (shared/ane/FORMATS.md). White space is free and there are no
+// The tokens of MIL program text (docs/ane/FORMATS.md, "Grammar"). White space is free and there are no
 // comments. Positions are 1-based lines and byte columns, for orion::Error::at_line.
 #include <cstdint>
 #include <string>

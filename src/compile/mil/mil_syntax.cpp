@@ -6,7 +6,7 @@
 namespace orion::compile {
 
 const MilDialectText& dialect_text(MilDialect d) {
-  // Copied from shared/ane/FORMATS.md: the strings of programs seen running on the hardware.
+  // The strings of programs seen running on the hardware (docs/ane/FORMATS.md, "Two dialects").
   static const MilDialectText kIos18{
       "program(1.3)",
       "[buildInfo = dict<string, string>({{\"coremlc-component-MIL\", \"3510.2.1\"}, "

@@ -5,7 +5,7 @@
 // are fp16 (fp32 inputs with a cast inside are allowed). Anything else throws orion::Error
 // naming the node: ops without a MIL form must be legalised first.
 //
-// What the text looks like (shared/ane/FORMATS.md):
+// What the text looks like (docs/ane/FORMATS.md, "MIL program text"):
 // - The header of the chosen dialect, then `func main<iosNN>(inputs) { ... } -> (outputs);`.
 // - Every scalar or list argument (conv's dilations, groups, pad, pad_type, strides;
 //   matmul's transposes; axes; shapes; slice begin and size; cast's dtype; clip's bounds;

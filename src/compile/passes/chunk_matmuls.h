@@ -1,7 +1,7 @@
 #pragma once
 // chunk_matmuls: a matmul whose weight would take more than the ANE's on-chip memory (about
-// 32 MB, ane/CONSTRAINTS.md, ANE015: beyond it a kernel runs about 30% slower, and the whole
-// weight must sit in one kernel) is split along its output axis into equal pieces that each
+// 32 MB, ANE015: beyond it a kernel runs slower, docs/ane/HARDWARE.md, "Inputs, outputs and
+// memory", and the whole weight must sit in one kernel) is split along its output axis into equal pieces that each
 // fit, one matmul per piece on a slice of the weight, joined by a concat on the last axis:
 //
 //   %logits = matmul(%x, %wte) {transpose_y = true}        wte [50257, 768]: 77 MB in fp16

@@ -1,6 +1,6 @@
 #pragma once
 // clamp_boundaries: clamp(-65504, 65504) where a value crosses between host and device, so that
-// an inf made on one side does not turn into NaN on the other (ane/CONSTRAINTS.md "Numerics").
+// an inf made on one side does not turn into NaN on the other (docs/ane/HARDWARE.md, "Numerics").
 //
 // The rule:
 // - Every float graph input is clamped where it enters: its readers read the clamp. The host

@@ -1,6 +1,6 @@
 #pragma once
 // Ops the ANE does not accept, written out with ops it does, the way working ANE programs
-// write them (ane/FORMATS.md, "How working programs write the common pieces"). legalize uses
+// write them (docs/ane/FORMATS.md, "How working programs write the common pieces"). legalize uses
 // them on the IR's own layout; the layout pass will use them again on the ANE's [1, C, 1, S]
 // form, which is why the norms take their axis as a parameter.
 //
@@ -15,7 +15,7 @@
 namespace orion::compile {
 
 enum class GeluForm {
-  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): the form ane/CONSTRAINTS.md prescribes and
+  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): the form docs/ane/HARDWARE.md prescribes and
   // working programs use. 1 + tanh(u) cancels for negative x (tanh(u) near -1), so the result
   // there has the absolute, not the relative, accuracy of the tanh: in fp16 about 5e-4 * |x|.
   tanh,

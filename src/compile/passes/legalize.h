@@ -1,5 +1,5 @@
 #pragma once
-// legalize: rewrites the ops the ANE does not accept into ones it does (ane/CONSTRAINTS.md),
+// legalize: rewrites the ops the ANE does not accept into ones it does (docs/ane/HARDWARE.md),
 // on the IR's own layout, so that the graph still runs on the CPU executor and can be checked
 // against the original:
 //   gelu -> its tanh form written out      silu -> mul(x, sigmoid(x))

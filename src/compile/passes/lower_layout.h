@@ -1,7 +1,8 @@
 #pragma once
 // lower_layout: the IR's token-major graph in the ANE's channel-major layout. The ANE reads
-// and writes [1, C, 1, S] fp16 surfaces (ane/CONSTRAINTS.md, ANE008) and runs a linear layer
-// on baked weights fastest as a 1x1 conv (FORMATS.md: about 3x matmul), so:
+// and writes [1, C, 1, S] fp16 surfaces (docs/ane/HARDWARE.md, ANE008) and runs a linear layer
+// on baked weights faster as a 1x1 conv than as a matmul (docs/ane/FORMATS.md, "How working
+// programs write the common pieces"), so:
 //
 //   value (IR)               lowered                      called
 //   [S, X] token-major       [1, X, 1, S]                 tokens      (every graph input)

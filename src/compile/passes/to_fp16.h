@@ -4,7 +4,7 @@
 // of casts) is retyped. Other dtypes (i32 indices, bf16, bool) are left alone.
 //
 // Weights saturate: a value beyond fp16's largest finite value becomes +-65504, not inf (one
-// inf becomes NaN everywhere within a step, ane/CONSTRAINTS.md "Numerics"); that includes
+// inf becomes NaN everywhere within a step, docs/ane/HARDWARE.md, "Numerics"); that includes
 // infinite constants (the -inf of an additive causal mask becomes -65504, the large negative
 // working programs use: exp of it is still 0). NaN stays NaN. Values too small for fp16's
 // subnormals become (signed) zero, as rounding gives. The counts are reported: the pass's

@@ -1,6 +1,6 @@
 #pragma once
 // Matrix-matrix products (prefill, and training later) through oneDNN's sgemm, chosen over
-// OpenBLAS and BLIS by measurement (docs/PERFORMANCE.md, "Matrix products (prefill)"). This is
+// OpenBLAS and BLIS by measurement (docs/PERFORMANCE.md, "Choices"). This is
 // the only door to it: no other file includes the library's header, so that changing the
 // library changes this file alone.
 #include <cstdint>

@@ -36,7 +36,7 @@
 // result carries the activation's quantisation error (at most xs_b / 2 per element; in the
 // logits of GPT-2 124M it is reported by `orion bench decode --dtype q8`). Quantising x was
 // chosen over converting int8 weights to f32 because that conversion capped the kernel below
-// the memory bandwidth (about 45 GB/s on two cores here, docs/PERFORMANCE.md). Weights must
+// the memory bandwidth (docs/PERFORMANCE.md, "Choices": q8 as int8 x int8). Weights must
 // lie in [-127, 127], as quantize_q8 writes them: -128 gives ISA-dependent results.
 //
 // None of y's elements may overlap W, x, bias or (for q8) the scales.
@@ -124,8 +124,8 @@ extern const RowKernels kAvx2Kernels;
 extern const RowKernels kAvx2KernelsWithoutPrefetch;
 // How far ahead the AVX2 f16 and q8 kernels prefetch each row's weights (f32 does not: it lost).
 // The q8 and f16 bodies run several times the instructions per byte of f32's, which leaves
-// fewer loads in flight; on a Zen 3 VM, 256-512 bytes ahead raised them by a few percent and
-// 1024 lost (bench_decode_matrices; the counts and figures are in docs/PERFORMANCE.md).
+// fewer loads in flight; prefetching 256-512 bytes ahead raised them and 1024 lost
+// (bench_decode_matrices; the figures are in docs/PERFORMANCE.md, "Choices").
 inline constexpr int kAvx2PrefetchBytes = 384;
 extern const RowKernels kAvx512Kernels;
 // gemv_f32_columns's AVX-512 path: rows [r0, r1) of Y[j] = W X[j] for the n vectors, each
@@ -152,10 +152,10 @@ void fill_bias(const float* bias, float* y, std::int64_t rows, Activation act);
 // go in groups of four rows a quarter of the range apart (rows r0 + i + k*q, k = 0..3, with
 // q = (r1 - r0) / 4), which makes four sequential streams through W, then the last
 // (r1 - r0) % 4 rows one at a time. Four adjacent rows instead are four short streams of one
-// row each (768 bytes for a q8 row of GPT-2), which the hardware prefetchers follow badly:
-// measured on a 1 GiB matrix with 2 threads, 67% -> 83% of the read bandwidth for f32, 64% ->
-// 94% for f16 and 53% -> 94% for q8 (on that Zen 5, software prefetching added nothing on top;
-// on a Zen 3 VM it adds a few percent to the AVX2 f16 and q8 kernels: kAvx2PrefetchBytes).
+// row each (768 bytes for a q8 row of GPT-2), which the hardware prefetchers follow badly
+// (docs/PERFORMANCE.md, "Smaller measurements behind the code"; software prefetching added
+// nothing on top on the AVX-512 machine measured, and helps the AVX2 f16 and q8 kernels on
+// an AVX2-only one: kAvx2PrefetchBytes).
 // group4(row, stride, sums) computes the four sums of rows row + k*stride; group1(row, sums)
 // one row's. The arithmetic for a row must not depend on which of the two computes it.
 template <class Group1, class Group4>
@@ -178,7 +178,8 @@ inline void for_row_groups(std::int64_t r0, std::int64_t r1, const float* bias, 
 
 // How many leading columns to peel off (with a masked load) so that the vector loads of every
 // row start on an `align`-byte boundary, where the loads are `align` bytes wide: a load that
-// straddles two cache lines costs two (worth about 25% on f32 streamed from DRAM). All rows
+// straddles two cache lines costs two (docs/PERFORMANCE.md, "Smaller measurements behind the
+// code"). All rows
 // share W's alignment only when a row is a whole number of `align` bytes; otherwise nothing is
 // peeled. The result depends only on W's address and cols, so every row of a call gets the
 // same arithmetic.

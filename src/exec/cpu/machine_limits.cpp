@@ -26,8 +26,7 @@ namespace {
 // Each thread reads its share as kStreams sequential streams at once (its share cut into
 // kStreams equal parts, advanced in lockstep). One stream per core leaves the hardware
 // prefetchers short of memory-level parallelism and reads at well under half of what the
-// memory delivers: on the 2-core AMD EPYC (Zen 5) VM this was written on, 27 GB/s with one
-// stream per thread against 56-65 GB/s with 2, 4 or 8 (1 thread: 15 against 33-37), so a
+// memory delivers (docs/PERFORMANCE.md, "Smaller measurements behind the code"), so a
 // one-stream probe would flatter every kernel. The gemv kernels read four streams per thread
 // too (gemv.h). Every part is a whole number of kStep bytes: per step each stream gives two
 // 64-byte lines, eight lines over the eight accumulators.
@@ -153,8 +152,9 @@ ORION_AVX512 double fma_avx512(std::int64_t iters) {
   for (int k = 0; k < kChains; ++k) acc[k] = _mm512_set1_ps(0.001f * static_cast<float>(k));
   const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(0.001f);
   // Fully unrolled, so that the chains live in registers: rolled, GCC 12 interchanges the
-  // loops and keeps acc in memory, a load and a store per FMA, which measured half the FMA rate
-  // that oneDNN's sgemm reaches on a Zen 5 (about 200 against 390 GFLOP/s on 2 threads).
+  // loops and keeps acc in memory, a load and a store per FMA, which measured below the FMA
+  // rate that oneDNN's sgemm reaches (docs/PERFORMANCE.md, "How each benchmark measures its
+  // limit").
   for (std::int64_t i = 0; i < iters; ++i) {
 #pragma GCC unroll 24
     for (auto& v : acc) v = _mm512_fmadd_ps(v, a, b);
@@ -198,7 +198,8 @@ double measure_read_bandwidth_gbps(ThreadPool& pool, std::size_t bytes, int repe
   // The buffer is cut into pieces handed out one at a time to whichever thread is free, as the
   // kernels' row chunks are: with one fixed share per thread, a pass lasts as long as its
   // slower thread, and on a VM whose two vCPUs are not equally fast at every moment the probe
-  // read 10-15% below what the gemv kernels themselves streamed (2026-12-01, AMD EPYC Zen 3).
+  // read below what the gemv kernels themselves streamed (docs/PERFORMANCE.md, "Smaller
+  // measurements behind the code").
   const std::size_t pieces = kPiecesPerThread * threads;
   const std::size_t len = bytes / pieces / kStreams / kStep * kStep;  // one stream of a piece
   if (len == 0)

@@ -1,9 +1,9 @@
 #pragma once
 // The executor's loops on OpenMP's threads. oneDNN (exec/cpu/gemm) runs its matrix products on
 // OpenMP, whose threads spin for a while after each product; a second set of threads working
-// on the same cores meanwhile (a ThreadPool of its own for the elementwise kernels) loses half
-// its time to them: GPT-2 124M's training step ran at 26% of the FMA peak that way, 41% with
-// the spinning turned off. One set of threads for both avoids the fight and keeps the spin's
+// on the same cores meanwhile (a ThreadPool of its own for the elementwise kernels) loses much
+// of its time to them (GPT-2 124M's training step: docs/PERFORMANCE.md, "Choices", parallel
+// loops on OpenMP's threads). One set of threads for both avoids the fight and keeps the spin's
 // benefit, hot threads for the next section.
 namespace orion::exec::cpu {
 

@@ -11,7 +11,8 @@
 //
 // One portable implementation serves every ISA, so that all kernels see the same bits; it is
 // written with the magic-number rounding trick rather than nearbyint so that compilers
-// vectorise it with the baseline ISA (it costs a few percent of a GEMV's time).
+// vectorise it with the baseline ISA (its share of a GEMV's time: docs/PERFORMANCE.md,
+// "Smaller measurements behind the code").
 #include <cstdint>
 #include <vector>
 

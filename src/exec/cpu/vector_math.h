@@ -1,7 +1,8 @@
 #pragma once
-// Row-wise exp, softmax, GELU and SwiGLU's gating for the fast decoders and batched prefill, vectorised: std::exp
-// costs about 3 ns an element here, and GPT-2 124M's prefill of 512 tokens takes 9.4 M of them
-// for GELU and up to 20 M for softmax, a large share of its time beside the matrix products.
+// Row-wise exp, softmax, GELU and SwiGLU's gating for the fast decoders and batched prefill, vectorised:
+// std::exp is slow per element (docs/PERFORMANCE.md, "Smaller measurements behind the code"),
+// and GPT-2 124M's prefill of 512 tokens takes 9.4 M of them for GELU and up to 20 M for
+// softmax, a large share of its time beside the matrix products.
 //
 // exp is Cephes' single-precision polynomial after a Cody-Waite reduction by ln 2 (relative
 // error below 1e-7 against exp in fp64 over [-87, 88]; inputs beyond are clamped, so exp of

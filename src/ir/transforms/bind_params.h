@@ -1,6 +1,6 @@
 #pragma once
 // bind_params: turns `param` nodes into `const` nodes holding the given weights. The ANE bakes
-// weights into a program when it compiles it (ane/CONSTRAINTS.md), so for the device a weight
+// weights into a program when it compiles it (docs/ane/HARDWARE.md, "Weights"), so for the device a weight
 // is a constant, and only as a constant can folding rewrite it (the transposes and reshapes
 // that put a weight into conv's layout).
 //

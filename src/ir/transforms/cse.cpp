@@ -34,7 +34,8 @@ void hash_attr(Hasher& h, const ir::AttrValue& a) {
           if (!x.defined()) return;
           // A sample of a large tensor's bytes (the head, a 3072 x 768 weight): buckets only
           // group candidates and equality decides, and hashing every byte of a model's weights
-          // byte by byte was a quarter of a GPT-2 124M compile.
+          // byte by byte was a large part of a GPT-2 124M compile (docs/PERFORMANCE.md,
+          // "Smaller measurements behind the code").
           const Tensor c = x.contiguous();
           constexpr std::size_t kWhole = 4096, kSamples = 256;
           if (c.nbytes() <= kWhole) {

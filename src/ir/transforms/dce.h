@@ -2,7 +2,8 @@
 // Dead-code elimination: removes every node that no graph output depends on.
 //
 // Graph inputs are kept by default even when nothing reads them. The ANE binds a program's
-// inputs by name, in alphabetical order of the names (ane/CONSTRAINTS.md), so dropping an
+// inputs by name, in alphabetical order of the names (docs/ane/HARDWARE.md, "Inputs, outputs
+// and memory"), so dropping an
 // unused input would shift the binding of every input after it and change the signature the
 // caller packs surfaces for. A caller that owns the signature (a partitioner cutting a graph
 // into kernels) may turn that off. Params and constants carry no such contract: an unread

@@ -57,9 +57,9 @@ ORION_CLONES void weighted_sum(const float* p, const float* V, std::int64_t n, s
 #if defined(__x86_64__)
 #define ORION_AVX2 __attribute__((target("avx2,fma")))
 
-// The AVX2 clones of the loops above ran at about a third of the memory's pace on an AVX2-only
-// Zen 3 (about 10 GB/s of cache read where the weights stream at 20-25): target_clones' "avx2"
-// has no FMA, and GCC kept the sixteen-lane sums in memory. These are written out instead, for
+// The AVX2 clones of the loops above ran well below the memory's pace on an AVX2-only CPU
+// (docs/PERFORMANCE.md, "Smaller measurements behind the code"): target_clones' "avx2" has no
+// FMA, and GCC kept the sixteen-lane sums in memory. These are written out instead, for
 // head sizes that are a multiple of 8 (GPT-2's and Llama's 64).
 
 // Four keys at a time, two accumulators each (eight FMA chains); while K streams in, the
@@ -115,7 +115,7 @@ ORION_AVX2 void weighted_sum_avx2(const float* p, const float* V, std::int64_t n
 
 bool use_avx2(std::int64_t D) {
   // Where AVX-512 runs, its clones above are kept: they are what was measured there
-  // (docs/PERFORMANCE.md, Zen 5), and their AVX-512 build has FMA.
+  // (docs/log/performance-decode.md, Zen 5), and their AVX-512 build has FMA.
   static const bool avx2_only = exec::cpu::best_isa() == exec::cpu::Isa::avx2;
   return avx2_only && D % 8 == 0;
 }

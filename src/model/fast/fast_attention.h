@@ -1,7 +1,7 @@
 #pragma once
 // One head's attention for one query over the cached keys (the fast decoder's step()), in
-// loops compiled per ISA: at 128-token contexts, attention was about a tenth of a q8 decode
-// step with the baseline ISA's loops.
+// loops compiled per ISA: with the baseline ISA's loops, attention was a noticeable part of a
+// q8 decode step (docs/PERFORMANCE.md, "Smaller measurements behind the code").
 #include <cstdint>
 
 #include "core/thread_pool.h"

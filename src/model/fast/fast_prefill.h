@@ -13,7 +13,7 @@
 
 namespace orion::model::prefill {
 
-// The shortest prompt the fast sessions run batched by default (docs/PERFORMANCE.md, "Prefill").
+// The shortest prompt the fast sessions run batched by default (docs/PERFORMANCE.md, "Choices").
 inline constexpr std::int64_t kDefaultBatchedMin = 16;
 
 // `n` as the sessions' set_batched_prefill_min takes it; throws orion::Error when n < 1.

@@ -1,7 +1,7 @@
 // Batched prefill of the fast GPT-2 engine: the whole prompt at once, as matrix products
 // through oneDNN's sgemm (exec/cpu/gemm), where step() streams every weight once per token. A
 // prompt of T tokens reads each weight once instead of T times, so the work becomes compute
-// bound; docs/PERFORMANCE.md ("Prefill") has the figures against the machine's FMA peak.
+// bound; docs/PERFORMANCE.md ("Current figures") has the figures against the machine's FMA peak.
 //
 // The activations are [T, width] row-major. The weights stay as PackedLinear stores them,
 // [out, in] rows, which the BLAS takes as a transposed B operand; f16 and q8 matrices are

@@ -12,8 +12,9 @@
 //    with arithmetic fixed by the ISA and the weights' shape, never by how many positions there
 //    are: ane-sim relies on it to evaluate only the live columns of a program and get the same
 //    bits (device/ane_live_columns.h). sgemm's order of additions changes with the product's
-//    width (and its threads), so it cannot promise that; it is about three times faster on 32
-//    positions, which is why it stays the default.
+//    width (and its threads), so it cannot promise that; it is faster on 32 positions
+//    (docs/PERFORMANCE.md, "Smaller measurements behind the code"), which is why it stays the
+//    default.
 //
 // Everything else runs a direct loop, parallel over (batch, output channel) planes, with the
 // innermost loop along an output row.
