@@ -4,10 +4,7 @@
 #include <filesystem>
 #include <future>
 
-#include "compile/ane/ane_lowering.h"
-#include "compile/mil/mil_writer.h"
-#include "compile/ane/partition.h"
-#include "compile/passes/chunk_matmuls.h"
+#include "compile/driver.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "runtime/kernel_call.h"
@@ -66,12 +63,10 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
     fs::create_directories(work_, ec);
     if (ec) throw Error::in_file(work_, "cannot create the folder: " + ec.message());
   }
-  ir::Graph g = graph;
-  compile::chunk_matmuls(g, options_.target.on_chip_bytes);
   compile::PartitionOptions po;
   po.target = options_.target;
   po.seq = options_.seq;
-  compile::Partition part = compile::partition_graph(g, po);
+  compile::Partition part = compile::plan_segments(graph, po);
   for (ir::ValueId id : graph.nodes_of(ir::Op::input)) {
     const std::string& name = graph.node(id).name;
     inputs_.emplace_back(name, part.renamed.at(name));
@@ -127,18 +122,17 @@ bool DeviceGraph::plan_installs(const std::vector<Segment*>& kernels, bool may_r
 
 void DeviceGraph::lower(Segment& seg) {
   Stopwatch sw;
-  compile::AneLoweringOptions lo_options;
-  lo_options.target = options_.target;
-  lo_options.kernel_name = seg.part.name;
-  lo_options.weights_vary = true;
-  lo_options.io.pad_channels = true;  // per-row values (norm statistics, one score per head) cross kernels
-  compile::AneLowered k = compile::lower_for_ane(seg.part.graph, params_, lo_options);
-  if (seg.io && !same_io(*seg.io, k.io))
-    throw Error("device graph: kernel " + seg.part.name + " binds other inputs or outputs with new weights");
+  compile::KernelOptions ko;
+  ko.lowering.target = options_.target;
+  ko.lowering.kernel_name = seg.part.name;
+  ko.lowering.weights_vary = true;
+  ko.lowering.io.pad_channels = true;  // per-row values (norm statistics, one score per head) cross kernels
   std::error_code ec;
   fs::remove_all(next_folder(seg), ec);
-  compile::write_model_folder(compile::write_mil(k.graph), next_folder(seg));
-  seg.next_io = std::move(k.io);
+  compile::KernelIo io = compile::build_kernel(seg.part.graph, params_, next_folder(seg), ko).lowered.io;
+  if (seg.io && !same_io(*seg.io, io))
+    throw Error("device graph: kernel " + seg.part.name + " binds other inputs or outputs with new weights");
+  seg.next_io = std::move(io);
   seg.lower_ms = sw.ms();
 }
 
