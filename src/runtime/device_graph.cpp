@@ -26,9 +26,6 @@ struct DeviceGraph::Segment {
   compile::KernelIo next_io;
   InstallPath path = InstallPath::compiled;
   double lower_ms = 0, install_ms = 0;
-  // Host segments:
-  std::vector<std::unique_ptr<exec::CpuExecutor>> host;  // one per lane, made when the lane first runs it
-  std::vector<std::string> inputs, params, outputs;
 };
 
 namespace {
@@ -72,23 +69,27 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
     inputs_.emplace_back(name, part.renamed.at(name));
   }
   for (ir::ValueId id : graph.outputs()) outputs_.push_back(part.renamed.at(graph.node(id).name));
+  std::vector<SegmentStep> steps;
   for (compile::Segment& s : part.segments) {
     auto seg = std::make_unique<Segment>();
+    SegmentStep step{s.placement, s.name, {}, {}, {}};
     if (s.placement == compile::Placement::ane) {
       // No supervisor: the installs run on the install thread, and restarts are decided before
       // them (plan_installs).
       seg->kernel = std::make_unique<VersionedKernel>(device_, budget_, reload_, (fs::path(work_) / s.name).string());
       ++stats_.kernels;
     } else {
-      seg->inputs = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::input));
-      seg->params = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::param));
-      seg->outputs = ir::names_of(s.graph, s.graph.outputs());
-      seg->host.resize(static_cast<std::size_t>(options_.lanes));
+      step.inputs = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::input));
+      step.params = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::param));
+      step.outputs = ir::names_of(s.graph, s.graph.outputs());
       ++stats_.host_segments;
     }
     seg->part = std::move(s);
     segments_.push_back(std::move(seg));
+    steps.push_back(std::move(step));
   }
+  SegmentSource& source = *this;
+  runner_ = std::make_unique<SegmentRunner>(std::move(steps), device_, source, options_.threads, options_.lanes);
 }
 
 DeviceGraph::~DeviceGraph() {
@@ -213,46 +214,35 @@ struct DeviceGraph::LaneStats {
   int host_beside_device = 0;
 };
 
+ReadyKernel DeviceGraph::kernel(std::size_t step, int lane) {
+  Segment& seg = *segments_[step];
+  const std::shared_future<void> ready = seg.ready;  // a lane's own copy to wait on
+  ready.get();  // its install's error, at the kernel that needs it
+  return {seg.kernel->program(), &*seg.io, &seg.surfaces[static_cast<std::size_t>(lane)]};
+}
+
+ir::Graph DeviceGraph::host_graph(std::size_t step) { return segments_[step]->part.graph; }
+
+const Tensor& DeviceGraph::host_param(std::size_t step, const std::string& param) {
+  auto it = params_.find(param);
+  if (it == params_.end()) throw Error("device graph: no weight " + param + " for host step " + segments_[step]->part.name);
+  return it->second;
+}
+
 std::vector<Tensor> DeviceGraph::run_lane(int lane, const TensorMap& inputs, LaneStats& st) {
-  const auto l = static_cast<std::size_t>(lane);
   TensorMap table;
   for (const auto& [name, value] : inputs_) {
     auto it = inputs.find(name);
     if (it == inputs.end()) throw Error("device graph: input " + name + " is not given");
     table[value] = it->second;
   }
-  for (auto& seg : segments_) {
-    if (seg->kernel) {
-      Stopwatch wait;
-      const std::shared_future<void> ready = seg->ready;  // a lane's own copy to wait on
-      ready.get();  // its install's error, at the kernel that needs it
-      st.wait_ms += wait.ms();
-      const std::lock_guard device(device_mutex_);
-      struct OnDevice {  // counted while the call lasts, however it ends
-        std::atomic<int>& n;
-        explicit OnDevice(std::atomic<int>& count) : n(count) { ++n; }
-        ~OnDevice() { --n; }
-      } on_device(on_device_);
-      const KernelCallTiming t = seg->surfaces[l].call(device_, seg->kernel->program(), *seg->io, table, seg->part.name);
-      st.device_ms += t.device_ms;
-      st.pack_ms += t.pack_ms;
-      continue;
-    }
-    if (on_device_ > 0) ++st.host_beside_device;
-    Stopwatch sw;
-    TensorMap b;
-    for (const std::string& in : seg->inputs) b[in] = lookup_value(table, in, seg->part.name);
-    for (const std::string& p : seg->params) {
-      auto it = params_.find(p);
-      if (it == params_.end()) throw Error("device graph: no weight " + p + " for host step " + seg->part.name);
-      b[p] = it->second;
-    }
-    if (!seg->host[l])
-      seg->host[l] = std::make_unique<exec::CpuExecutor>(seg->part.graph, exec::CpuOptions{exec::Numerics::f32, options_.threads});
-    std::vector<Tensor> out = seg->host[l]->run(b);
-    for (std::size_t i = 0; i < seg->outputs.size(); ++i) table[seg->outputs[i]] = std::move(out[i]);
-    st.host_ms += sw.ms();
-  }
+  runner_->run(table, lane, [&](std::size_t, const StepTiming& t) {
+    st.wait_ms += t.wait_ms;
+    st.device_ms += t.device_ms;
+    st.pack_ms += t.pack_ms;
+    st.host_ms += t.host_ms;
+    st.host_beside_device += t.beside_device;
+  });
   std::vector<Tensor> out;
   for (const std::string& name : outputs_) out.push_back(lookup_value(table, name, "(outputs)"));
   return out;
