@@ -30,41 +30,25 @@ Token Lexer::make(TokenKind kind, Position start) const {
 Token Lexer::next() {
   skip_space();
   const Position start = position();
-  if (at_end()) return make(TokenKind::end, start);
-  const char c = peek();
-  switch (c) {
-    case '=': case '(': case ')': case '{': case '}': case '[': case ']': case ',': case ':':
-      bump();
-      return make(TokenKind::punct, start);
-    case '"':
-      scan_string(start, kMaxStringLength);
-      return make(TokenKind::string, start);
-    case '%':
-      bump();
-      if (!is_identifier_start(peek()))
-        fail(start.line, start.column,
-             "expected a value name after '%' (a letter or '_' must follow it), found " +
-                 (at_end() ? std::string("end of input") : byte_str(peek())));
-      word(position());
-      return make(TokenKind::value, start);
-    case '-':
-      if (is_digit(peek(1))) return number(start);
-      if (is_identifier_start(peek(1))) {
-        scan_negative_word(start, is_identifier_char, kMaxWordLength);
-        return make(TokenKind::identifier, start);
-      }
-      fail(start.line, start.column, "expected a number after '-'");
-    default:
-      break;
+  switch (lead("=(){}[],:", kMaxStringLength, is_identifier_char, kMaxWordLength)) {
+    case Lead::end: return make(TokenKind::end, start);
+    case Lead::punct: return make(TokenKind::punct, start);
+    case Lead::string: return make(TokenKind::string, start);
+    case Lead::word: case Lead::inf_nan: return make(TokenKind::identifier, start);
+    case Lead::number: return number(start);
+    case Lead::other: break;
   }
-  if (is_digit(c)) return number(start);
-  if (is_identifier_start(c)) return word(start);
-  fail(start.line, start.column, "unexpected character " + byte_str(c));
-}
-
-Token Lexer::word(Position start) {
-  scan_word(start, is_identifier_char, kMaxWordLength);
-  return make(TokenKind::identifier, start);
+  if (peek() == '%') {
+    bump();
+    if (!is_identifier_start(peek()))
+      fail(start.line, start.column,
+           "expected a value name after '%' (a letter or '_' must follow it), found " +
+               (at_end() ? std::string("end of input") : byte_str(peek())));
+    scan_word(position(), is_identifier_char, kMaxWordLength);
+    return make(TokenKind::value, start);
+  }
+  if (peek() == '-') fail(start.line, start.column, "expected a number after '-'");
+  fail_unexpected(start);
 }
 
 Token Lexer::number(Position start) {

@@ -52,7 +52,6 @@ class Lexer : public Scanner {
 
  private:
   void skip_space();
-  Token word(Position start);
   Token number(Position start);
   Token make(TokenKind kind, Position start) const;
 };

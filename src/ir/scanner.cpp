@@ -37,21 +37,47 @@ void Scanner::skip_white_space() {
   while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\r' || peek() == '\n')) bump();
 }
 
+Scanner::Lead Scanner::lead(std::string_view puncts, std::size_t max_string, bool (*is_word_char)(char),
+                           std::size_t max_word) {
+  const auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  const Position start = pos_;
+  if (at_end()) return Lead::end;
+  const char c = peek();
+  if (puncts.find(c) != std::string_view::npos) {
+    bump();
+    return Lead::punct;
+  }
+  if (c == '"') {
+    scan_string(start, max_string);
+    return Lead::string;
+  }
+  if (is_digit(c) || (c == '-' && is_digit(peek(1)))) return Lead::number;
+  if (letter(c)) {
+    scan_word(start, is_word_char, max_word);
+    return Lead::word;
+  }
+  if (c == '-' && letter(peek(1))) {
+    bump();
+    const Position word = pos_;
+    scan_word(word, is_word_char, max_word);
+    const std::string_view w = since(word);
+    if (w != "inf" && w != "nan")
+      fail(start.line, start.column, "expected a number, 'inf' or 'nan' after '-', found " + shown(w));
+    return Lead::inf_nan;
+  }
+  return Lead::other;
+}
+
+void Scanner::fail_unexpected(Position start) const {
+  fail(start.line, start.column, "unexpected character " + byte_str(text_[start.offset]));
+}
+
 void Scanner::scan_word(Position start, bool (*is_char)(char), std::size_t max_length) {
   while (!at_end() && is_char(peek())) {
     bump();
     if (pos_.offset - start.offset > max_length)
       fail(start.line, start.column, "identifier longer than " + std::to_string(max_length) + " characters");
   }
-}
-
-void Scanner::scan_negative_word(Position start, bool (*is_char)(char), std::size_t max_length) {
-  bump();  // the '-'
-  const Position word = pos_;
-  scan_word(word, is_char, max_length);
-  const std::string_view w = since(word);
-  if (w != "inf" && w != "nan")
-    fail(start.line, start.column, "expected a number, 'inf' or 'nan' after '-', found " + shown(w));
 }
 
 void Scanner::scan_string(Position start, std::size_t max_length) {

@@ -39,13 +39,19 @@ class Scanner {
   }
   void bump();  // one byte forward, counting lines
   void skip_white_space();  // spaces, tabs, carriage returns and newlines
+  // What starts here, for the tokens both forms spell alike, scanned past but for a number:
+  // the end of the text; one of the one-byte marks `puncts`; a string literal (at most
+  // `max_string` bytes); a word (a letter or '_', then what `is_word_char` takes, at most
+  // `max_word` of them); -inf or -nan; a number (a digit, or '-' and a digit), which the lexer
+  // scans; or something else (nothing scanned), a lexer's own token or an error.
+  enum class Lead : std::uint8_t { end, punct, string, word, inf_nan, number, other };
+  Lead lead(std::string_view puncts, std::size_t max_string, bool (*is_word_char)(char), std::size_t max_word);
+  // Fails at `start`, naming the byte there.
+  [[noreturn]] void fail_unexpected(Position start) const;
   // The text from `start` to here.
   std::string_view since(Position start) const { return text_.substr(start.offset, pos_.offset - start.offset); }
   // Past the bytes `is_char` takes; fails at `start` once the word is longer than `max_length`.
   void scan_word(Position start, bool (*is_char)(char), std::size_t max_length);
-  // Past "-inf" or "-nan" (one token in both forms), from a '-' that `is_char` words follow;
-  // fails at `start` on any other word.
-  void scan_negative_word(Position start, bool (*is_char)(char), std::size_t max_length);
   // Past a string literal, from its opening quote to its closing one, which must be on the same
   // line; fails at an unknown escape, and at `start` when it is longer than `max_length` bytes.
   void scan_string(Position start, std::size_t max_length);

@@ -5,8 +5,7 @@ namespace orion::compile {
 namespace {
 
 bool hex_digit(char c) { return ir::Scanner::is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-bool ident_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
-bool ident_char(char c) { return ident_start(c) || ir::Scanner::is_digit(c) || c == '@'; }
+bool ident_char(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || ir::Scanner::is_digit(c) || c == '@'; }
 
 }  // namespace
 
@@ -27,39 +26,22 @@ MilToken MilLexer::make(MilTok kind, Position start) const { return {kind, since
 MilToken MilLexer::next() {
   skip_white_space();
   const Position start = position();
-  if (at_end()) return make(MilTok::end, start);
-  const char c = peek();
-  switch (c) {
-    case '(': case ')': case '[': case ']': case '{': case '}': case '<': case '>': case ',':
-    case '=': case ';':
-      bump();
-      return make(MilTok::punct, start);
-    case '"':
-      scan_string(start, kMilMaxString);
-      return make(MilTok::string, start);
-    case '-':
-      if (peek(1) == '>') {
-        bump();
-        bump();
-        return make(MilTok::arrow, start);
-      }
-      if (is_digit(peek(1))) return number(start);
-      if (ident_start(peek(1))) {
-        scan_negative_word(start, ident_char, kMilMaxWord);
-        return make(MilTok::number, start);
-      }
-      fail(start.line, start.column, "expected a number or '->' at '-'");
-    default:
-      break;
+  if (peek() == '-' && peek(1) == '>') {
+    bump();
+    bump();
+    return make(MilTok::arrow, start);
   }
-  if (is_digit(c)) return number(start);
-  if (ident_start(c)) return word(start);
-  fail(start.line, start.column, "unexpected character " + byte_str(c));
-}
-
-MilToken MilLexer::word(Position start) {
-  scan_word(start, ident_char, kMilMaxWord);
-  return make(MilTok::identifier, start);
+  switch (lead("()[]{}<>,=;", kMilMaxString, ident_char, kMilMaxWord)) {
+    case Lead::end: return make(MilTok::end, start);
+    case Lead::punct: return make(MilTok::punct, start);
+    case Lead::string: return make(MilTok::string, start);
+    case Lead::word: return make(MilTok::identifier, start);
+    case Lead::inf_nan: return make(MilTok::number, start);
+    case Lead::number: return number(start);
+    case Lead::other: break;
+  }
+  if (peek() == '-') fail(start.line, start.column, "expected a number or '->' at '-'");
+  fail_unexpected(start);
 }
 
 MilToken MilLexer::number(Position start) {

@@ -47,7 +47,6 @@ class MilLexer : public ir::Scanner {
 
  private:
   MilToken make(MilTok kind, Position start) const;
-  MilToken word(Position start);
   MilToken number(Position start);
 };
 
