@@ -45,7 +45,10 @@ std::vector<float> FastSession::prefill(std::span<const std::int32_t> tokens) {
   if (T >= batched_min_) {
     prefill_scratch();
     exec::cpu::set_gemm_threads(pool_.size());
-    prefill_layers(tokens);
+    exec::cpu::gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t) embed(tokens[static_cast<std::size_t>(t)], position_ + t, bx_.data() + t * shape_.width);
+    });
+    prefill_layers(T);
     position_ += T;
     // Only the last token's logits are wanted: the head runs once, as a GEMV, as in step().
     logits_of(bx_.data() + (T - 1) * shape_.width);
@@ -57,7 +60,8 @@ std::vector<float> FastSession::prefill(std::span<const std::int32_t> tokens) {
 }
 
 void FastSession::step(std::int32_t token, bool want_logits) {
-  step_layers(token);
+  embed(token, position_, x_.data());
+  step_layers();
   ++position_;
   if (want_logits) logits_of(x_.data());
 }

@@ -5,8 +5,9 @@
 // decodes one token at a time (step: every weight streamed once by the GEMV kernels) or a
 // prompt at once (batched prefill: matrix products through the BLAS, model/fast/fast_prefill.h),
 // over a KV cache and activations allocated once. The scaffold owns all of that and the order
-// of a step (the layers, then the final norm and the head for the logits); an architecture
-// supplies only its maths: the layers of one token and of a prompt, and its final norm.
+// of a step (the embedding, the layers, then the final norm and the head for the logits); an
+// architecture supplies only its maths: its embedding, its layers for one token and for a
+// prompt, and its final norm.
 #include <array>
 #include <cstdint>
 #include <span>
@@ -101,12 +102,15 @@ class FastSession : public Decoder {
   // Throws orion::Error when shape.reserved_bytes would pass the memory limit.
   FastSession(FastSessionShape shape, int threads, exec::cpu::Isa isa);
 
-  // The token `token` at position_ through every layer: its embedding into x_, the residual
-  // stream left in x_, its keys and values written to the cache.
-  virtual void step_layers(std::int32_t token) = 0;
-  // The same for `tokens` (already checked) at position_ onwards, in matrix products over the
-  // whole prompt: the residual stream left in bx_ ([tokens, width]).
-  virtual void prefill_layers(std::span<const std::int32_t> tokens) = 0;
+  // Token `token`'s embedding at `position` into `x` (width floats). Called from several
+  // threads at once.
+  virtual void embed(std::int32_t token, std::int64_t position, float* x) const = 0;
+  // The token embedded in x_ at position_ through every layer: the residual stream left in x_,
+  // its keys and values written to the cache.
+  virtual void step_layers() = 0;
+  // The same for `tokens` tokens embedded in bx_ ([tokens, width]) at position_ onwards, in
+  // matrix products over the whole prompt: the residual stream left in bx_.
+  virtual void prefill_layers(std::int64_t tokens) = 0;
   // The final norm of one row `x` of the residual stream into `y`.
   virtual void final_norm(const float* x, float* y) const = 0;
 

@@ -78,16 +78,21 @@ void Gpt2FastSession::final_norm(const float* x, float* y) const {
                  static_cast<std::size_t>(m.config().n_embd));
 }
 
-void Gpt2FastSession::step_layers(std::int32_t token) {
+void Gpt2FastSession::embed(std::int32_t token, std::int64_t position, float* x) const {
+  const Gpt2FastModel& m = *model_;
+  const std::int64_t C = m.config().n_embd;
+  m.head_.row(token, x);
+  const float* p = m.wpe_.data() + position * C;
+  for (std::int64_t i = 0; i < C; ++i) x[i] += p[i];
+}
+
+void Gpt2FastSession::step_layers() {
   const Gpt2FastModel& m = *model_;
   const auto& c = m.config();
   const auto C = static_cast<std::size_t>(c.n_embd), H = static_cast<std::size_t>(c.n_head), D = C / H;
   const auto pos = static_cast<std::size_t>(position_);
   const auto eps = static_cast<float>(c.layer_norm_epsilon);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
-
-  m.head_.row(token, x_.data());
-  for (std::size_t i = 0; i < C; ++i) x_[i] += m.wpe_[pos * C + i];
 
   for (std::size_t l = 0; l < m.layers_.size(); ++l) {
     const Gpt2FastLayer& L = m.layers_[l];

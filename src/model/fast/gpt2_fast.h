@@ -57,8 +57,9 @@ class Gpt2FastSession final : public FastSession {
   static double batched_prefill_flops(const Gpt2Config& c, std::int64_t cached, std::int64_t tokens);
 
  private:
-  void step_layers(std::int32_t token) override;
-  void prefill_layers(std::span<const std::int32_t> tokens) override;  // gpt2_fast_prefill.cpp
+  void embed(std::int32_t token, std::int64_t position, float* x) const override;
+  void step_layers() override;
+  void prefill_layers(std::int64_t tokens) override;  // gpt2_fast_prefill.cpp
   void final_norm(const float* x, float* y) const override;
 
   std::shared_ptr<const Gpt2FastModel> model_;

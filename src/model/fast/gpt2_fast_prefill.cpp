@@ -28,10 +28,9 @@ double Gpt2FastSession::batched_prefill_flops(const Gpt2Config& c, std::int64_t 
   return static_cast<double>(c.n_layer) * (linears + attention) + 2 * C * static_cast<double>(c.vocab_size);
 }
 
-void Gpt2FastSession::prefill_layers(std::span<const std::int32_t> tokens) {
+void Gpt2FastSession::prefill_layers(std::int64_t T) {
   const Gpt2FastModel& m = *model_;
   const auto& c = m.config();
-  const auto T = static_cast<std::int64_t>(tokens.size());
   const std::int64_t C = c.n_embd, H = c.n_head, D = C / H, pos = position_;
   const auto eps = static_cast<float>(c.layer_norm_epsilon);
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
@@ -41,14 +40,6 @@ void Gpt2FastSession::prefill_layers(std::span<const std::int32_t> tokens) {
   float* A = batt_.data();
   float* M = bmlp_.data();
 
-  gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
-    for (std::int64_t t = t0; t < t1; ++t) {
-      float* x = X + t * C;
-      m.head_.row(tokens[static_cast<std::size_t>(t)], x);
-      const float* p = m.wpe_.data() + (pos + t) * C;
-      for (std::int64_t i = 0; i < C; ++i) x[i] += p[i];
-    }
-  });
   const auto norm_rows = [&](const std::vector<float>& g, const std::vector<float>& b) {
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
       for (std::int64_t t = t0; t < t1; ++t)

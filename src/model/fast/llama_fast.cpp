@@ -97,7 +97,9 @@ void LlamaFastSession::final_norm(const float* x, float* y) const {
   rms_norm_row(x, m.norm_.data(), m.config().rms_norm_eps, y, static_cast<std::size_t>(m.config().hidden_size));
 }
 
-void LlamaFastSession::step_layers(std::int32_t token) {
+void LlamaFastSession::embed(std::int32_t token, std::int64_t, float* x) const { model_->embed_row(token, x); }
+
+void LlamaFastSession::step_layers() {
   const LlamaFastModel& m = *model_;
   const auto& c = m.config();
   const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
@@ -106,7 +108,6 @@ void LlamaFastSession::step_layers(std::int32_t token) {
   const auto n = static_cast<std::size_t>(C);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
 
-  m.embed_row(token, x_.data());
   const float* cos = m.cos_.data() + pos * D;
   const float* sin = m.sin_.data() + pos * D;
 

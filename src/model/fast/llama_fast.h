@@ -60,8 +60,9 @@ class LlamaFastSession final : public FastSession {
  private:
   // The cache is [kv_heads, positions, head_dim]: one key/value head's run is one sequential
   // stream, read by every query head of its group.
-  void step_layers(std::int32_t token) override;
-  void prefill_layers(std::span<const std::int32_t> tokens) override;  // llama_fast_prefill.cpp
+  void embed(std::int32_t token, std::int64_t position, float* x) const override;
+  void step_layers() override;
+  void prefill_layers(std::int64_t tokens) override;  // llama_fast_prefill.cpp
   void final_norm(const float* x, float* y) const override;
 
   std::shared_ptr<const LlamaFastModel> model_;

@@ -29,10 +29,9 @@ double LlamaFastSession::batched_prefill_flops(const LlamaConfig& c, std::int64_
   return static_cast<double>(c.num_hidden_layers) * (linears + attention) + 2 * C * static_cast<double>(c.vocab_size);
 }
 
-void LlamaFastSession::prefill_layers(std::span<const std::int32_t> tokens) {
+void LlamaFastSession::prefill_layers(std::int64_t T) {
   const LlamaFastModel& m = *model_;
   const auto& c = m.config();
-  const auto T = static_cast<std::int64_t>(tokens.size());
   const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   const std::int64_t QW = H * D, KVW = c.kv_width(), QKVW = QW + 2 * KVW, F = c.intermediate_size;
   const std::int64_t P = c.max_position_embeddings, pos = position_;
@@ -43,11 +42,6 @@ void LlamaFastSession::prefill_layers(std::span<const std::int32_t> tokens) {
   float* A = batt_.data();
   float* GU = bmlp_.data();
 
-  gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
-    for (std::int64_t t = t0; t < t1; ++t) {
-      m.embed_row(tokens[static_cast<std::size_t>(t)], X + t * C);
-    }
-  });
   const auto norm_rows = [&](const std::vector<float>& g) {
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
       for (std::int64_t t = t0; t < t1; ++t)
