@@ -4,10 +4,7 @@
 #include <filesystem>
 #include <future>
 
-#include "compile/ane/ane_lowering.h"
-#include "compile/mil/mil_writer.h"
-#include "compile/ane/partition.h"
-#include "compile/passes/chunk_matmuls.h"
+#include "compile/driver.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "runtime/kernel_call.h"
@@ -29,9 +26,6 @@ struct DeviceGraph::Segment {
   compile::KernelIo next_io;
   InstallPath path = InstallPath::compiled;
   double lower_ms = 0, install_ms = 0;
-  // Host segments:
-  std::vector<std::unique_ptr<exec::CpuExecutor>> host;  // one per lane, made when the lane first runs it
-  std::vector<std::string> inputs, params, outputs;
 };
 
 namespace {
@@ -66,34 +60,36 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
     fs::create_directories(work_, ec);
     if (ec) throw Error::in_file(work_, "cannot create the folder: " + ec.message());
   }
-  ir::Graph g = graph;
-  compile::chunk_matmuls(g, options_.target.on_chip_bytes);
   compile::PartitionOptions po;
   po.target = options_.target;
   po.seq = options_.seq;
-  compile::Partition part = compile::partition_graph(g, po);
+  compile::Partition part = compile::plan_segments(graph, po);
   for (ir::ValueId id : graph.nodes_of(ir::Op::input)) {
     const std::string& name = graph.node(id).name;
     inputs_.emplace_back(name, part.renamed.at(name));
   }
   for (ir::ValueId id : graph.outputs()) outputs_.push_back(part.renamed.at(graph.node(id).name));
+  std::vector<SegmentStep> steps;
   for (compile::Segment& s : part.segments) {
     auto seg = std::make_unique<Segment>();
+    SegmentStep step{s.placement, s.name, {}, {}, {}};
     if (s.placement == compile::Placement::ane) {
       // No supervisor: the installs run on the install thread, and restarts are decided before
       // them (plan_installs).
       seg->kernel = std::make_unique<VersionedKernel>(device_, budget_, reload_, (fs::path(work_) / s.name).string());
       ++stats_.kernels;
     } else {
-      seg->inputs = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::input));
-      seg->params = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::param));
-      seg->outputs = ir::names_of(s.graph, s.graph.outputs());
-      seg->host.resize(static_cast<std::size_t>(options_.lanes));
+      step.inputs = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::input));
+      step.params = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::param));
+      step.outputs = ir::names_of(s.graph, s.graph.outputs());
       ++stats_.host_segments;
     }
     seg->part = std::move(s);
     segments_.push_back(std::move(seg));
+    steps.push_back(std::move(step));
   }
+  SegmentSource& source = *this;
+  runner_ = std::make_unique<SegmentRunner>(std::move(steps), device_, source, options_.threads, options_.lanes);
 }
 
 DeviceGraph::~DeviceGraph() {
@@ -127,18 +123,17 @@ bool DeviceGraph::plan_installs(const std::vector<Segment*>& kernels, bool may_r
 
 void DeviceGraph::lower(Segment& seg) {
   Stopwatch sw;
-  compile::AneLoweringOptions lo_options;
-  lo_options.target = options_.target;
-  lo_options.kernel_name = seg.part.name;
-  lo_options.weights_vary = true;
-  lo_options.io.pad_channels = true;  // per-row values (norm statistics, one score per head) cross kernels
-  compile::AneLowered k = compile::lower_for_ane(seg.part.graph, params_, lo_options);
-  if (seg.io && !same_io(*seg.io, k.io))
-    throw Error("device graph: kernel " + seg.part.name + " binds other inputs or outputs with new weights");
+  compile::KernelOptions ko;
+  ko.lowering.target = options_.target;
+  ko.lowering.kernel_name = seg.part.name;
+  ko.lowering.weights_vary = true;
+  ko.lowering.io.pad_channels = true;  // per-row values (norm statistics, one score per head) cross kernels
   std::error_code ec;
   fs::remove_all(next_folder(seg), ec);
-  compile::write_model_folder(compile::write_mil(k.graph), next_folder(seg));
-  seg.next_io = std::move(k.io);
+  compile::KernelIo io = compile::build_kernel(seg.part.graph, params_, next_folder(seg), ko).lowered.io;
+  if (seg.io && !same_io(*seg.io, io))
+    throw Error("device graph: kernel " + seg.part.name + " binds other inputs or outputs with new weights");
+  seg.next_io = std::move(io);
   seg.lower_ms = sw.ms();
 }
 
@@ -219,46 +214,35 @@ struct DeviceGraph::LaneStats {
   int host_beside_device = 0;
 };
 
+ReadyKernel DeviceGraph::kernel(std::size_t step, int lane) {
+  Segment& seg = *segments_[step];
+  const std::shared_future<void> ready = seg.ready;  // a lane's own copy to wait on
+  ready.get();  // its install's error, at the kernel that needs it
+  return {seg.kernel->program(), &*seg.io, &seg.surfaces[static_cast<std::size_t>(lane)]};
+}
+
+ir::Graph DeviceGraph::host_graph(std::size_t step) { return segments_[step]->part.graph; }
+
+const Tensor& DeviceGraph::host_param(std::size_t step, const std::string& param) {
+  auto it = params_.find(param);
+  if (it == params_.end()) throw Error("device graph: no weight " + param + " for host step " + segments_[step]->part.name);
+  return it->second;
+}
+
 std::vector<Tensor> DeviceGraph::run_lane(int lane, const TensorMap& inputs, LaneStats& st) {
-  const auto l = static_cast<std::size_t>(lane);
   TensorMap table;
   for (const auto& [name, value] : inputs_) {
     auto it = inputs.find(name);
     if (it == inputs.end()) throw Error("device graph: input " + name + " is not given");
     table[value] = it->second;
   }
-  for (auto& seg : segments_) {
-    if (seg->kernel) {
-      Stopwatch wait;
-      const std::shared_future<void> ready = seg->ready;  // a lane's own copy to wait on
-      ready.get();  // its install's error, at the kernel that needs it
-      st.wait_ms += wait.ms();
-      const std::lock_guard device(device_mutex_);
-      struct OnDevice {  // counted while the call lasts, however it ends
-        std::atomic<int>& n;
-        explicit OnDevice(std::atomic<int>& count) : n(count) { ++n; }
-        ~OnDevice() { --n; }
-      } on_device(on_device_);
-      const KernelCallTiming t = seg->surfaces[l].call(device_, seg->kernel->program(), *seg->io, table, seg->part.name);
-      st.device_ms += t.device_ms;
-      st.pack_ms += t.pack_ms;
-      continue;
-    }
-    if (on_device_ > 0) ++st.host_beside_device;
-    Stopwatch sw;
-    TensorMap b;
-    for (const std::string& in : seg->inputs) b[in] = lookup_value(table, in, seg->part.name);
-    for (const std::string& p : seg->params) {
-      auto it = params_.find(p);
-      if (it == params_.end()) throw Error("device graph: no weight " + p + " for host step " + seg->part.name);
-      b[p] = it->second;
-    }
-    if (!seg->host[l])
-      seg->host[l] = std::make_unique<exec::CpuExecutor>(seg->part.graph, exec::CpuOptions{exec::Numerics::f32, options_.threads});
-    std::vector<Tensor> out = seg->host[l]->run(b);
-    for (std::size_t i = 0; i < seg->outputs.size(); ++i) table[seg->outputs[i]] = std::move(out[i]);
-    st.host_ms += sw.ms();
-  }
+  runner_->run(table, lane, [&](std::size_t, const StepTiming& t) {
+    st.wait_ms += t.wait_ms;
+    st.device_ms += t.device_ms;
+    st.pack_ms += t.pack_ms;
+    st.host_ms += t.host_ms;
+    st.host_beside_device += t.beside_device;
+  });
   std::vector<Tensor> out;
   for (const std::string& name : outputs_) out.push_back(lookup_value(table, name, "(outputs)"));
   return out;

@@ -7,7 +7,8 @@
 // each kernel's folder and installed through its VersionedKernel: reloaded in place where the
 // device re-reads weight files, compiled while the budget allows, otherwise the supervisor
 // checkpoints and restarts the process (ANE030). Host segments run on the CPU executor in f32
-// and bind the current weights by name.
+// and bind the current weights by name. The segments run through the segment runner
+// (runtime/segment_runner.h), as a package's do, with the device graph as their source.
 //
 // Kernels reach the ANE's minimum surface by padding the channels of narrow inputs and
 // outputs, not the sequence (LegalizeIoOptions::pad_channels): what crosses between a forward
@@ -31,9 +32,7 @@
 // between two optimizer steps), never from the install thread in the middle of a step.
 #include <cstdint>
 #include <future>
-#include <atomic>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +46,7 @@
 #include "ir/graph.h"
 #include "runtime/compile_budget.h"
 #include "runtime/reload_probe.h"
+#include "runtime/segment_runner.h"
 #include "runtime/supervisor.h"
 
 namespace orion::runtime {
@@ -73,13 +73,13 @@ struct DeviceGraphStats {
   double device_ms = 0, pack_ms = 0, host_ms = 0;
 };
 
-class DeviceGraph {
+class DeviceGraph : private SegmentSource {
  public:
   // Partitions `graph`; lowers and compiles nothing yet. `device`, `budget` and `reload` must
   // outlive it. Throws orion::Error when the graph cannot be partitioned for the target.
   DeviceGraph(const ir::Graph& graph, device::AneDevice& device, CompileBudget& budget, ReloadSupport& reload,
               DeviceGraphOptions options);
-  ~DeviceGraph();
+  ~DeviceGraph() override;
   DeviceGraph(const DeviceGraph&) = delete;
   DeviceGraph& operator=(const DeviceGraph&) = delete;
 
@@ -114,6 +114,10 @@ class DeviceGraph {
   void count_version();
   struct LaneStats;
   std::vector<Tensor> run_lane(int lane, const TensorMap& inputs, LaneStats& st);
+  // SegmentSource: the segments' kernels once installed, their host graphs and the weights.
+  ReadyKernel kernel(std::size_t step, int lane) override;
+  ir::Graph host_graph(std::size_t step) override;
+  const Tensor& host_param(std::size_t step, const std::string& param) override;
   ir::Graph graph_;
   device::AneDevice& device_;
   CompileBudget& budget_;
@@ -123,12 +127,11 @@ class DeviceGraph {
   std::optional<TempFolder> temp_;
   std::string work_;
   std::vector<std::unique_ptr<Segment>> segments_;
+  std::unique_ptr<SegmentRunner> runner_;  // runs segments_, by index
   std::vector<std::pair<std::string, std::string>> inputs_;  // the graph's names -> values' names
   std::vector<std::string> outputs_;                         // values' names, in output order
   TensorMap params_;
   DeviceGraphStats stats_;
-  std::mutex device_mutex_;                 // one evaluation at a time, whichever lane
-  std::atomic<int> on_device_{0};           // lanes in a device call now
   bool has_weights_ = false;
   bool version_counted_ = true;
   std::future<void> lowering_;  // the current version's lowering thread

@@ -10,8 +10,8 @@
 #include "compile/blob/weight_blob_reader.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "exec/cpu/executor.h"
 #include "ir/parser.h"
+#include "runtime/segment_runner.h"
 
 namespace orion::runtime {
 
@@ -27,10 +27,6 @@ struct PackageRunner::Kernel {
   bool counted = false;            // its compile is in stats_
 };
 
-struct PackageRunner::Host {
-  std::unique_ptr<exec::CpuExecutor> exec;
-};
-
 namespace {
 
 std::string read_text(const std::string& file) {
@@ -41,7 +37,42 @@ std::string read_text(const std::string& file) {
   return ss.str();
 }
 
+std::vector<SegmentStep> segment_steps(const compile::PackageProgram& p) {
+  std::vector<SegmentStep> out;
+  for (const compile::PackageStep& s : p.steps) out.push_back({s.placement, s.name, s.inputs, s.params, s.outputs});
+  return out;
+}
+
 }  // namespace
+
+// The package as the segment runner's source: kernels compiled from their folders (on the
+// compile thread, or now), host graphs parsed from theirs, host weights from host_weights.bin.
+struct PackageRunner::Program final : SegmentSource {
+  Program(PackageRunner& r, const compile::PackageProgram& p)
+      : runner(r), program(p), segments(segment_steps(p), r.device_, *this, r.threads_) {}
+
+  ReadyKernel kernel(std::size_t step, int /*lane*/) override {
+    const compile::PackageStep& s = program.steps[step];
+    Kernel& k = runner.kernel(s);
+    return {k.id, &s.io, &*k.surfaces};
+  }
+  ir::Graph host_graph(std::size_t step) override {
+    const std::string file = (fs::path(runner.dir_) / program.steps[step].name / compile::kHostGraphFile).string();
+    return ir::parse_graph(read_text(file), file);
+  }
+  const Tensor& host_param(std::size_t step, const std::string& param) override {
+    auto it = runner.host_weights_.find(param);
+    if (it == runner.host_weights_.end())
+      throw Error::in_file((fs::path(runner.dir_) / compile::kManifestFile).string(),
+                           "host step " + program.steps[step].name + " reads param " + param +
+                               ", which host_weights does not hold");
+    return it->second;
+  }
+
+  PackageRunner& runner;
+  const compile::PackageProgram& program;  // in runner.manifest_
+  SegmentRunner segments;
+};
 
 PackageRunner::PackageRunner(std::string dir, device::AneDevice& device, int threads, CompileBudget* budget,
                              bool background_compile)
@@ -137,49 +168,10 @@ PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
   return k;
 }
 
-PackageRunner::Host& PackageRunner::host(const compile::PackageStep& step) {
-  auto it = hosts_.find(step.name);
-  if (it != hosts_.end()) return *it->second;
-  const std::string file = (fs::path(dir_) / step.name / compile::kHostGraphFile).string();
-  auto h = std::make_unique<Host>();
-  h->exec = std::make_unique<exec::CpuExecutor>(ir::parse_graph(read_text(file), file),
-                                                exec::CpuOptions{exec::Numerics::f32, threads_});
-  return *hosts_.emplace(step.name, std::move(h)).first->second;
-}
-
-void PackageRunner::run_kernel(const compile::PackageStep& step, TensorMap& table) {
-  Kernel& k = kernel(step);
-  const KernelCallTiming t = k.surfaces->call(device_, k.id, step.io, table, step.name);
-  StepStats& ss = stats_.steps[step.name];
-  stats_.packed_bytes += t.packed_bytes;
-  ss.packed_bytes += t.packed_bytes;
-  stats_.pack_ms += t.pack_ms;
-  ss.pack_ms += t.pack_ms;
-  stats_.device_ms += t.device_ms;
-  ss.run_ms += t.device_ms;
-  ++ss.runs;
-  ++stats_.evaluations;
-}
-
-void PackageRunner::run_host(const compile::PackageStep& step, TensorMap& table) {
-  Host& h = host(step);
-  Stopwatch sw;
-  TensorMap b;
-  for (const std::string& in : step.inputs) b[in] = lookup_value(table, in, step.name);
-  for (const std::string& p : step.params) {
-    auto it = host_weights_.find(p);
-    if (it == host_weights_.end())
-      throw Error::in_file((fs::path(dir_) / compile::kManifestFile).string(),
-                           "host step " + step.name + " reads param " + p + ", which host_weights does not hold");
-    b[p] = it->second;
-  }
-  std::vector<Tensor> out = h.exec->run(b);
-  for (std::size_t i = 0; i < step.outputs.size(); ++i) table[step.outputs[i]] = std::move(out[i]);
-  stats_.host_ms += sw.ms();
-  StepStats& ss = stats_.steps[step.name];
-  ss.run_ms += sw.ms();
-  ++ss.runs;
-  ++stats_.host_runs;
+PackageRunner::Program& PackageRunner::program(const compile::PackageProgram& p) {
+  auto it = programs_.find(p.name);
+  if (it == programs_.end()) it = programs_.emplace(p.name, std::make_unique<Program>(*this, p)).first;
+  return *it->second;
 }
 
 namespace {
@@ -246,10 +238,23 @@ TensorMap PackageRunner::run(std::string_view name, const TensorMap& inputs) {
                   shape_str(v.shape));
     table[v.value] = it->second;
   }
-  for (const compile::PackageStep& s : p.steps) {
-    if (s.placement == compile::Placement::ane) run_kernel(s, table);
-    else run_host(s, table);
-  }
+  program(p).segments.run(table, 0, [&](std::size_t i, const StepTiming& t) {
+    StepStats& ss = stats_.steps[p.steps[i].name];
+    ++ss.runs;
+    if (p.steps[i].placement == compile::Placement::ane) {
+      stats_.packed_bytes += t.packed_bytes;
+      ss.packed_bytes += t.packed_bytes;
+      stats_.pack_ms += t.pack_ms;
+      ss.pack_ms += t.pack_ms;
+      stats_.device_ms += t.device_ms;
+      ss.run_ms += t.device_ms;
+      ++stats_.evaluations;
+    } else {
+      stats_.host_ms += t.host_ms;
+      ss.run_ms += t.host_ms;
+      ++stats_.host_runs;
+    }
+  });
   TensorMap out;
   for (const compile::PackageValue& v : p.outputs) out[v.name] = lookup_value(table, v.value, "(outputs)");
   return out;

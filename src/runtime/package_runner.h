@@ -1,6 +1,7 @@
 #pragma once
 // PackageRunner: runs the programs of a compiled ANE package (compile/ane/ane_package.h) step by
-// step: host segments on the CPU executor (in f32, as a host computes), kernels on an ANE
+// step through the segment runner (runtime/segment_runner.h), the package being its source of
+// kernels: host segments on the CPU executor (in f32, as a host computes), kernels on an ANE
 // device, over one table of values named as the manifest names them. Tensors cross to a kernel
 // packed into [1, C, 1, S_pad] fp16 surfaces in the kernel's binding order, and come back
 // unpacked to token-major f32.
@@ -99,14 +100,12 @@ class PackageRunner {
 
  private:
   struct Kernel;
-  struct Host;
+  struct Program;  // a program's steps, run by a SegmentRunner with the package as their source
   void enqueue(const compile::PackageStep& step);
   void compile_kernel(const compile::PackageStep& step, Kernel& k);
   void count_compile(const std::string& step, Kernel& k) const;
   Kernel& kernel(const compile::PackageStep& step);
-  Host& host(const compile::PackageStep& step);
-  void run_kernel(const compile::PackageStep& step, TensorMap& table);
-  void run_host(const compile::PackageStep& step, TensorMap& table);
+  Program& program(const compile::PackageProgram& p);
 
   std::string dir_;
   device::AneDevice& device_;
@@ -115,7 +114,7 @@ class PackageRunner {
   compile::PackageManifest manifest_;
   TensorMap host_weights_;
   std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;  // inserted by the caller's thread only
-  std::map<std::string, std::unique_ptr<Host>, std::less<>> hosts_;
+  std::map<std::string, std::unique_ptr<Program>, std::less<>> programs_;  // made when first run
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> resident_;  // program -> values
   mutable RunnerStats stats_;
   std::atomic<bool> closing_{false};      // the destructor: pending compiles are skipped

@@ -3,8 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "compile/ane/ane_lowering.h"
-#include "compile/mil/mil_writer.h"
+#include "compile/driver.h"
 #include "core/error.h"
 #include "core/temp_folder.h"
 #include "device/ane_packing.h"
@@ -26,11 +25,9 @@ compile::AneLowered probe_kernel(float scale, const std::string& folder) {
   b.output(b.matmul(x, b.param("w", DType::f32, {kDim, kDim})));
   std::vector<float> w(kDim * kDim, 0.0f);
   for (std::int64_t i = 0; i < kDim; ++i) w[static_cast<std::size_t>(i * kDim + i)] = scale;
-  compile::AneLoweringOptions lo;
-  lo.kernel_name = "reload_probe";
-  compile::AneLowered k = compile::lower_for_ane(b.finish(), {{"w", Tensor::from_floats({kDim, kDim}, w)}}, lo);
-  compile::write_model_folder(compile::write_mil(k.graph), folder);
-  return k;
+  compile::KernelOptions ko;
+  ko.lowering.kernel_name = "reload_probe";
+  return compile::build_kernel(b.finish(), {{"w", Tensor::from_floats({kDim, kDim}, w)}}, folder, ko).lowered;
 }
 
 std::vector<float> evaluate(device::AneDevice& device, device::AneProgramId id, const compile::KernelIo& io,

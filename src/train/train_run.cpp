@@ -36,20 +36,13 @@ std::vector<std::string> tokenizer_files(const fs::path& dir) {
   return files;
 }
 
-bool has_checkpoints(const fs::path& out) {
-  if (!fs::is_directory(out)) return false;
-  for (const auto& e : fs::directory_iterator(out))
-    if (e.is_directory() && e.path().filename().string().starts_with("step-")) return true;
-  return false;
-}
-
 }  // namespace
 
 RunResult run_training(const RunOptions& o, const RunEvents& events) {
   Stopwatch total;
   RunResult result;
   const fs::path out(o.out);
-  if (!o.resume && has_checkpoints(out))
+  if (!o.resume && has_checkpoint_folders(o.out))
     throw Error::in_file(o.out, "has checkpoints already: --resume continues from the newest, or choose another --out");
 
   std::optional<LoadedCheckpoint> checkpoint;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -128,6 +129,19 @@ TEST_F(CheckpointTest, RoundTripsBitExactAndIsAModelFolder) {
   EXPECT_EQ(m.config().n_embd, 32);
   expect_same(m.weights(), f.params, "model folder");
   EXPECT_FALSE(load_checkpoint((fs::path(out()) / "step-00000999").string()).has_value());
+}
+
+// What `train` without --resume refuses to write over, and what --resume could continue from:
+// folders named as checkpoints, nothing else that starts like one.
+TEST_F(CheckpointTest, HasCheckpointFoldersCountsOnlyCheckpointNames) {
+  EXPECT_FALSE(has_checkpoint_folders(out()));  // no folder yet
+  fs::create_directories(fs::path(out()) / "step-1");
+  fs::create_directories(fs::path(out()) / ".step-00000002.tmp.AbCdEf");
+  std::ofstream(fs::path(out()) / "step-00000003") << "a file";
+  EXPECT_FALSE(has_checkpoint_folders(out()));
+  const Fixture f(1, tok.path());
+  save_checkpoint(out(), f.data(4), 3);
+  EXPECT_TRUE(has_checkpoint_folders(out()));
 }
 
 TEST_F(CheckpointTest, KeepsTheNewestKeepLast) {

@@ -17,8 +17,7 @@
 #include "ane_package_cli.h"
 #include "commands.h"
 #include "core/stopwatch.h"
-#include "compile/ane/ane_lowering.h"
-#include "compile/mil/mil_writer.h"
+#include "compile/driver.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "model/any_model.h"
@@ -95,19 +94,18 @@ void run(const CompileOptions& o) {
   if (o.pkg.m1_m2 && o.pkg.dialect != "ios16")
     throw Error("compile: M1/M2 targets need --dialect ios16 (ANE024)");
   auto [graph, params] = block_and_weights(o);
-  compile::AneLoweringOptions lo;
-  lo.target.m1_m2 = o.pkg.m1_m2;
-  lo.kernel_name = o.arch;
+  compile::KernelOptions ko;
+  ko.lowering.target.m1_m2 = o.pkg.m1_m2;
+  ko.lowering.kernel_name = o.arch;
   if (!o.dump_after.empty()) {
     std::vector<std::string> only = o.dump_after;
     if (only.size() == 1 && only[0] == "all") only.clear();
-    lo.after_pass = ir::dump_ir_after(std::cout, only);
+    ko.lowering.after_pass = ir::dump_ir_after(std::cout, only);
   }
-  const compile::AneLowered k = compile::lower_for_ane(graph, params, lo);
-  compile::MilWriteOptions mo;
-  mo.dialect = o.pkg.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
-  const compile::MilProgram p = compile::write_mil(k.graph, mo);
-  compile::write_model_folder(p, o.out, mo);
+  ko.mil.dialect = o.pkg.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
+  const compile::BuiltKernel built = compile::build_kernel(graph, params, o.out, ko);
+  const compile::AneLowered& k = built.lowered;
+  const compile::MilProgram& p = built.mil;
 
   for (const ir::Diagnostic& d : k.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
   for (const compile::AneViolation& w : k.warnings) std::printf("%s\n", w.message().c_str());

@@ -11,8 +11,7 @@
 
 #include "commands.h"
 #include "demo_package.h"
-#include "compile/ane/ane_lowering.h"
-#include "compile/mil/mil_writer.h"
+#include "compile/driver.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
@@ -63,12 +62,12 @@ void run_on_ane_sim(const ir::Graph& g, const TensorMap& bindings, const Tensor&
   TensorMap params;
   for (const auto& [name, t] : bindings)
     if (name != "x") params.emplace(name, t);
-  Stopwatch sw;
-  const compile::AneLowered k = compile::lower_for_ane(g, params);
-  const compile::MilProgram program = compile::write_mil(k.graph);
-  const double compile_ms = sw.ms();
   const TempFolder dir("orion-demo");  // removed with its files whatever happens below
-  compile::write_model_folder(program, dir.path());
+  Stopwatch sw;
+  const compile::BuiltKernel built = compile::build_kernel(g, params, dir.path());
+  const double compile_ms = sw.ms();
+  const compile::AneLowered& k = built.lowered;
+  const compile::MilProgram& program = built.mil;
   device::AneSimOptions so;
   so.threads = o.threads == 0 ? 2 : o.threads;
   device::AneSim sim(so);

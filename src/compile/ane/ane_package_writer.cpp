@@ -4,11 +4,9 @@
 #include <filesystem>
 #include <map>
 
-#include "compile/ane/ane_lowering.h"
 #include "compile/ane/ane_rules.h"
-#include "compile/mil/mil_writer.h"
-#include "compile/passes/chunk_matmuls.h"
 #include "compile/blob/weight_blob_writer.h"
+#include "compile/driver.h"
 #include "core/atomic_file.h"
 #include "core/atomic_folder.h"
 #include "core/error.h"
@@ -51,17 +49,13 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
   PackageReport report;
   std::map<std::string, int> host_params;  // name -> first use, for a deterministic order
 
-  MilWriteOptions mo;
-  mo.dialect = o.dialect;
   for (const ProgramSpec& spec : programs) {
-    ir::Graph g = spec.graph;
-    chunk_matmuls(g, o.target.on_chip_bytes);
     PartitionOptions po;
     po.target = o.target;
     po.seq = spec.seq;
     po.host_nodes = spec.host_nodes;
     po.prefix = spec.name + "_";
-    Partition part = partition_graph(g, po);
+    Partition part = plan_segments(spec.graph, po);
 
     PackageProgram prog;
     prog.name = spec.name;
@@ -76,17 +70,16 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
       step.stage = seg.stage;
       const fs::path dir = root / seg.name;
       if (seg.placement == Placement::ane) {
-        AneLoweringOptions lo;
-        lo.target = o.target;
-        lo.kernel_name = seg.name;
-        lo.io.seq = spec.seq;  // inputs of another length (a decode step's KV cache) are fixed-length
-        AneLowered k = lower_for_ane(seg.graph, weights, lo);
+        KernelOptions ko;
+        ko.lowering.target = o.target;
+        ko.lowering.kernel_name = seg.name;
+        ko.lowering.io.seq = spec.seq;  // inputs of another length (a decode step's KV cache) are fixed-length
+        ko.mil.dialect = o.dialect;
+        const AneLowered k = build_kernel(seg.graph, weights, dir.string(), ko).lowered;
         for (const ir::Diagnostic& d : k.diagnostics) report.diagnostics.push_back({seg.name + ": " + d.pass, d.message});
         for (const AneViolation& w : k.warnings) step.warnings.push_back(w.message());
         step.io = k.io;
         step.weight_bytes = seg.weight_bytes;
-        const MilProgram p = write_mil(k.graph, mo);
-        write_model_folder(p, dir.string(), mo);
         report.kernel_weight_bytes += static_cast<std::int64_t>(fs::file_size(dir / "weights" / "weight.bin", ec));
         ++report.kernels;
         say(seg.name + ": kernel, " + std::to_string(k.graph.size()) + " ops, " +

@@ -1,8 +1,8 @@
 #pragma once
 // write_ane_package: model graphs in, a package folder out (layout in ane_package.h). For each
-// program: chunk_matmuls (weights beyond the on-chip budget), partition_graph (kernels and host
-// segments), then lower_for_ane and the MIL writer per kernel and the IR printer per host
-// segment; the params host segments read go to one fp32 blob file. The folder is written
+// program, through the compile driver (compile/driver.h): plan_segments (kernels and host
+// segments), then build_kernel per kernel and the IR printer per host segment; the params
+// host segments read go to one fp32 blob file. The folder is written
 // beside `out` and renamed into place, so a failed compile leaves nothing half written.
 // Output is deterministic: the same graphs and weights give the same bytes.
 #include <functional>

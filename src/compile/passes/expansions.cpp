@@ -13,9 +13,9 @@ using ir::Op;
 using ir::ValueId;
 
 // The nodes of one expansion: names "<base>.<role>", scalars of x's dtype.
-class Writer {
+class ExpansionWriter {
  public:
-  Writer(ir::GraphRewriter& rw, ValueId x, std::string_view base)
+  ExpansionWriter(ir::GraphRewriter& rw, ValueId x, std::string_view base)
       : rw_(rw), dtype_(rw.node(x).type.dtype), base_(base) {}
 
   ValueId op(Op op, std::vector<ValueId> in, std::string_view role, ir::NamedAttrs attrs = {}) {
@@ -38,7 +38,7 @@ constexpr double kPi = 3.14159265358979323846;
 }  // namespace
 
 ValueId expand_gelu(ir::GraphRewriter& rw, ValueId x, std::string_view base, GeluForm form) {
-  Writer w(rw, x, base);
+  ExpansionWriter w(rw, x, base);
   const ValueId x2 = w.op(Op::mul, {x, x}, "x2");
   const ValueId x3 = w.op(Op::mul, {x2, x}, "x3");
   const ValueId cx3 = w.op(Op::mul, {x3, w.scalar(0.044715, "k_cubic")}, "cx3");
@@ -56,7 +56,7 @@ ValueId expand_gelu(ir::GraphRewriter& rw, ValueId x, std::string_view base, Gel
 }
 
 ValueId expand_silu(ir::GraphRewriter& rw, ValueId x, std::string_view base) {
-  Writer w(rw, x, base);
+  ExpansionWriter w(rw, x, base);
   return w.op(Op::mul, {x, w.op(Op::sigmoid, {x}, "sigmoid")}, "out");
 }
 
@@ -74,7 +74,7 @@ struct ScaledRows {
 // Llama's did, and its logits came out NaN). x / s is at most 1, so nothing overflows, and at
 // least one element of a row is at least 1/2, so the mean stays a normal fp16 number. The
 // epsilon is added as (sqrt(epsilon) / s)^2, which cannot overflow either.
-ScaledRows scaled_rms(Writer& w, ValueId x, int axis, double epsilon) {
+ScaledRows scaled_rms(ExpansionWriter& w, ValueId x, int axis, double epsilon) {
   const ValueId hi = w.reduce(Op::reduce_max, x, axis, "max");
   const ValueId lo = w.reduce(Op::reduce_max, w.op(Op::mul, {x, w.scalar(-1, "k_minus_one")}, "negated"), axis, "max_negated");
   const ValueId both = w.op(Op::add, {w.op(Op::relu, {hi}, "max_pos"), w.op(Op::relu, {lo}, "max_negated_pos")}, "bound_sum");
@@ -90,7 +90,7 @@ ScaledRows scaled_rms(Writer& w, ValueId x, int axis, double epsilon) {
 
 ValueId expand_layer_norm(ir::GraphRewriter& rw, ValueId x, ValueId gamma, ValueId beta, double epsilon,
                           int axis, std::string_view base) {
-  Writer w(rw, x, base);
+  ExpansionWriter w(rw, x, base);
   axis = ir::normalize_axis(axis, rw.node(x).type.rank());  // MIL programs spell axes >= 0
   const ValueId mean = w.reduce(Op::reduce_mean, x, axis, "mean");
   const ScaledRows r = scaled_rms(w, w.op(Op::sub, {x, mean}, "centered"), axis, epsilon);
@@ -100,19 +100,19 @@ ValueId expand_layer_norm(ir::GraphRewriter& rw, ValueId x, ValueId gamma, Value
 
 ValueId expand_rms_norm(ir::GraphRewriter& rw, ValueId x, ValueId weight, double epsilon, int axis,
                         std::string_view base) {
-  Writer w(rw, x, base);
+  ExpansionWriter w(rw, x, base);
   axis = ir::normalize_axis(axis, rw.node(x).type.rank());
   const ScaledRows r = scaled_rms(w, x, axis, epsilon);
   return w.op(Op::mul, {w.op(Op::mul, {r.scaled, r.rstd}, "normed"), weight}, "out");
 }
 
 ValueId expand_neg(ir::GraphRewriter& rw, ValueId x, std::string_view base) {
-  Writer w(rw, x, base);
+  ExpansionWriter w(rw, x, base);
   return w.op(Op::mul, {x, w.scalar(-1, "k_minus_one")}, "out");
 }
 
 ValueId expand_rsqrt(ir::GraphRewriter& rw, ValueId x, std::string_view base) {
-  Writer w(rw, x, base);
+  ExpansionWriter w(rw, x, base);
   return w.op(Op::pow, {x, w.scalar(-0.5, "k_rsqrt")}, "out");
 }
 

@@ -21,8 +21,6 @@ namespace orion::model {
 using exec::cpu::gemm_parallel_for;
 using prefill::linear;
 
-void Gpt2FastSession::set_batched_prefill_min(std::int64_t n) { batched_min_ = prefill::checked_batched_min(n); }
-
 double Gpt2FastSession::batched_prefill_flops(const Gpt2Config& c, std::int64_t cached, std::int64_t tokens) {
   const auto T = static_cast<double>(tokens), C = static_cast<double>(c.n_embd), F = static_cast<double>(c.hidden());
   const double linears = 2 * T * (C * 3 * C + C * C + 2 * C * F);
@@ -30,28 +28,9 @@ double Gpt2FastSession::batched_prefill_flops(const Gpt2Config& c, std::int64_t 
   return static_cast<double>(c.n_layer) * (linears + attention) + 2 * C * static_cast<double>(c.vocab_size);
 }
 
-void Gpt2FastSession::prefill_scratch() {
-  if (!bx_.empty()) return;
+void Gpt2FastSession::prefill_layers(std::int64_t T) {
   const Gpt2FastModel& m = *model_;
   const auto& c = m.config();
-  const auto P = static_cast<std::size_t>(c.n_positions), C = static_cast<std::size_t>(c.n_embd);
-  bx_.resize(P * C);
-  bh_.resize(P * C);
-  bqkv_.resize(P * 3 * C);
-  batt_.resize(P * C);
-  bmlp_.resize(P * static_cast<std::size_t>(c.hidden()));
-  bscores_.resize(prefill::attention_scratch_floats(c.n_head, c.n_positions));
-  std::vector<const PackedLinear*> lins;
-  for (const auto& L : m.layers_) lins.insert(lins.end(), {&L.attn, &L.proj, &L.fc, &L.mlp_proj});
-  bweights_.resize(prefill::weight_scratch_floats(m.dtype(), lins));
-}
-
-void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
-  prefill_scratch();
-  exec::cpu::set_gemm_threads(pool_.size());
-  const Gpt2FastModel& m = *model_;
-  const auto& c = m.config();
-  const auto T = static_cast<std::int64_t>(tokens.size());
   const std::int64_t C = c.n_embd, H = c.n_head, D = C / H, pos = position_;
   const auto eps = static_cast<float>(c.layer_norm_epsilon);
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
@@ -61,14 +40,6 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
   float* A = batt_.data();
   float* M = bmlp_.data();
 
-  gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
-    for (std::int64_t t = t0; t < t1; ++t) {
-      float* x = X + t * C;
-      m.head_.row(tokens[static_cast<std::size_t>(t)], x);
-      const float* p = m.wpe_.data() + (pos + t) * C;
-      for (std::int64_t i = 0; i < C; ++i) x[i] += p[i];
-    }
-  });
   const auto norm_rows = [&](const std::vector<float>& g, const std::vector<float>& b) {
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
       for (std::int64_t t = t0; t < t1; ++t)
@@ -80,7 +51,7 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
     const Gpt2FastLayer& L = m.layers_[l];
     norm_rows(L.ln1_g, L.ln1_b);
     linear(L.attn, Hn, T, QKV, false, bweights_);
-    // The cache is [head, position, head_dim] (gpt2_fast.h), as step() writes it.
+    // The cache is [head, position, head_dim] (fast_session.h), as step() writes it.
     const std::int64_t P = c.n_positions;
     float* kc = k_cache_[l].get();
     float* vc = v_cache_[l].get();
@@ -95,10 +66,6 @@ void Gpt2FastSession::prefill_batched(std::span<const std::int32_t> tokens) {
     });
     linear(L.mlp_proj, M, T, X, true, bweights_);
   }
-  position_ += T;
-  // Only the last token's logits are wanted: the head runs once, as a GEMV, as in step().
-  layer_norm_row(X + (T - 1) * C, m.lnf_g_.data(), m.lnf_b_.data(), eps, h_.data(), static_cast<std::size_t>(C));
-  m.head_.apply(h_.data(), logits_.data(), pool_, isa_);
 }
 
 }  // namespace orion::model

@@ -19,8 +19,6 @@ namespace orion::model {
 using exec::cpu::gemm_parallel_for;
 using prefill::linear;
 
-void LlamaFastSession::set_batched_prefill_min(std::int64_t n) { batched_min_ = prefill::checked_batched_min(n); }
-
 double LlamaFastSession::batched_prefill_flops(const LlamaConfig& c, std::int64_t cached, std::int64_t tokens) {
   const auto T = static_cast<double>(tokens), C = static_cast<double>(c.hidden_size);
   const auto KVW = static_cast<double>(c.kv_width()), F = static_cast<double>(c.intermediate_size);
@@ -31,28 +29,9 @@ double LlamaFastSession::batched_prefill_flops(const LlamaConfig& c, std::int64_
   return static_cast<double>(c.num_hidden_layers) * (linears + attention) + 2 * C * static_cast<double>(c.vocab_size);
 }
 
-void LlamaFastSession::prefill_scratch() {
-  if (!bx_.empty()) return;
+void LlamaFastSession::prefill_layers(std::int64_t T) {
   const LlamaFastModel& m = *model_;
   const auto& c = m.config();
-  const auto P = static_cast<std::size_t>(c.max_position_embeddings), C = static_cast<std::size_t>(c.hidden_size);
-  bx_.resize(P * C);
-  bh_.resize(P * C);
-  bqkv_.resize(P * static_cast<std::size_t>(m.layers_.front().qkv.rows()));
-  batt_.resize(P * static_cast<std::size_t>(m.layers_.front().o.cols()));
-  bmlp_.resize(P * 2 * static_cast<std::size_t>(c.intermediate_size));
-  bscores_.resize(prefill::attention_scratch_floats(c.num_attention_heads, c.max_position_embeddings));
-  std::vector<const PackedLinear*> lins;
-  for (const auto& L : m.layers_) lins.insert(lins.end(), {&L.qkv, &L.o, &L.gate_up, &L.down});
-  bweights_.resize(prefill::weight_scratch_floats(m.dtype(), lins));
-}
-
-void LlamaFastSession::prefill_batched(std::span<const std::int32_t> tokens) {
-  prefill_scratch();
-  exec::cpu::set_gemm_threads(pool_.size());
-  const LlamaFastModel& m = *model_;
-  const auto& c = m.config();
-  const auto T = static_cast<std::int64_t>(tokens.size());
   const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   const std::int64_t QW = H * D, KVW = c.kv_width(), QKVW = QW + 2 * KVW, F = c.intermediate_size;
   const std::int64_t P = c.max_position_embeddings, pos = position_;
@@ -63,11 +42,6 @@ void LlamaFastSession::prefill_batched(std::span<const std::int32_t> tokens) {
   float* A = batt_.data();
   float* GU = bmlp_.data();
 
-  gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
-    for (std::int64_t t = t0; t < t1; ++t) {
-      m.embed_row(tokens[static_cast<std::size_t>(t)], X + t * C);
-    }
-  });
   const auto norm_rows = [&](const std::vector<float>& g) {
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
       for (std::int64_t t = t0; t < t1; ++t)
@@ -102,10 +76,6 @@ void LlamaFastSession::prefill_batched(std::span<const std::int32_t> tokens) {
     });
     linear(L.down, GU, T, X, true, bweights_, 2 * F);
   }
-  position_ += T;
-  // Only the last token's logits are wanted: the head runs once, as a GEMV, as in step().
-  rms_norm_row(X + (T - 1) * C, m.norm_.data(), c.rms_norm_eps, h_.data(), static_cast<std::size_t>(C));
-  m.head_.apply(h_.data(), logits_.data(), pool_, isa_);
 }
 
 }  // namespace orion::model

@@ -29,32 +29,35 @@ std::string read_config_text(const std::string& path) {
   return ss.str();
 }
 
-std::int64_t config_int(const json& j, const char* key, std::int64_t fallback, const std::string& source,
-                        bool required) {
+namespace {
+
+// The field `key` of `j`: `fallback` when absent or null (an error when `required`), else its
+// value when `is` takes it, else an error saying it must be `what`.
+template <class T>
+T config_field(const json& j, const char* key, T fallback, const std::string& source, bool required,
+               bool (json::*is)() const noexcept, const char* what) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) {
     if (required) throw Error::in_file(source, std::string("missing key \"") + key + "\"");
     return fallback;
   }
-  if (!it->is_number_integer())
-    throw Error::in_file(source, std::string("key \"") + key + "\" must be an integer, not " + it->dump());
-  return it->get<std::int64_t>();
+  if (!((*it).*is)()) throw Error::in_file(source, std::string("key \"") + key + "\" must be " + what + ", not " + it->dump());
+  return it->get<T>();
+}
+
+}  // namespace
+
+std::int64_t config_int(const json& j, const char* key, std::int64_t fallback, const std::string& source,
+                        bool required) {
+  return config_field(j, key, fallback, source, required, &json::is_number_integer, "an integer");
 }
 
 double config_real(const json& j, const char* key, double fallback, const std::string& source) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if (!it->is_number())
-    throw Error::in_file(source, std::string("key \"") + key + "\" must be a number, not " + it->dump());
-  return it->get<double>();
+  return config_field(j, key, fallback, source, false, &json::is_number, "a number");
 }
 
 bool config_bool(const json& j, const char* key, bool fallback, const std::string& source) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if (!it->is_boolean())
-    throw Error::in_file(source, std::string("key \"") + key + "\" must be true or false, not " + it->dump());
-  return it->get<bool>();
+  return config_field(j, key, fallback, source, false, &json::is_boolean, "true or false");
 }
 
 std::string config_model_type(const json& j, const std::string& source) {
@@ -62,6 +65,19 @@ std::string config_model_type(const json& j, const std::string& source) {
   if (it == j.end() || it->is_null()) return "";
   if (!it->is_string()) throw Error::in_file(source, "key \"model_type\" must be a string, not " + it->dump());
   return it->get<std::string>();
+}
+
+void config_check_range(std::int64_t value, const char* key, std::int64_t limit, const std::string& source) {
+  if (value <= 0 || value > limit)
+    throw Error::in_file(source, std::string("\"") + key + "\" is " + std::to_string(value) + ", expected 1 to " +
+                                     std::to_string(limit));
+}
+
+void config_check_multiple(std::int64_t value, const char* key, std::int64_t of, const char* of_key,
+                           const std::string& source) {
+  if (value % of != 0)
+    throw Error::in_file(source, std::string("\"") + key + "\" (" + std::to_string(value) + ") is not a multiple of \"" +
+                                     of_key + "\" (" + std::to_string(of) + ")");
 }
 
 }  // namespace orion::model

@@ -22,4 +22,11 @@ bool config_bool(const nlohmann::json& j, const char* key, bool fallback, const 
 // "model_type", or "" when the config has none.
 std::string config_model_type(const nlohmann::json& j, const std::string& source);
 
+// The checks every architecture's validate() makes, with the same messages. A size field:
+// throws naming `source` unless 1 <= value <= limit.
+void config_check_range(std::int64_t value, const char* key, std::int64_t limit, const std::string& source);
+// Throws naming `source` unless `value` (the field `key`) is a multiple of `of` (the field `of_key`).
+void config_check_multiple(std::int64_t value, const char* key, std::int64_t of, const char* of_key,
+                           const std::string& source);
+
 }  // namespace orion::model

@@ -20,20 +20,13 @@ Gpt2BlockShape Gpt2Config::block_shape(std::int64_t seq) const {
 }
 
 void Gpt2Config::validate(const std::string& source) const {
-  auto positive = [&](std::int64_t v, const char* key, std::int64_t limit) {
-    if (v <= 0 || v > limit)
-      throw Error::in_file(source, std::string("\"") + key + "\" is " + std::to_string(v) +
-                                       ", expected 1 to " + std::to_string(limit));
-  };
-  positive(n_embd, "n_embd", 1 << 16);
-  positive(n_layer, "n_layer", 1 << 10);
-  positive(n_head, "n_head", 1 << 10);
-  positive(n_positions, "n_positions", 1 << 20);
-  positive(vocab_size, "vocab_size", 1 << 24);
+  config_check_range(n_embd, "n_embd", 1 << 16, source);
+  config_check_range(n_layer, "n_layer", 1 << 10, source);
+  config_check_range(n_head, "n_head", 1 << 10, source);
+  config_check_range(n_positions, "n_positions", 1 << 20, source);
+  config_check_range(vocab_size, "vocab_size", 1 << 24, source);
   if (n_inner < 0 || n_inner > (1 << 18)) throw Error::in_file(source, "\"n_inner\" is out of range");
-  if (n_embd % n_head != 0)
-    throw Error::in_file(source, "\"n_embd\" (" + std::to_string(n_embd) + ") is not a multiple of \"n_head\" (" +
-                                     std::to_string(n_head) + ")");
+  config_check_multiple(n_embd, "n_embd", n_head, "n_head", source);
   if (!(layer_norm_epsilon > 0 && layer_norm_epsilon < 1))
     throw Error::in_file(source, "\"layer_norm_epsilon\" must be in (0, 1)");
   if (eos_token_id < 0 || eos_token_id >= vocab_size)

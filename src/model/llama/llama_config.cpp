@@ -10,30 +10,19 @@ namespace orion::model {
 using nlohmann::json;
 
 void LlamaConfig::validate(const std::string& source) const {
-  auto in_range = [&](std::int64_t v, const char* key, std::int64_t limit) {
-    if (v <= 0 || v > limit)
-      throw Error::in_file(source, std::string("\"") + key + "\" is " + std::to_string(v) + ", expected 1 to " +
-                                       std::to_string(limit));
-  };
-  in_range(hidden_size, "hidden_size", 1 << 16);
-  in_range(intermediate_size, "intermediate_size", 1 << 18);
-  in_range(num_hidden_layers, "num_hidden_layers", 1 << 10);
-  in_range(num_attention_heads, "num_attention_heads", 1 << 10);
-  in_range(num_key_value_heads, "num_key_value_heads", 1 << 10);
-  in_range(max_position_embeddings, "max_position_embeddings", 1 << 20);
-  in_range(vocab_size, "vocab_size", 1 << 24);
-  if (hidden_size % num_attention_heads != 0)
-    throw Error::in_file(source, "\"hidden_size\" (" + std::to_string(hidden_size) +
-                                     ") is not a multiple of \"num_attention_heads\" (" +
-                                     std::to_string(num_attention_heads) + ")");
+  config_check_range(hidden_size, "hidden_size", 1 << 16, source);
+  config_check_range(intermediate_size, "intermediate_size", 1 << 18, source);
+  config_check_range(num_hidden_layers, "num_hidden_layers", 1 << 10, source);
+  config_check_range(num_attention_heads, "num_attention_heads", 1 << 10, source);
+  config_check_range(num_key_value_heads, "num_key_value_heads", 1 << 10, source);
+  config_check_range(max_position_embeddings, "max_position_embeddings", 1 << 20, source);
+  config_check_range(vocab_size, "vocab_size", 1 << 24, source);
+  config_check_multiple(hidden_size, "hidden_size", num_attention_heads, "num_attention_heads", source);
   // rotate_half pairs the two halves of each head.
   if (head_dim() % 2 != 0)
     throw Error::in_file(source, "the head size hidden_size / num_attention_heads = " + std::to_string(head_dim()) +
                                      " is odd; rotary embeddings need an even one");
-  if (num_attention_heads % num_key_value_heads != 0)
-    throw Error::in_file(source, "\"num_attention_heads\" (" + std::to_string(num_attention_heads) +
-                                     ") is not a multiple of \"num_key_value_heads\" (" +
-                                     std::to_string(num_key_value_heads) + ")");
+  config_check_multiple(num_attention_heads, "num_attention_heads", num_key_value_heads, "num_key_value_heads", source);
   if (!(rms_norm_eps > 0 && rms_norm_eps < 1)) throw Error::in_file(source, "\"rms_norm_eps\" must be in (0, 1)");
   if (!(rope_theta > 1)) throw Error::in_file(source, "\"rope_theta\" must be greater than 1");
   if (bos_token_id && (*bos_token_id < 0 || *bos_token_id >= vocab_size))
