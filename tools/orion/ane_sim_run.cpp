@@ -115,7 +115,7 @@ void add_ane_sim_run_options(CLI::App* cmd, AneSimRunOptions& o) {
   add_ane_package_options(cmd, o.pkg);
 }
 
-AneSimRun::AneSimRun(const ModelDir& md, const AneSimRunOptions& o, const std::function<void(const std::string&)>& say)
+AneSimRun::AneSimRun(const model::ModelFolder& md, const AneSimRunOptions& o, const std::function<void(const std::string&)>& say)
     : model_(md.lm()), source_(md.dir), o_(o) {
   // The Neural Engine first: where there is none, say so before compiling anything.
   if (o.device == "ane") device_ = device::open_ane_device();

@@ -17,7 +17,7 @@
 #include "model/session/decoder.h"
 #include "model/session/graph_session.h"
 #include "model/session/perplexity.h"
-#include "model_dir.h"
+#include "model/model_folder.h"
 #include "runtime/package_session.h"
 
 namespace orion::cli {
@@ -37,7 +37,7 @@ class AneSimRun {
  public:
   // Finds or compiles the package; `say` gets one line about it (hit or miss, time). Throws
   // orion::Error for a model it cannot compile.
-  AneSimRun(const ModelDir& md, const AneSimRunOptions& o, const std::function<void(const std::string&)>& say);
+  AneSimRun(const model::ModelFolder& md, const AneSimRunOptions& o, const std::function<void(const std::string&)>& say);
   ~AneSimRun();
 
   std::unique_ptr<model::Decoder> decoder();

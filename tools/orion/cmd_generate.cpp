@@ -9,7 +9,7 @@
 #include "core/stopwatch.h"
 #include "model/fast/fast_engine.h"
 #include "model/session/graph_session.h"
-#include "model_dir.h"
+#include "model/model_folder.h"
 #include "numerics_option.h"
 #include "process_memory.h"
 #include "text/sampler.h"
@@ -28,7 +28,7 @@ struct GenerateOpts {
 
 void generate(const GenerateOpts& o) {
   Stopwatch load_sw;
-  const ModelDir md = load_model_dir(o.model_dir);
+  const model::ModelFolder md = model::ModelFolder::load(o.model_dir);
   const double load_ms = load_sw.ms();
   const model::CausalLm& lm = md.lm();
   // Llama: BOS first. GPT-2 was trained with <|endoftext|> between documents: an empty prompt

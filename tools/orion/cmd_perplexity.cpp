@@ -13,7 +13,7 @@
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
 #include "model/session/perplexity.h"
-#include "model_dir.h"
+#include "model/model_folder.h"
 #include "numerics_option.h"
 
 namespace orion::cli {
@@ -38,7 +38,7 @@ void add_perplexity_command(CLI::App& app) {
   add_numerics_option(cmd, o->numerics);
   cmd->add_flag("--json", o->json, "Print one JSON object: tokens, loss, perplexity");
   cmd->callback([o] {
-    const ModelDir md = load_model_dir(o->model_dir);
+    const model::ModelFolder md = model::ModelFolder::load(o->model_dir);
     const auto file = MappedFile::open(o->file);
     const auto bytes = file->bytes();
     // Llama scores the text after its BOS, as it was trained to see texts.

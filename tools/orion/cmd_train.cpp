@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "model/model_folder.h"
 #include "model_init.h"
 #include "numerics_option.h"
 #include "train/checkpoint.h"
@@ -50,7 +51,7 @@ struct TrainOpts {
 void start_from_scratch(TrainOpts& o) {
   o.model.out = (std::filesystem::path(o.run.out) / "init").string();
   o.run.model_dir = o.model.out;
-  if (o.run.resume && train::has_checkpoint_folders(o.run.out) && std::filesystem::exists(std::filesystem::path(o.model.out) / "config.json"))
+  if (o.run.resume && train::has_checkpoint_folders(o.run.out) && std::filesystem::exists(model::model_config_path(o.model.out)))
     return;
   o.model.seed = o.run.config.seed;
   o.model.force = true;
