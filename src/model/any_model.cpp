@@ -6,21 +6,37 @@
 
 #include "core/error.h"
 #include "model/formats/config_json.h"
+#include "model/model_folder.h"
 
 namespace orion::model {
 
-std::string read_model_type(const std::string& dir) {
+namespace {
+
+// DIR/config.json parsed, once: the architecture's config is read from the same object.
+nlohmann::json read_folder_config(const std::string& dir, const std::string& path) {
   if (!std::filesystem::is_directory(dir)) throw Error::in_file(dir, "not a model folder (no such directory)");
-  const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  const std::string type = config_model_type(parse_config_object(read_config_text(path), path), path);
+  return parse_config_object(read_config_text(path), path);
+}
+
+std::string supported_model_type(const nlohmann::json& j, const std::string& path) {
+  const std::string type = config_model_type(j, path);
   if (type.empty() || type == "gpt2") return "gpt2";
   if (type == "llama") return "llama";
   throw Error::in_file(path, "model_type \"" + type + "\" is not supported (gpt2 or llama)");
 }
 
+}  // namespace
+
+std::string read_model_type(const std::string& dir) {
+  const std::string path = model_config_path(dir);
+  return supported_model_type(read_folder_config(dir, path), path);
+}
+
 AnyModel load_any_model(const std::string& dir) {
-  if (read_model_type(dir) == "llama") return LlamaModel::load(dir);
-  return Gpt2Model::load(dir);
+  const std::string path = model_config_path(dir);
+  const nlohmann::json j = read_folder_config(dir, path);
+  if (supported_model_type(j, path) == "llama") return LlamaModel::load(dir, llama_config_from_json(j, path));
+  return Gpt2Model::load(dir, gpt2_config_from_json(j, path));
 }
 
 }  // namespace orion::model

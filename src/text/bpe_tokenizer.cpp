@@ -19,6 +19,7 @@
 #include "core/stopwatch.h"
 #include "text/byte_unicode.h"
 #include "text/gpt2_pretokenize.h"
+#include "text/tokenizer_files.h"
 
 namespace orion::text {
 
@@ -683,8 +684,8 @@ void BpeTokenizer::save(const std::string& dir) const {
     merges += im.spellings[im.checked_index(b)];
     merges += '\n';
   }
-  write_file_atomic(base + "vocab.json", vocab);
-  write_file_atomic(base + "merges.txt", merges);
+  write_file_atomic(base + kBpeVocabFile, vocab);
+  write_file_atomic(base + kBpeMergesFile, merges);
 }
 
 bool operator==(const BpeTokenizer& a, const BpeTokenizer& b) {

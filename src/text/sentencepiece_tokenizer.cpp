@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "text/tokenizer_files.h"
 
 namespace orion::text {
 
@@ -107,7 +108,7 @@ void SentencePieceTokenizer::save(const std::string& dir) const {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error::in_file(dir, "cannot create the folder: " + ec.message());
-  write_file_atomic((std::filesystem::path(dir) / "tokenizer.model").string(), *serialized_);
+  write_file_atomic((std::filesystem::path(dir) / kSentencePieceFile).string(), *serialized_);
 }
 
 }  // namespace orion::text

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/json_parse.h"
 #include "model/formats/safetensors.h"
+#include "model/model_folder.h"
 
 namespace orion::train {
 
@@ -23,8 +24,8 @@ using nlohmann::json;
 
 constexpr const char* kFormat = "orion-checkpoint";
 constexpr const char* kManifest = "checkpoint.json";
-constexpr const char* kConfig = "config.json";
-constexpr const char* kModel = "model.safetensors";
+constexpr const char* kConfig = model::kConfigFile;
+constexpr const char* kModel = model::kWeightsFile;
 constexpr const char* kOptimizer = "optimizer.safetensors";
 constexpr std::string_view kPrefix = "step-";
 

@@ -8,6 +8,7 @@
 #include "core/stopwatch.h"
 #include "model/any_model.h"
 #include "model/formats/config_json.h"
+#include "model/model_folder.h"
 #include "train/checkpoint.h"
 #include "train/model_loss.h"
 #include "train/metrics_log.h"
@@ -27,7 +28,7 @@ std::vector<std::string> tokenizer_files(const fs::path& dir) {
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (!e.is_regular_file() || name == "config.json" || name == "checkpoint.json" || name.ends_with(".safetensors") ||
+    if (!e.is_regular_file() || name == model::kConfigFile || name == "checkpoint.json" || name.ends_with(".safetensors") ||
         name.starts_with("."))
       continue;
     files.push_back(e.path().string());
@@ -56,7 +57,7 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
 
   const model::AnyModel model = model::load_any_model(o.model_dir);
   const model::CausalLm& lm = model::causal_lm(model);
-  const std::string config_json = model::read_config_text((fs::path(o.model_dir) / "config.json").string());
+  const std::string config_json = model::read_config_text(model::model_config_path(o.model_dir));
   const std::vector<std::string> model_files = tokenizer_files(o.model_dir);
   auto data = std::make_shared<const TokenFile>(TokenFile::open(o.data));
   if (data->vocab_size() > static_cast<std::uint64_t>(lm.vocab_size()))

@@ -1,13 +1,8 @@
 #include "ane_package_cli.h"
 
-#include <cstdio>
-
-#include "core/error.h"
-#include "model/session/decoder_ane_package.h"
-
 namespace orion::cli {
 
-void add_ane_package_options(CLI::App* cmd, AnePackageOptions& o) {
+void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o) {
   cmd->add_option("--seq", o.seq, "Prefill window in tokens (shorter prompts are padded)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -26,18 +21,11 @@ void add_ane_package_options(CLI::App* cmd, AnePackageOptions& o) {
       ->capture_default_str();
 }
 
-compile::PackageReport compile_package(const model::CausalLm& m, const std::string& source, const AnePackageOptions& o,
-                                            const std::string& out, bool replace, bool progress) {
-  if (o.m1_m2 && o.dialect != "ios16") throw Error("compile: M1/M2 targets need --dialect ios16 (ANE024)");
-  compile::PackageOptions po;
-  po.target.m1_m2 = o.m1_m2;
-  po.target.allow_concat = o.allow_concat;
-  po.target.on_chip_bytes = static_cast<std::int64_t>(o.on_chip_mb * 1e6);
-  po.dialect = o.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
-  po.replace = replace;
-  if (progress) po.progress = [](std::string_view line) { std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data()); };
-  const auto programs = model::ane_programs(m, {.window = o.seq, .capacity = o.context, .host_attention = o.host_attention});
-  return compile::write_ane_package(programs, m.weights(), po, out, model::package_model_info(m, source));
+void add_device_run_options(CLI::App* cmd, engine::DeviceRunOptions& o) {
+  cmd->add_option("--package", o.package, "ane-sim, ane: run this package from `orion compile --target ane` (else the package cache's)");
+  cmd->add_flag("--ane-prefill", o.ane_prefill, "ane-sim, ane: the prompt on the device, decoding on the CPU");
+  cmd->add_flag("--no-cache", o.no_cache, "ane-sim, ane: compile into a temporary folder, not the package cache");
+  add_ane_package_options(cmd, o.pkg);
 }
 
 }  // namespace orion::cli

@@ -13,7 +13,7 @@
 #include "core/stopwatch.h"
 #include "exec/cpu/machine_limits.h"
 #include "model/fast/fast_engine.h"
-#include "model_dir.h"
+#include "model/model_folder.h"
 #include "process_memory.h"
 
 namespace orion::cli {
@@ -69,7 +69,7 @@ std::string json_number(bool measured, double v, const char* format) {
 
 // The f32 reference for a converted folder: the folder it was converted from (--reference).
 model::FastEngine reference_engine(const DecodeOpts& o, const model::Gpt2Config& c) {
-  const ModelDir md = load_model_dir(o.reference);
+  const model::ModelFolder md = model::ModelFolder::load(o.reference);
   const auto& r = md.gpt2("orion bench decode").config();
   if (r.n_layer != c.n_layer || r.n_embd != c.n_embd || r.n_head != c.n_head || r.vocab_size != c.vocab_size ||
       r.n_positions != c.n_positions || r.hidden() != c.hidden())

@@ -3,33 +3,24 @@
 #include "compile/ane/ane_package.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "device/ane_sim.h"
+#include "runtime/device_factory.h"
 #include "runtime/package_session.h"
 
 namespace orion::cli {
 
 struct AneSimDecodeBench::Impl {
-  device::AneSim sim;
+  std::unique_ptr<device::AneDevice> sim;
   runtime::PackageRunner runner;
   runtime::PackageSession session;
 
-  Impl(const std::string& package, int threads, const device::AneSimOptions& o)
-      : sim(o), runner(package, sim, threads), session(runner) {}
+  Impl(const std::string& package, int threads)
+      : sim(runtime::open_device(runtime::ane_sim_options(threads, compile::read_manifest(package).target))),
+        runner(package, *sim, threads),
+        session(runner) {}
 };
 
-namespace {
-
-device::AneSimOptions sim_options(const std::string& package, int threads) {
-  device::AneSimOptions o;
-  o.threads = threads;
-  o.target = compile::read_manifest(package).target;
-  return o;
-}
-
-}  // namespace
-
 AneSimDecodeBench::AneSimDecodeBench(const std::string& package, int threads)
-    : impl_(std::make_unique<Impl>(package, threads, sim_options(package, threads))) {
+    : impl_(std::make_unique<Impl>(package, threads)) {
   const std::int32_t first[] = {0};
   impl_->session.prefill(first);
   impl_->session.decode(0);

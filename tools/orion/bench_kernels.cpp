@@ -8,7 +8,7 @@
 
 #include "bench_commands.h"
 #include "core/stopwatch.h"
-#include "device/ane_sim.h"
+#include "runtime/device_factory.h"
 #include "runtime/package_runner.h"
 
 namespace orion::cli {
@@ -47,11 +47,9 @@ void add_bench_kernels_command(CLI::App& bench) {
                 "Compile each kernel when the first run reaches it, not on the background compile thread");
   cmd->callback([o] {
     const compile::PackageManifest m = compile::read_manifest(o->package);
-    device::AneSimOptions so;
-    so.threads = o->threads;
-    so.target = m.target;
-    device::AneSim sim(so);
-    runtime::PackageRunner runner(o->package, sim, o->threads, nullptr, !o->compile_on_use);
+    const std::unique_ptr<device::AneDevice> sim =
+        runtime::open_device(runtime::ane_sim_options(o->threads, m.target));
+    runtime::PackageRunner runner(o->package, *sim, o->threads, nullptr, !o->compile_on_use);
     for (const compile::PackageProgram& p : m.programs) {
       const TensorMap in = bench_inputs(p);
       Stopwatch sw;
@@ -98,7 +96,7 @@ void add_bench_kernels_command(CLI::App& bench) {
                     a.compile_ms, (a.run_ms - b.run_ms) / n, (a.pack_ms - b.pack_ms) / n);
       }
     }
-    std::printf("ane-sim: %d compiles; its times are the emulator's, not the ANE's\n", sim.compiles());
+    std::printf("ane-sim: %d compiles; its times are the emulator's, not the ANE's\n", sim->compiles());
   });
 }
 

@@ -4,7 +4,7 @@
 #include "bench_commands.h"
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
-#include "model_dir.h"
+#include "model/model_folder.h"
 
 namespace orion::cli {
 
@@ -19,11 +19,11 @@ void add_bench_tokenize_command(CLI::App& bench) {
   cmd->add_option("-f,--file", o->file, "Text to encode")->required();
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o] {
-    const text::BpeTokenizer tok = load_bpe_tokenizer(o->model_dir);
+    const text::BpeTokenizer tok = model::load_bpe_tokenizer(o->model_dir);
     const auto file = MappedFile::open(o->file);
     const std::string_view text(reinterpret_cast<const char*>(file->bytes().data()), file->size());
     // The first encode of a fresh tokenizer runs with an empty word cache: the cold figure.
-    const text::BpeTokenizer fresh = load_bpe_tokenizer(o->model_dir);
+    const text::BpeTokenizer fresh = model::load_bpe_tokenizer(o->model_dir);
     Stopwatch sw;
     const std::size_t tokens = fresh.encode(text).size();
     const double cold = static_cast<double>(text.size()) / sw.seconds() / 1e6;

@@ -36,7 +36,7 @@ struct CompileOptions {
   int layer = 0;
   std::int64_t dim = 768, heads = 12;
   std::uint64_t seed = 0;
-  AnePackageOptions pkg;  // --seq, --dialect, --m1-m2... (both modes)
+  engine::AnePackageOptions pkg;  // --seq, --dialect, --m1-m2... (both modes)
   bool force = false, verbose = false;
   std::vector<std::string> dump_after;
 };
@@ -80,7 +80,7 @@ void run_package(const CompileOptions& o) {
   std::fprintf(stderr, "compiling %s for the ANE (%s%s), prefill window %lld:\n", o.model.c_str(), o.pkg.dialect.c_str(),
                o.pkg.m1_m2 ? ", M1/M2" : "", static_cast<long long>(o.pkg.seq));
   sw.restart();
-  const compile::PackageReport r = compile_package(m, o.model, o.pkg, o.out, o.force, true);
+  const compile::PackageReport r = engine::compile_model_package(m, o.model, o.pkg, o.out, o.force, true);
   if (o.verbose)
     for (const ir::Diagnostic& d : r.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
   std::printf("wrote %s: %d kernels (%.1f MB of fp16 weights), %d host segments (%.1f MB of host weights) in %.2f s "

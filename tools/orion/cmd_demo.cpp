@@ -17,7 +17,7 @@
 #include "core/stopwatch.h"
 #include "core/temp_folder.h"
 #include "device/ane_packing.h"
-#include "device/ane_sim.h"
+#include "runtime/device_factory.h"
 #include "exec/cpu/executor.h"
 #include "ir/printer.h"
 #include "model/gpt2/gpt2_block.h"
@@ -68,9 +68,9 @@ void run_on_ane_sim(const ir::Graph& g, const TensorMap& bindings, const Tensor&
   const double compile_ms = sw.ms();
   const compile::AneLowered& k = built.lowered;
   const compile::MilProgram& program = built.mil;
-  device::AneSimOptions so;
-  so.threads = o.threads == 0 ? 2 : o.threads;
-  device::AneSim sim(so);
+  const std::unique_ptr<device::AneDevice> device =
+      runtime::open_device(runtime::ane_sim_options(o.threads == 0 ? 2 : o.threads));
+  device::AneDevice& sim = *device;
   const device::AneProgramId id = sim.compile(dir.path());
   sim.load(id);
   device::AneSurface in(static_cast<std::size_t>(k.io.input_bytes)), out(static_cast<std::size_t>(k.io.output_bytes));

@@ -1,15 +1,15 @@
 // orion generate: text from a prompt, streamed token by token, with a KV cache. On the CPU
-// (fast or graph engine) or on ane-sim (ane_sim_run.h: the model compiled into the package
-// cache on first use; everything on the device, or --ane-prefill).
+// (fast or graph engine) or on ane-sim (engine/device_run.h: the model compiled into the
+// package cache on first use; everything on the device, or --ane-prefill); the engine is
+// chosen by engine/decoder_factory.h.
 #include <cstdio>
 
-#include "ane_sim_run.h"
+#include "ane_package_cli.h"
 #include "commands.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "model/fast/fast_engine.h"
-#include "model/session/graph_session.h"
-#include "model_dir.h"
+#include "engine/decoder_factory.h"
+#include "model/model_folder.h"
 #include "numerics_option.h"
 #include "process_memory.h"
 #include "text/sampler.h"
@@ -22,13 +22,13 @@ struct GenerateOpts {
   std::string model_dir, prompt, device = "cpu", numerics = "f32", engine = "fast", weights;  // weights "": the folder's own
   int tokens = 64, threads = 0;
   bool profile = false;
-  AneSimRunOptions ane;
+  engine::DeviceRunOptions ane;
   text::SamplerOptions sampling;
 };
 
 void generate(const GenerateOpts& o) {
   Stopwatch load_sw;
-  const ModelDir md = load_model_dir(o.model_dir);
+  const model::ModelFolder md = model::ModelFolder::load(o.model_dir);
   const double load_ms = load_sw.ms();
   const model::CausalLm& lm = md.lm();
   // Llama: BOS first. GPT-2 was trained with <|endoftext|> between documents: an empty prompt
@@ -39,41 +39,23 @@ void generate(const GenerateOpts& o) {
                 std::to_string(lm.context()));
   // The fast decoder by default (GPT-2 and Llama); the graph executor for ANE-style f16
   // numerics and on request.
-  const bool graph = o.engine == "graph" || o.numerics == "f16";
-  std::unique_ptr<model::Decoder> decoder;
-  std::string weights = o.weights;
-  const auto* gpt2 = std::get_if<model::Gpt2Model>(&md.model);
-  const model::StoredWeights* stored = gpt2 ? gpt2->stored() : nullptr;
-  if (stored && !weights.empty() && weights != model::weight_dtype_name(stored->format().dtype))
-    throw Error::in_file(stored->path(), "is stored as " + model::stored_format_name(stored->format()) +
-                                             " (orion convert), not " + weights +
-                                             ": leave out --weights, or convert the original folder to " + weights);
-  const model::WeightDType dtype = weights.empty() ? (stored ? stored->format().dtype : model::WeightDType::f32)
-                                                   : model::weight_dtype_from_name(weights);
-  if (weights.empty()) weights = stored ? model::stored_format_name(stored->format()) : "f32";
+  engine::DecoderOptions d;
+  d.device = runtime::device_kind(o.device);
+  d.graph = o.engine == "graph";
+  d.numerics = parse_numerics(o.numerics);
+  d.weights = o.weights;
+  d.threads = o.threads;
+  d.run = o.ane;
   // Packing the weights for the fast engine (none for a converted folder, whose weights are
   // mapped); the session's KV cache and activations are not counted.
-  double pack_ms = 0;
-  std::size_t packed_bytes = 0;
-  std::unique_ptr<AneSimRun> ane;
-  if (o.device != "cpu") {
-    AneSimRunOptions ao = o.ane;
-    ao.device = o.device;
-    ao.threads = o.threads;
-    Stopwatch pack_sw;
-    ane = std::make_unique<AneSimRun>(md, ao, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
-    pack_ms = pack_sw.ms();
-    decoder = ane->decoder();
-  } else if (graph) {
-    decoder = std::make_unique<model::GraphSession>(lm, exec::CpuOptions{parse_numerics(o.numerics), o.threads});
-  } else {
-    Stopwatch pack_sw;
-    const model::FastEngine fast = model::make_fast_engine(md.model, dtype);
-    pack_ms = pack_sw.ms();
-    packed_bytes = fast.packed_bytes;
-    decoder = fast.session(o.threads, exec::cpu::best_isa());
-  }
-  model::Decoder& session = *decoder;
+  const engine::ChosenDecoder chosen =
+      engine::make_decoder(md, d, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  const double pack_ms = chosen.pack_ms;
+  const std::size_t packed_bytes = chosen.packed_bytes;
+  const std::string& weights = chosen.weights;
+  const bool graph = chosen.kind == engine::EngineKind::graph;
+  engine::DeviceRun* ane = chosen.run.get();
+  model::Decoder& session = *chosen.decoder;
   text::Sampler sampler(o.sampling);
 
   std::fputs(o.prompt.c_str(), stdout);
@@ -141,7 +123,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", o->sampling.seed, "Sampling seed")->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--device", o->device, "Device to run on: cpu, ane-sim (the emulator), ane (the Neural Engine: macOS on Apple silicon)")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
-  add_ane_sim_run_options(cmd, o->ane);
+  add_device_run_options(cmd, o->ane);
   cmd->add_flag("--profile", o->profile, "ane-sim: per-kernel compile, load and run times");
   cmd->add_option("--engine", o->engine, "fast: hand-scheduled decoder streaming each weight once per token (GPT-2 and Llama); graph: the reference executor")
       ->check(CLI::IsMember({"fast", "graph"}))->capture_default_str();

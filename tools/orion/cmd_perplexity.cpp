@@ -1,19 +1,21 @@
 // orion perplexity: mean next-token loss and perplexity of a text file; how devices and
 // numerics are compared with each other. `--device ane-sim` runs the model compiled into an ANE
-// package (ane_sim_run.h) on the emulator: each window's first half through the prefill
+// package (engine/device_run.h) on the emulator: each window's first half through the prefill
 // program, the rest one token at a time by decode steps on the device, or on the CPU with
 // --ane-prefill.
 #include <cstdio>
 #include <fstream>
 #include <unistd.h>
 
-#include "ane_sim_run.h"
+#include "ane_package_cli.h"
 #include "commands.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
+#include "engine/decoder_factory.h"
+#include "model/session/graph_session.h"
 #include "model/session/perplexity.h"
-#include "model_dir.h"
+#include "model/model_folder.h"
 #include "numerics_option.h"
 
 namespace orion::cli {
@@ -21,7 +23,7 @@ namespace orion::cli {
 void add_perplexity_command(CLI::App& app) {
   struct Opts {
     std::string model_dir, file, device = "cpu", numerics = "f32";
-    AneSimRunOptions ane;
+    engine::DeviceRunOptions ane;
     std::int64_t window = 0, stride = 0;
     int threads = 0;
     bool json = false;
@@ -34,11 +36,11 @@ void add_perplexity_command(CLI::App& app) {
   cmd->add_option("--stride", o->stride, "Tokens between window starts (0: half the window)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--device", o->device, "Device to run on: cpu, ane-sim (the emulator), ane (the Neural Engine: macOS on Apple silicon)")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
-  add_ane_sim_run_options(cmd, o->ane);
+  add_device_run_options(cmd, o->ane);
   add_numerics_option(cmd, o->numerics);
   cmd->add_flag("--json", o->json, "Print one JSON object: tokens, loss, perplexity");
   cmd->callback([o] {
-    const ModelDir md = load_model_dir(o->model_dir);
+    const model::ModelFolder md = model::ModelFolder::load(o->model_dir);
     const auto file = MappedFile::open(o->file);
     const auto bytes = file->bytes();
     // Llama scores the text after its BOS, as it was trained to see texts.
@@ -55,20 +57,23 @@ void add_perplexity_command(CLI::App& app) {
     };
     Stopwatch sw;
     model::PerplexityResult r;
-    if (o->device == "cpu") {
-      set_window(md.lm().context());
-      model::GraphSession session(md.lm(), {parse_numerics(o->numerics), o->threads});
-      r = model::evaluate_perplexity(session, ids, window, stride, progress);
+    // The graph executor on the CPU (any numerics), or the device's run of the model.
+    engine::DecoderOptions d;
+    d.device = runtime::device_kind(o->device);
+    d.graph = true;
+    d.numerics = parse_numerics(o->numerics);
+    d.threads = o->threads;
+    d.run = o->ane;
+    const engine::ChosenDecoder chosen = engine::make_decoder(md, d, [&](const std::string& line) {
+      if (!o->json) std::fprintf(stderr, "%s\n", line.c_str());
+    });
+    if (engine::DeviceRun* run = chosen.run.get()) {
+      set_window(run->max_window());
+      r = model::evaluate_perplexity(run->window_logits(), run->max_window(), ids, window, stride, progress);
+      if (!o->json) std::fprintf(stderr, "%s\n", run->profile().c_str());
     } else {
-      AneSimRunOptions ao = o->ane;
-      ao.device = o->device;
-      ao.threads = o->threads;
-      AneSimRun run(md, ao, [&](const std::string& line) {
-        if (!o->json) std::fprintf(stderr, "%s\n", line.c_str());
-      });
-      set_window(run.max_window());
-      r = model::evaluate_perplexity(run.window_logits(), run.max_window(), ids, window, stride, progress);
-      if (!o->json) std::fprintf(stderr, "%s\n", run.profile().c_str());
+      set_window(md.lm().context());
+      r = model::evaluate_perplexity(static_cast<model::GraphSession&>(*chosen.decoder), ids, window, stride, progress);
     }
     if (tty) std::fputc('\n', stderr);
     if (o->json) {

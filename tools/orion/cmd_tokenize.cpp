@@ -4,7 +4,7 @@
 
 #include "commands.h"
 #include "core/error.h"
-#include "model_dir.h"
+#include "model/model_folder.h"
 
 namespace orion::cli {
 
@@ -20,7 +20,7 @@ void add_tokenize_command(CLI::App& app) {
   cmd->add_option("text", o->args, "Text to encode, or ids to decode")->required();
   cmd->add_flag("--decode", o->decode, "Decode ids (separated by spaces or commas) back to text");
   cmd->callback([o] {
-    const auto tok = load_tokenizer(o->model_dir);
+    const auto tok = model::load_tokenizer(o->model_dir);
     std::string joined;
     for (const std::string& a : o->args) joined += (joined.empty() ? "" : " ") + a;
     if (!o->decode) {

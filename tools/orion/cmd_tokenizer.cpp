@@ -9,6 +9,7 @@
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
 #include "text/sentencepiece_trainer.h"
+#include "text/tokenizer_files.h"
 
 namespace orion::cli {
 
@@ -21,7 +22,7 @@ struct TokenizerTrainOpts {
 };
 
 void train(const TokenizerTrainOpts& o) {
-  const std::filesystem::path target = std::filesystem::path(o.out) / "tokenizer.model";
+  const std::filesystem::path target = std::filesystem::path(o.out) / text::kSentencePieceFile;
   if (std::filesystem::exists(target) && !o.force)
     throw Error::in_file(target.string(), "exists already (use --force to overwrite)");
   std::uint64_t bytes = 0;

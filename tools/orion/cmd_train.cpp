@@ -11,15 +11,31 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "model/model_folder.h"
 #include "model_init.h"
 #include "numerics_option.h"
 #include "train/checkpoint.h"
+#include "train/train_device.h"
 #include "train/train_run.h"
-#include "train_device.h"
 
 namespace orion::cli {
 
 namespace {
+
+// The device options of `train --device ane-sim`; returns their group, whose count_all() says
+// whether any was given.
+CLI::App* add_train_device_options(CLI::App* cmd, train::TrainDeviceOptions& o) {
+  auto* g = cmd->add_option_group("ane-sim", "The emulator's settings (--device ane-sim), to exercise the runtime's bookkeeping");
+  g->add_flag("--ane-faithful", o.faithful, "Past its compile budget the emulator returns garbage silently, as the ANE does");
+  g->add_option("--ane-compile-budget", o.compile_budget, "Compiles the emulated device takes per process (ANE030)")
+      ->check(CLI::Range(2, 100000))
+      ->capture_default_str();
+  g->add_flag("--ane-stale-reload", o.stale_reload,
+              "Unload + load keeps the compiled weights (as on some machines): every step recompiles, and a spent "
+              "budget restarts the process");
+  return g;
+}
+
 
 std::string clock_duration(double seconds) {
   const long s = std::lround(std::max(seconds, 0.0));
@@ -38,7 +54,7 @@ struct TrainOpts {
   bool init = false;  // --init: a new model from the architecture options, in OUT/init
   InitOptions model;
   std::string precision, device = "cpu";  // precision: f32 on the cpu, f16 on an ANE device
-  TrainDeviceOptions ane;
+  train::TrainDeviceOptions ane;
   double weight_decay = 0.1, clip = 1.0;
   bool no_loss_scaling = false;
 };
@@ -50,7 +66,7 @@ struct TrainOpts {
 void start_from_scratch(TrainOpts& o) {
   o.model.out = (std::filesystem::path(o.run.out) / "init").string();
   o.run.model_dir = o.model.out;
-  if (o.run.resume && train::has_checkpoint_folders(o.run.out) && std::filesystem::exists(std::filesystem::path(o.model.out) / "config.json"))
+  if (o.run.resume && train::has_checkpoint_folders(o.run.out) && std::filesystem::exists(model::model_config_path(o.model.out)))
     return;
   o.model.seed = o.run.config.seed;
   o.model.force = true;
@@ -72,7 +88,7 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   if (o.init == !o.run.model_dir.empty())
     throw Error(o.init ? "give -m DIR or --init, not both" : "give -m DIR (a model folder) or --init (a new model)");
   if (o.init) start_from_scratch(o);
-  std::optional<TrainDevice> device;
+  std::optional<train::TrainDevice> device;
   if (on_ane) {
     // Kernels live beside the checkpoints: a restart (exec) runs no destructors, so a temporary
     // folder would be left behind by every process.

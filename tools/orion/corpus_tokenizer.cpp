@@ -5,13 +5,13 @@
 #include "core/error.h"
 #include "model/any_model.h"
 #include "model/llama/llama_config.h"
-#include "model_dir.h"
+#include "model/model_folder.h"
 #include "text/gpt2_pretokenize.h"
 
 namespace orion::cli {
 
 CorpusTokenizer load_corpus_tokenizer(const std::string& dir) {
-  std::shared_ptr<const text::Tokenizer> tok = load_tokenizer(dir);
+  std::shared_ptr<const text::Tokenizer> tok = model::load_tokenizer(dir);
   CorpusTokenizer c;
   if (!tok->eos_id()) throw Error::in_file(dir, "the tokenizer has no end-of-text token to separate documents with");
   c.eot_id = *tok->eos_id();

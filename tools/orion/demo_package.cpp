@@ -11,7 +11,7 @@
 #include "model/gpt2/gpt2.h"
 #include "model/session/decoder_ane_package.h"
 #include "model/gpt2/gpt2_model.h"
-#include "device/ane_sim.h"
+#include "runtime/device_factory.h"
 #include "runtime/package_session.h"
 #include "tensor_summary.h"
 
@@ -55,10 +55,9 @@ void demo_package(const DemoPackageOptions& o) {
   b["positions"] = Tensor::from_ints({n}, pos);
   const Tensor want = exec::CpuExecutor(model::gpt2_graph(c, {.seq = n}), {exec::Numerics::f32, o.threads}).run(b)[0];
 
-  device::AneSimOptions so;
-  so.threads = o.threads > 0 ? o.threads : 2;
-  device::AneSim sim(so);
-  runtime::PackageRunner runner(pkg, sim, so.threads);
+  const int threads = o.threads > 0 ? o.threads : 2;
+  const std::unique_ptr<device::AneDevice> sim = runtime::open_device(runtime::ane_sim_options(threads));
+  runtime::PackageRunner runner(pkg, *sim, threads);
   runtime::PackageSession session(runner);
   sw.restart();
   const Tensor pre = session.prefill(std::span(tokens).first(static_cast<std::size_t>(o.prompt)));

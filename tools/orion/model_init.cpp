@@ -15,7 +15,8 @@
 #include "model/gpt2/gpt2_model.h"
 #include "model/llama/llama_model.h"
 #include "model/formats/safetensors.h"
-#include "model_dir.h"
+#include "model/model_folder.h"
+#include "text/tokenizer_files.h"
 
 namespace orion::cli {
 
@@ -47,7 +48,8 @@ void apply_preset(InitOptions& o) {
 }
 
 // The files a model folder made by init may hold; any other file in the folder stops init.
-constexpr const char* kModelFiles[] = {"config.json", "model.safetensors", "vocab.json", "merges.txt", "tokenizer.model"};
+constexpr const char* kModelFiles[] = {model::kConfigFile, model::kWeightsFile, text::kBpeVocabFile, text::kBpeMergesFile,
+                                      text::kSentencePieceFile};
 
 // Writes the folder as a whole (core/atomic_folder.h): a crash or kill leaves the old model or
 // the complete new one, never new weights beside an old config.json. An existing folder is
@@ -61,8 +63,8 @@ void write_model(const fs::path& dir, const TensorMap& w, const std::string& con
   fs::create_directories(folder.parent_path());
   AtomicFolderWriter out(folder.string());
   std::vector<std::pair<std::string, Tensor>> tensors(w.begin(), w.end());
-  model::write_safetensors(out.file("model.safetensors"), tensors, {{"format", "pt"}});
-  write_file_atomic(out.file("config.json"), config_json);
+  model::write_safetensors(out.file(model::kWeightsFile), tensors, {{"format", "pt"}});
+  write_file_atomic(out.file(model::kConfigFile), config_json);
   tok.save(out.temp_path());
   out.commit(/*replace=*/true);
 }
@@ -139,7 +141,7 @@ void init_model(InitOptions o) {
     if (std::find(std::begin(kModelFiles), std::end(kModelFiles), e.path().filename().string()) == std::end(kModelFiles))
       throw Error::in_file(e.path().string(), "is not a model folder's file; orion init writes the folder as a whole and "
                                               "would delete it, so choose a new or empty folder");
-  for (const char* f : {"config.json", "model.safetensors"})
+  for (const char* f : {model::kConfigFile, model::kWeightsFile})
     if (fs::exists(dir / f) && !o.force)
       throw Error::in_file((dir / f).string(), "exists already (use --force to overwrite)");
   if (o.preset == "stories110m" && o.tokenizer.empty())
@@ -147,7 +149,7 @@ void init_model(InitOptions o) {
                 "(train one with: orion tokenizer train --vocab 32000 --in TEXT --out DIR)");
   const std::shared_ptr<const text::Tokenizer> tok =
       o.tokenizer.empty() ? std::make_shared<const text::BpeTokenizer>(text::BpeTokenizer::byte_level())
-                          : load_tokenizer(o.tokenizer);
+                          : model::load_tokenizer(o.tokenizer);
   if (o.arch == "llama")
     init_llama(o, *tok);
   else

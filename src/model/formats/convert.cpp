@@ -9,6 +9,8 @@
 #include "core/mapped_file.h"
 #include "exec/cpu/quantize.h"
 #include "model/formats/safetensors.h"
+#include "model/model_folder.h"
+#include "text/tokenizer_files.h"
 
 namespace orion::model {
 
@@ -19,12 +21,11 @@ namespace fs = std::filesystem;
 // Copied as they are when the source has them: the config and the tokenizer files of both
 // spellings (Hugging Face's and OpenAI's), plus the small JSON files hub folders carry.
 constexpr std::array<const char*, 8> kCopied = {
-    "config.json",    "vocab.json",     "merges.txt",        "encoder.json", "vocab.bpe",
+    kConfigFile,      text::kBpeVocabFile,     text::kBpeMergesFile,    text::kOpenAiVocabFile, text::kOpenAiMergesFile,
     "tokenizer.json", "tokenizer_config.json", "generation_config.json"};
-constexpr const char* kWeights = "model.safetensors";
 
 bool written_by_convert(const std::string& name) {
-  if (name == kWeights) return true;
+  if (name == kWeightsFile) return true;
   for (const char* f : kCopied)
     if (name == f) return true;
   return false;
@@ -112,10 +113,10 @@ ConvertResult convert_model(const std::string& src, const std::string& out, cons
   const Gpt2Model model = Gpt2Model::load(src);
   if (model.stored()) r.from = model.stored()->format();
   if (r.from && lossy(*r.from) && !(*r.from == r.to))
-    r.warnings.push_back((src_dir / kWeights).string() + " is stored as " + stored_format_name(*r.from) +
+    r.warnings.push_back((src_dir / kWeightsFile).string() + " is stored as " + stored_format_name(*r.from) +
                          ": converting it to " + stored_format_name(r.to) +
                          " does not recover the precision it lost (convert the original instead)");
-  const std::string src_weights = (src_dir / kWeights).string();
+  const std::string src_weights = (src_dir / kWeightsFile).string();
   r.bytes_in = fs::file_size(src_weights);
 
   std::vector<std::pair<std::string, Tensor>> tensors;
@@ -126,9 +127,9 @@ ConvertResult convert_model(const std::string& src, const std::string& out, cons
   }
   if (out_dir.has_parent_path()) fs::create_directories(out_dir.parent_path());
   AtomicFolderWriter folder(out);
-  write_safetensors(folder.file(kWeights), tensors, stored_format_metadata(r.to));
-  r.files.push_back(kWeights);
-  r.bytes_out = fs::file_size(folder.file(kWeights));
+  write_safetensors(folder.file(kWeightsFile), tensors, stored_format_metadata(r.to));
+  r.files.push_back(kWeightsFile);
+  r.bytes_out = fs::file_size(folder.file(kWeightsFile));
   for (const char* name : kCopied) {
     const fs::path from = src_dir / name;
     if (!fs::is_regular_file(from, ec)) continue;

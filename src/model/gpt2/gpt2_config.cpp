@@ -49,7 +49,10 @@ std::uint64_t Gpt2Config::kv_cache_bytes() const {
 }
 
 Gpt2Config parse_gpt2_config(std::string_view text, const std::string& source) {
-  const json j = parse_config_object(text, source);
+  return gpt2_config_from_json(parse_config_object(text, source), source);
+}
+
+Gpt2Config gpt2_config_from_json(const json& j, const std::string& source) {
   if (const std::string mt = config_model_type(j, source); !mt.empty() && mt != "gpt2")
     throw Error::in_file(source, "model_type is \"" + mt + "\", expected \"gpt2\"");
   Gpt2Config c;

@@ -2,6 +2,7 @@
 // GPT-2's hyperparameters, as Hugging Face's config.json spells them. Read once per model:
 // the one source of a model's shape.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "model/gpt2/gpt2_block.h"
@@ -32,6 +33,8 @@ struct Gpt2Config {
 // Reads a Hugging Face GPT-2 config.json. Errors name the file and the key.
 Gpt2Config read_gpt2_config(const std::string& path);
 Gpt2Config parse_gpt2_config(std::string_view json_text, const std::string& source);
+// The same from a config already parsed (load_any_model reads model_type from it first).
+Gpt2Config gpt2_config_from_json(const nlohmann::json& j, const std::string& source);
 // The config.json text for `c` (model_type "gpt2", the keys Hugging Face writes).
 std::string gpt2_config_json(const Gpt2Config& c);
 

@@ -7,6 +7,7 @@
 #include "model/gpt2/gpt2.h"
 #include "model/formats/named_weights.h"
 #include "model/formats/safetensors.h"
+#include "model/model_folder.h"
 
 namespace orion::model {
 
@@ -37,9 +38,12 @@ const TensorMap& Gpt2Model::weights() const {
 Gpt2Model Gpt2Model::load(const std::string& dir) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir)) throw Error::in_file(dir, "not a model folder (no such directory)");
-  const std::string config_path = (fs::path(dir) / "config.json").string();
-  const std::string weights_path = (fs::path(dir) / "model.safetensors").string();
-  Gpt2Config config = read_gpt2_config(config_path);
+  return load(dir, read_gpt2_config(model_config_path(dir)));
+}
+
+Gpt2Model Gpt2Model::load(const std::string& dir, Gpt2Config config) {
+  const std::string config_path = model_config_path(dir);
+  const std::string weights_path = model_weights_path(dir);
   // Before anything is mapped or widened: one byte per weight is the least any format stores.
   check_fits_in_memory(config.weight_bytes(1), "the weights", config_path);
   const SafetensorsFile file = SafetensorsFile::open(weights_path);

@@ -19,6 +19,8 @@ class Gpt2Model final : public CausalLm {
   // Throws orion::Error naming the file and tensor for a missing or mis-shaped tensor, a bad
   // config, an unknown stored format or an unreadable file.
   static Gpt2Model load(const std::string& dir);
+  // The same with DIR's config.json already read (load_any_model).
+  static Gpt2Model load(const std::string& dir, Gpt2Config config);
   // A model from weights in memory (tests, `orion init`).
   static Gpt2Model from_weights(Gpt2Config config, TensorMap weights, std::string source);
 

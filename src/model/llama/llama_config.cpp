@@ -51,7 +51,10 @@ LlamaConfig stories110m_config() {
 }
 
 LlamaConfig parse_llama_config(std::string_view text, const std::string& source) {
-  const json j = parse_config_object(text, source);
+  return llama_config_from_json(parse_config_object(text, source), source);
+}
+
+LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
   if (const std::string mt = config_model_type(j, source); mt != "llama")
     throw Error::in_file(source, "model_type is \"" + mt + "\", expected \"llama\"");
   LlamaConfig c;

@@ -3,6 +3,7 @@
 // config.json. Read once per model: the one source of its shape. Absent optional keys take
 // LlamaConfig's defaults.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,8 @@ LlamaConfig stories110m_config();
 // refused by name rather than ignored.
 LlamaConfig read_llama_config(const std::string& path);
 LlamaConfig parse_llama_config(std::string_view json_text, const std::string& source);
+// The same from a config already parsed (load_any_model reads model_type from it first).
+LlamaConfig llama_config_from_json(const nlohmann::json& j, const std::string& source);
 // The config.json text for `c` (model_type "llama", the keys Hugging Face writes).
 std::string llama_config_json(const LlamaConfig& c);
 

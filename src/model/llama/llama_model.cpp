@@ -6,6 +6,7 @@
 #include "core/random.h"
 #include "model/llama/llama.h"
 #include "model/formats/safetensors.h"
+#include "model/model_folder.h"
 #include "model/formats/stored_weights.h"
 
 namespace orion::model {
@@ -37,11 +38,15 @@ LlamaModel LlamaModel::from_weights(LlamaConfig config, TensorMap weights, std::
 LlamaModel LlamaModel::load(const std::string& dir) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir)) throw Error::in_file(dir, "not a model folder (no such directory)");
+  return load(dir, read_llama_config(model_config_path(dir)));
+}
+
+LlamaModel LlamaModel::load(const std::string& dir, LlamaConfig config) {
+  namespace fs = std::filesystem;
   const fs::path d(dir);
-  LlamaConfig config = read_llama_config((d / "config.json").string());
-  const std::string weights_path = (d / "model.safetensors").string();
-  if (!fs::exists(weights_path) && fs::exists(d / "model.safetensors.index.json"))
-    throw Error::in_file((d / "model.safetensors.index.json").string(),
+  const std::string weights_path = model_weights_path(dir);
+  if (!fs::exists(weights_path) && fs::exists(d / kShardIndexFile))
+    throw Error::in_file((d / kShardIndexFile).string(),
                          "sharded checkpoints are not supported yet: merge the shards into model.safetensors");
   const SafetensorsFile file = SafetensorsFile::open(weights_path);
   if (const std::optional<StoredFormat> format = read_stored_format(file))

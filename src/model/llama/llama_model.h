@@ -19,6 +19,8 @@ class LlamaModel final : public CausalLm {
   // Throws orion::Error naming the file and tensor for a missing or mis-shaped tensor, a bad
   // config or an unreadable file.
   static LlamaModel load(const std::string& dir);
+  // The same with DIR's config.json already read (load_any_model).
+  static LlamaModel load(const std::string& dir, LlamaConfig config);
   // A model from weights in memory (tests, `orion init`).
   static LlamaModel from_weights(LlamaConfig config, TensorMap weights, std::string source);
 

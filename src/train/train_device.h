@@ -1,5 +1,5 @@
 #pragma once
-// `orion train --device ane-sim|ane`: the device the forward and backward kernels run on
+// Training on a device (`orion train --device ane-sim|ane`): the device the forward and backward kernels run on
 // (train/device_gradients.h), the process's compile budget, and the supervisor that, when the
 // budget is spent and weights cannot be reloaded, checkpoints the run and exec's the same
 // command with --resume (runtime/supervisor.h).
@@ -9,15 +9,13 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "device/ane_device.h"
 #include "runtime/compile_budget.h"
 #include "runtime/reload_probe.h"
 #include "runtime/supervisor.h"
 #include "train/gradient_runner.h"
 
-namespace orion::cli {
+namespace orion::train {
 
 struct TrainDeviceOptions {
   // ane-sim only: the emulator's settings, to exercise the runtime's bookkeeping.
@@ -25,9 +23,6 @@ struct TrainDeviceOptions {
   int compile_budget = 119;  // compiles per process (ANE030)
   bool stale_reload = false; // unload + load keeps the compiled weights (every step recompiles)
 };
-
-// Returns the options' group, whose count_all() says whether any was given.
-CLI::App* add_train_device_options(CLI::App* cmd, TrainDeviceOptions& o);
 
 class TrainDevice {
  public:
@@ -38,7 +33,7 @@ class TrainDevice {
   ~TrainDevice();
 
   // What train::RunOptions::gradients takes.
-  std::function<train::GradientRunnerFactory(std::function<void()> checkpoint)> gradients();
+  std::function<GradientRunnerFactory(std::function<void()> checkpoint)> gradients();
   // "ane-sim: budget 119 compiles (this process: restart 2)"
   std::string describe() const;
 
@@ -54,4 +49,4 @@ class TrainDevice {
   std::optional<runtime::Supervisor> supervisor_;
 };
 
-}  // namespace orion::cli
+}  // namespace orion::train

@@ -1,4 +1,4 @@
-#include "executable_identity.h"
+#include "runtime/executable_identity.h"
 
 #include <climits>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <mach-o/dyld.h>
 #endif
 
-namespace orion::cli {
+namespace orion::runtime {
 
 namespace {
 
@@ -46,4 +46,4 @@ const std::string& executable_identity() {
   return id;
 }
 
-}  // namespace orion::cli
+}  // namespace orion::runtime

@@ -5,10 +5,10 @@
 // to move with every such change; the executable's bytes do.
 #include <string>
 
-namespace orion::cli {
+namespace orion::runtime {
 
 // Hex digest of the running executable's bytes, computed once per process; empty where the
 // platform does not say where the executable is (the key then rests on the package version).
 const std::string& executable_identity();
 
-}  // namespace orion::cli
+}  // namespace orion::runtime

@@ -1,34 +1,40 @@
-#include "model_dir.h"
+#include "model/model_folder.h"
 
 #include <filesystem>
 
 #include "core/error.h"
 #include "text/sentencepiece_tokenizer.h"
+#include "text/tokenizer_files.h"
 
-namespace orion::cli {
+namespace orion::model {
+
+namespace fs = std::filesystem;
+
+std::string model_config_path(const std::string& dir) { return (fs::path(dir) / kConfigFile).string(); }
+std::string model_weights_path(const std::string& dir) { return (fs::path(dir) / kWeightsFile).string(); }
 
 text::BpeTokenizer load_bpe_tokenizer(const std::string& dir) {
-  const std::filesystem::path d(dir);
+  const fs::path d(dir);
   // OpenAI's release names the same two files encoder.json and vocab.bpe.
-  if (!std::filesystem::exists(d / "vocab.json") && std::filesystem::exists(d / "encoder.json"))
-    return text::BpeTokenizer::load((d / "encoder.json").string(), (d / "vocab.bpe").string());
-  return text::BpeTokenizer::load((d / "vocab.json").string(), (d / "merges.txt").string());
+  if (!fs::exists(d / text::kBpeVocabFile) && fs::exists(d / text::kOpenAiVocabFile))
+    return text::BpeTokenizer::load((d / text::kOpenAiVocabFile).string(), (d / text::kOpenAiMergesFile).string());
+  return text::BpeTokenizer::load((d / text::kBpeVocabFile).string(), (d / text::kBpeMergesFile).string());
 }
 
 std::shared_ptr<const text::Tokenizer> load_tokenizer(const std::string& dir) {
-  const std::filesystem::path sp = std::filesystem::path(dir) / "tokenizer.model";
-  if (std::filesystem::exists(sp))
+  const fs::path sp = fs::path(dir) / text::kSentencePieceFile;
+  if (fs::exists(sp))
     return std::make_shared<const text::SentencePieceTokenizer>(text::SentencePieceTokenizer::load(sp.string()));
   return std::make_shared<const text::BpeTokenizer>(load_bpe_tokenizer(dir));
 }
 
-const model::Gpt2Model& ModelDir::gpt2(std::string_view what) const {
-  if (const auto* m = std::get_if<model::Gpt2Model>(&model)) return *m;
+const Gpt2Model& ModelFolder::gpt2(std::string_view what) const {
+  if (const auto* m = std::get_if<Gpt2Model>(&model)) return *m;
   throw Error(std::string(what) + " runs GPT-2 models only so far; this is a " + std::string(lm().arch()) +
               " model");
 }
 
-std::vector<std::int32_t> ModelDir::text_ids(std::string_view text) const {
+std::vector<std::int32_t> ModelFolder::text_ids(std::string_view text) const {
   std::vector<std::int32_t> ids;
   if (const auto bos = lm().bos_token_id()) ids.push_back(*bos);
   const std::vector<std::int32_t> body = tokenizer->encode(text);
@@ -37,14 +43,14 @@ std::vector<std::int32_t> ModelDir::text_ids(std::string_view text) const {
   return ids;
 }
 
-ModelDir load_model_dir(const std::string& dir) {
-  model::AnyModel m = model::load_any_model(dir);
+ModelFolder ModelFolder::load(const std::string& dir) {
+  AnyModel m = load_any_model(dir);
   std::shared_ptr<const text::Tokenizer> tok = load_tokenizer(dir);
-  const model::CausalLm& lm = model::causal_lm(m);
+  const CausalLm& lm = causal_lm(m);
   const std::string tok_file =
-      (std::filesystem::path(dir) / (tok->kind() == "sentencepiece" ? "tokenizer.model" : "vocab.json")).string();
+      (fs::path(dir) / (tok->kind() == "sentencepiece" ? text::kSentencePieceFile : text::kBpeVocabFile)).string();
   if (const auto bos = lm.bos_token_id(); bos && tok->bos_id() && *tok->bos_id() != *bos)
-    throw Error::in_file((std::filesystem::path(dir) / "config.json").string(),
+    throw Error::in_file(model_config_path(dir),
                          "bos_token_id is " + std::to_string(*bos) + " but the tokenizer's is " + std::to_string(*tok->bos_id()));
   if (tok->vocab_size() > lm.vocab_size())
     throw Error::in_file(tok_file, "the tokenizer has " + std::to_string(tok->vocab_size()) +
@@ -52,4 +58,4 @@ ModelDir load_model_dir(const std::string& dir) {
   return {std::move(m), std::move(tok), dir};
 }
 
-}  // namespace orion::cli
+}  // namespace orion::model

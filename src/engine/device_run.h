@@ -1,44 +1,40 @@
 #pragma once
-// How the CLI runs a model on ane-sim or the ane device: its compiled package (the one --package names, or the
-// package cache's, compiled into it on first use), the emulator, the package runner and a
-// session; and the model::Decoder that generation and perplexity drive in Orion's two device
-// modes:
-//   --device ane-sim                everything the package can run on the device: prefill and
-//                                   decode programs (attention over the KV cache on the host)
-//   --device ane-sim --ane-prefill  the prompt on the device, then decoding on the CPU (the graph
-//                                   engine takes over the device's KV cache)
+// A model run on a device (ane-sim or ane): its compiled package (the one given, or the package
+// cache's, compiled into it on first use), the device, the process's compile budget, the
+// package runner and a session; the decoders and window scorer generation and perplexity drive.
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "ane_package_cli.h"
 #include "core/temp_folder.h"
-#include "device/ane_sim.h"
+#include "device/ane_device.h"
+#include "engine/model_package.h"
+#include "model/model_folder.h"
 #include "model/session/decoder.h"
-#include "model/session/graph_session.h"
 #include "model/session/perplexity.h"
-#include "model_dir.h"
+#include "runtime/compile_budget.h"
+#include "runtime/device_factory.h"
 #include "runtime/package_session.h"
 
-namespace orion::cli {
+namespace orion::engine {
 
-struct AneSimRunOptions {
-  std::string device = "ane-sim";  // or "ane": the Neural Engine through the bridge (macOS)
+struct DeviceRunOptions {
+  runtime::DeviceKind device = runtime::DeviceKind::ane_sim;  // or ane: the Neural Engine (macOS)
   std::string package;  // use this package; empty: the package cache
   AnePackageOptions pkg;
-  bool ane_prefill = false;
+  bool ane_prefill = false;  // the prompt on the device, decoding on the CPU
   int threads = 0;
   bool no_cache = false;  // compile into a temporary folder instead of the cache
 };
 
-void add_ane_sim_run_options(CLI::App* cmd, AneSimRunOptions& o);
-
-class AneSimRun {
+class DeviceRun {
  public:
   // Finds or compiles the package; `say` gets one line about it (hit or miss, time). Throws
   // orion::Error for a model it cannot compile.
-  AneSimRun(const ModelDir& md, const AneSimRunOptions& o, const std::function<void(const std::string&)>& say);
-  ~AneSimRun();
+  DeviceRun(const model::ModelFolder& md, const DeviceRunOptions& o, const std::function<void(const std::string&)>& say);
+  ~DeviceRun();
 
   std::unique_ptr<model::Decoder> decoder();
   // Logits of every position of a window from position 0: the first part (up to half the
@@ -57,15 +53,15 @@ class AneSimRun {
  private:
   const model::CausalLm& model_;
   std::string source_;  // the model's folder
-  AneSimRunOptions o_;
+  DeviceRunOptions o_;
   std::optional<TempFolder> temp_;
   std::string dir_;
   std::unique_ptr<device::AneDevice> device_;
-  device::AneSim* sim_ = nullptr;  // device_ when it is the emulator
+  int emulator_cache_hits() const;  // the emulator's program-cache hits; 0 on the ane device
   // Before the runner, which counts its unloads in it when it goes.
   runtime::CompileBudget budget_;  // the process's compiles, refused before the device's budget
   std::unique_ptr<runtime::PackageRunner> runner_;
   std::unique_ptr<runtime::PackageSession> session_;
 };
 
-}  // namespace orion::cli
+}  // namespace orion::engine

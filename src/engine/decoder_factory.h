@@ -1,0 +1,41 @@
+#pragma once
+// The one choice between Orion's engines for a model folder: the fast CPU decoder (the
+// default), the graph executor (the reference; any numerics), or a device run (ane-sim, ane).
+// generate and perplexity ask here instead of choosing themselves.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/device_run.h"
+#include "exec/cpu/executor.h"
+#include "model/model_folder.h"
+#include "model/session/decoder.h"
+
+namespace orion::engine {
+
+enum class EngineKind { fast, graph, device };
+
+struct DecoderOptions {
+  runtime::DeviceKind device = runtime::DeviceKind::cpu;
+  bool graph = false;  // cpu: the graph executor instead of the fast decoder
+  exec::Numerics numerics = exec::Numerics::f32;  // the graph executor's (f16 implies graph)
+  std::string weights;  // the fast decoder's weight format ("f32", "f16", "q8"); "": the folder's own
+  int threads = 0;
+  DeviceRunOptions run;  // device only (its device and threads are the ones above)
+};
+
+struct ChosenDecoder {
+  EngineKind kind = EngineKind::fast;
+  std::unique_ptr<DeviceRun> run;  // device only; declared before the decoder, which uses it
+  std::unique_ptr<model::Decoder> decoder;
+  double pack_ms = 0;  // packing the fast decoder's weights, or finding the device's package
+  std::size_t packed_bytes = 0;  // fast: 0 when the weights are mapped from the file
+  std::string weights;  // fast: the weight format in use ("f32", "f16", "q8", or a converted folder's)
+};
+
+// Throws orion::Error when a converted folder is asked for another weight format than its own.
+ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o,
+                           const std::function<void(const std::string&)>& say);
+
+}  // namespace orion::engine

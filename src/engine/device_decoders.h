@@ -1,0 +1,26 @@
+#pragma once
+// The model::Decoder of each of Orion's two device modes over a package session:
+//   everything on the device   prefill and decode programs (attention over the KV cache on
+//                              the host with --host-attention packages)
+//   prefill on the device      the prompt on the device, then decoding on the CPU (the graph
+//                              engine takes over the device's KV cache)
+#include <memory>
+
+#include "model/causal_lm.h"
+#include "model/session/decoder.h"
+#include "runtime/package_session.h"
+
+namespace orion::engine {
+
+// Both modes start with the prefill program; after it, adopt_device_prefill() hands the
+// session's state to whatever decodes.
+class DeviceModeDecoder : public model::Decoder {
+ public:
+  virtual void adopt_device_prefill() = 0;
+};
+
+// `prefill_on_device`: the CPU decodes after the device's prefill (threads: its threads).
+std::unique_ptr<DeviceModeDecoder> device_mode_decoder(bool prefill_on_device, runtime::PackageSession& session,
+                                                       const model::CausalLm& model, int threads);
+
+}  // namespace orion::engine

@@ -1,0 +1,110 @@
+#include "engine/device_run.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/stopwatch.h"
+#include "device/ane_sim.h"
+#include "engine/device_decoders.h"
+#include "runtime/package_cache.h"
+
+namespace orion::engine {
+
+DeviceRun::DeviceRun(const model::ModelFolder& md, const DeviceRunOptions& o, const std::function<void(const std::string&)>& say)
+    : model_(md.lm()), source_(md.dir), o_(o) {
+  // The Neural Engine first: where there is none, say so before compiling anything.
+  if (o.device == runtime::DeviceKind::ane) {
+    runtime::DeviceOptions ane;
+    ane.kind = runtime::DeviceKind::ane;
+    device_ = runtime::open_device(ane);
+  }
+  const std::string who = std::string(runtime::device_kind_name(o.device)) + ": ";
+  if (!o.package.empty()) {
+    dir_ = o.package;
+    say(who + "package " + dir_);
+  } else if (o.no_cache) {
+    temp_.emplace("orion-package");
+    dir_ = temp_->path() + "/pkg";
+    Stopwatch sw;
+    compile_model_package(model_, source_, o.pkg, dir_, false, false);
+    say(who + "compiled the model into a temporary package in " + std::to_string(sw.seconds()).substr(0, 5) + " s");
+  } else {
+    runtime::PackageCache cache(runtime::PackageCache::default_root());
+    const std::string key = package_key(model_, o.pkg);
+    const auto e = cache.get(key, [&](const std::string& dir) { compile_model_package(model_, source_, o.pkg, dir, true, false); });
+    dir_ = e.dir;
+    say(e.hit ? who + "package cache hit, " + dir_
+              : who + "package cache miss: compiled into " + dir_ + " in " + std::to_string(e.compile_s).substr(0, 5) + " s");
+  }
+  const int threads = o.threads > 0 ? o.threads : 2;
+  if (!device_) {
+    runtime::DeviceOptions sim = runtime::ane_sim_options(threads, compile::read_manifest(dir_).target);
+    sim.program_cache_dir = runtime::default_program_cache_dir();
+    device_ = runtime::open_device(sim);
+  }
+  runner_ = std::make_unique<runtime::PackageRunner>(dir_, *device_, threads, &budget_);
+  session_ = std::make_unique<runtime::PackageSession>(*runner_, !o.ane_prefill);
+}
+
+DeviceRun::~DeviceRun() = default;
+
+std::unique_ptr<model::Decoder> DeviceRun::decoder() { return device_mode_decoder(o_.ane_prefill, *session_, model_, o_.threads); }
+
+std::int64_t DeviceRun::max_window() const {
+  return std::min(model_.context(), session_->capacity() + 1);
+}
+
+model::WindowLogitsFn DeviceRun::window_logits() {
+  std::shared_ptr<DeviceModeDecoder> dec = device_mode_decoder(o_.ane_prefill, *session_, model_, o_.threads);
+  const std::int64_t vocab = model_.vocab_size();
+  return [this, dec, vocab](std::span<const std::int32_t> tokens) {
+    const auto n = static_cast<std::int64_t>(tokens.size());
+    const std::int64_t split = std::clamp<std::int64_t>(n / 2, 1, session_->prefill_window());
+    Tensor out(DType::f32, {n, vocab});
+    const Tensor rows = session_->prefill(tokens.first(static_cast<std::size_t>(split)));
+    std::memcpy(out.raw(), rows.raw(), rows.nbytes());
+    dec->adopt_device_prefill();
+    for (std::int64_t t = split; t < n; ++t) {
+      const std::vector<float> l = dec->decode(tokens[static_cast<std::size_t>(t)]);
+      std::memcpy(out.data<float>() + t * vocab, l.data(), l.size() * sizeof(float));
+    }
+    return out;
+  };
+}
+
+std::string DeviceRun::profile() const {
+  const runtime::RunnerStats& st = runner_->stats();
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%s: %d compiles, %d program-cache hits (%.0f ms compiling and loading in the background, %.0f ms "
+                "of it waited for); %d kernel runs %.0f ms, %d host steps %.0f ms, packing %.0f ms",
+                std::string(runtime::device_kind_name(o_.device)).c_str(), device_->compiles(), emulator_cache_hits(), st.compile_ms, st.compile_wait_ms,
+                st.evaluations,
+                st.device_ms, st.host_runs, st.host_ms, st.pack_ms);
+  return buf;
+}
+
+std::string DeviceRun::profile_table() const {
+  std::string out = "step                  kind  compile+load ms   runs   ms/run  pack ms/run\n";
+  for (const compile::PackageProgram& p : runner_->manifest().programs)
+    for (const compile::PackageStep& s : p.steps) {
+      const auto it = runner_->stats().steps.find(s.name);
+      if (it == runner_->stats().steps.end()) continue;
+      const runtime::StepStats& st = it->second;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%-21s %-5s %15.1f %6d %8.2f %12.2f\n", s.name.c_str(),
+                    std::string(compile::placement_name(s.placement)).c_str(), st.compile_ms, st.runs,
+                    st.runs ? st.run_ms / st.runs : 0.0, st.runs ? st.pack_ms / st.runs : 0.0);
+      out += buf;
+    }
+  return out;
+}
+
+int DeviceRun::emulator_cache_hits() const {
+  const auto* sim = dynamic_cast<const device::AneSim*>(device_.get());
+  return sim ? sim->cache_hits() : 0;
+}
+
+}  // namespace orion::engine

@@ -1,0 +1,42 @@
+#include "engine/model_package.h"
+
+#include <cstdio>
+
+#include "core/content_hash.h"
+#include "core/error.h"
+#include "model/session/decoder_ane_package.h"
+#include "runtime/executable_identity.h"
+
+namespace orion::engine {
+
+compile::PackageReport compile_model_package(const model::CausalLm& m, const std::string& source,
+                                             const AnePackageOptions& o, const std::string& out, bool replace,
+                                             bool progress) {
+  if (o.m1_m2 && o.dialect != "ios16") throw Error("compile: M1/M2 targets need --dialect ios16 (ANE024)");
+  compile::PackageOptions po;
+  po.target.m1_m2 = o.m1_m2;
+  po.target.allow_concat = o.allow_concat;
+  po.target.on_chip_bytes = static_cast<std::int64_t>(o.on_chip_mb * 1e6);
+  po.dialect = o.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
+  po.replace = replace;
+  if (progress) po.progress = [](std::string_view line) { std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data()); };
+  const auto programs = model::ane_programs(m, {.window = o.seq, .capacity = o.context, .host_attention = o.host_attention});
+  return compile::write_ane_package(programs, m.weights(), po, out, model::package_model_info(m, source));
+}
+
+std::string package_key(const model::CausalLm& m, const AnePackageOptions& o) {
+  ContentHasher h;
+  h.update(std::string(compile::kPackageFormat) + " " + std::to_string(compile::kPackageVersion));
+  h.update(runtime::executable_identity());
+  h.update(std::string(m.arch()) + " " + m.config_json());
+  for (const auto& [name, t] : m.weights()) {
+    h.update(name + " " + std::string(dtype_name(t.dtype())) + shape_str(t.shape()));
+    const Tensor c = t.contiguous();
+    h.update(std::span(c.raw(), c.nbytes()));
+  }
+  h.update("seq " + std::to_string(o.seq) + " context " + std::to_string(o.context) + (o.host_attention ? " host-attention " : " ") + o.dialect +
+           (o.m1_m2 ? " m1" : "") + (o.allow_concat ? " concat" : "") + " chip " + std::to_string(o.on_chip_mb));
+  return h.hex();
+}
+
+}  // namespace orion::engine

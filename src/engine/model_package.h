@@ -1,0 +1,34 @@
+#pragma once
+// A model compiled into an ANE package folder: the options that shape the package (shared by
+// `orion compile --target ane` and the commands that compile on the fly), the one call that
+// compiles a GPT-2 or Llama model, and the content key the package cache finds it by.
+#include <cstdint>
+#include <string>
+
+#include "compile/ane/ane_package_writer.h"
+#include "model/causal_lm.h"
+
+namespace orion::engine {
+
+struct AnePackageOptions {
+  std::int64_t seq = 128;     // prefill window
+  std::int64_t context = 0;   // decode cache slots; 0: the model's context - 1
+  bool host_attention = false;  // model::AnePackageShape::host_attention
+  std::string dialect = "ios18";
+  bool m1_m2 = false;
+  bool allow_concat = false;
+  double on_chip_mb = 32.0;
+};
+
+// Compiles `model` (read from `source`, which the manifest names) into the package folder `out`
+// (replaced when `replace`); prints a line per step to stderr when `progress`. Returns the
+// writer's report.
+compile::PackageReport compile_model_package(const model::CausalLm& model, const std::string& source,
+                                             const AnePackageOptions& o, const std::string& out, bool replace,
+                                             bool progress);
+
+// Everything a package depends on: the package format, the compiler (this executable), the
+// model's architecture, shape and weights, and the options that shape the package.
+std::string package_key(const model::CausalLm& model, const AnePackageOptions& o);
+
+}  // namespace orion::engine

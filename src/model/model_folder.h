@@ -1,0 +1,51 @@
+#pragma once
+// A model folder: the one place that knows its files' names (config.json, model.safetensors
+// and the tokenizer's, text/tokenizer_files.h) and loads what every command needs from it:
+// the model (GPT-2 or Llama by config.json's model_type) and its tokenizer (SentencePiece when
+// the folder has tokenizer.model, else byte-level BPE from vocab.json and merges.txt).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/any_model.h"
+#include "text/bpe_tokenizer.h"
+#include "text/tokenizer.h"
+
+namespace orion::model {
+
+// The model's files: the Hugging Face config and the weights.
+inline constexpr const char* kConfigFile = "config.json";
+inline constexpr const char* kWeightsFile = "model.safetensors";
+// A sharded checkpoint's index, which Orion names in its error but does not read.
+inline constexpr const char* kShardIndexFile = "model.safetensors.index.json";
+
+// DIR/config.json and DIR/model.safetensors.
+std::string model_config_path(const std::string& dir);
+std::string model_weights_path(const std::string& dir);
+
+struct ModelFolder {
+  AnyModel model;
+  std::shared_ptr<const text::Tokenizer> tokenizer;
+  std::string dir;  // where it was loaded from
+
+  // Loads DIR/config.json, DIR/model.safetensors and the tokenizer, and checks that the
+  // tokenizer's ids fit the model's vocabulary. Errors name the file.
+  static ModelFolder load(const std::string& dir);
+
+  const CausalLm& lm() const { return causal_lm(model); }
+  // The model as GPT-2; throws orion::Error saying that `what` runs GPT-2 models only.
+  const Gpt2Model& gpt2(std::string_view what) const;
+  // The ids a text is run as: BOS first when the model's config has one (Llama), and for a
+  // model without (GPT-2) an empty text as the end-of-text token that starts a document.
+  std::vector<std::int32_t> text_ids(std::string_view text) const;
+};
+
+// The tokenizer in DIR: tokenizer.model (SentencePiece), else vocab.json and merges.txt (or
+// OpenAI's names for them, encoder.json and vocab.bpe).
+std::shared_ptr<const text::Tokenizer> load_tokenizer(const std::string& dir);
+// DIR's byte-level BPE files (vocab.json and merges.txt, or encoder.json and vocab.bpe).
+text::BpeTokenizer load_bpe_tokenizer(const std::string& dir);
+
+}  // namespace orion::model
