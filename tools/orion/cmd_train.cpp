@@ -2,6 +2,7 @@
 // in f32, with checkpoints a killed run resumes from bit for bit (train/train_run.h). Shows a
 // live progress line (step, loss, learning rate, tokens/s, ETA) and writes OUT/metrics.jsonl,
 // which `orion plot` draws.
+#include <algorithm>
 #include <unistd.h>
 
 #include <cmath>
@@ -135,12 +136,14 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
               static_cast<long long>(r.clamped_values), r.final_checkpoint.c_str());
   if (r.device) {
     const runtime::DeviceGraphStats& d = *r.device;
-    std::printf("  %s, this process: %d kernels and %d host segments, %d compiles, %d reloads; per step %.0f ms lowering "
-                "and %.0f ms installing in the background (%.0f ms of them waited for), %.0f ms on the device, %.0f ms "
-                "on the host (%d host segment runs beside the other sequence's kernels)\n",
-                o.device.c_str(), d.kernels, d.host_segments, d.compiles, d.reloads, d.lower_ms / d.versions,
-                d.install_ms / d.versions, d.wait_ms / d.versions, d.device_ms / d.versions, d.host_ms / d.versions,
-                d.host_beside_device);
+    const double v = std::max(d.versions, 1);
+    std::printf("  %s, weights %s, this process: %d kernels and %d host segments, %d compiles, %d reloads, %d restarts\n"
+                "  per step: %.0f ms on the device, %.0f ms on the host (%d host segment runs beside the other "
+                "sequence's kernels), %.1f ms writing %.0f KB of weights, %.0f ms lowering and %.0f ms installing in the "
+                "background (%.0f ms of it all waited for)\n",
+                o.device.c_str(), o.ane.weights.c_str(), d.kernels, d.host_segments, d.compiles, d.reloads,
+                device ? device->restarts() : 0, d.device_ms / v, d.host_ms / v, d.host_beside_device, d.weight_ms / v,
+                static_cast<double>(d.weight_bytes) / v / 1024.0, d.lower_ms / v, d.install_ms / v, d.wait_ms / v);
   }
 }
 

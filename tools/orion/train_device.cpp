@@ -17,6 +17,11 @@ CLI::App* add_train_device_options(CLI::App* cmd, TrainDeviceOptions& o) {
   g->add_flag("--ane-stale-reload", o.stale_reload,
               "Unload + load keeps the compiled weights (as on some machines): every step recompiles, and a spent "
               "budget restarts the process");
+  cmd->add_option("--ane-weights", o.weights,
+                  "ane-sim and ane: weights as kernel inputs written each step, each kernel compiled once (inputs), or "
+                  "baked into the kernels and reloaded or recompiled each step (baked)")
+      ->check(CLI::IsMember({"inputs", "baked"}))
+      ->capture_default_str();
   return g;
 }
 
@@ -45,6 +50,7 @@ std::function<train::GradientRunnerFactory(std::function<void()>)> TrainDevice::
       train::DeviceGradientsOptions dg;
       dg.work_folder = work_;
       dg.supervisor = &*supervisor_;
+      dg.weights = options_.weights == "baked" ? runtime::DeviceGraphWeights::baked : runtime::DeviceGraphWeights::inputs;
       return train::device_gradient_runner(loss, wrt, c, *device_, budget_, *reload_, dg);
     };
   };
