@@ -47,16 +47,18 @@ std::int64_t pack_weight(const Tensor& w, std::int64_t columns, AneSurface& s) {
                 std::to_string(n * 2) + " bytes, more than the surface's " + std::to_string(s.size()));
   const Tensor f = w.contiguous().to(DType::f32);
   const std::span<const float> v = f.span<const float>();
-  std::vector<float> rows(n, 0.0f);
-  for (std::int64_t a = 0; a < A; ++a)
+  // Row by row: a row's columns past B stay zero in `h`.
+  std::vector<float> row(static_cast<std::size_t>(columns), 0.0f);
+  std::vector<std::uint16_t> h(static_cast<std::size_t>(columns));
+  std::byte* out = s.bytes().data();
+  for (std::int64_t a = 0; a < A; ++a) {
     for (std::int64_t b = 0; b < B; ++b) {
-      float x = v[static_cast<std::size_t>(a * B + b)];
-      if (!std::isnan(x)) x = std::clamp(x, -65504.0f, 65504.0f);
-      rows[static_cast<std::size_t>(a * columns + b)] = x;
+      const float x = v[static_cast<std::size_t>(a * B + b)];
+      row[static_cast<std::size_t>(b)] = std::isnan(x) ? x : std::clamp(x, -65504.0f, 65504.0f);
     }
-  std::vector<std::uint16_t> h(n);
-  floats_to_halves(rows, h);
-  std::memcpy(s.bytes().data(), h.data(), n * 2);
+    floats_to_halves(row, h);
+    std::memcpy(out + a * columns * 2, h.data(), static_cast<std::size_t>(columns) * 2);
+  }
   return static_cast<std::int64_t>(n * 2);
 }
 

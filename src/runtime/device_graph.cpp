@@ -159,7 +159,10 @@ void DeviceGraph::install(Segment& seg) {
 void DeviceGraph::write_weights(Segment& seg) {
   Stopwatch sw;
   seg.weight_bytes = 0;
-  for (KernelSurfaces& s : seg.surfaces) seg.weight_bytes += s.write_weights(*seg.io, params_);
+  // Packed once, copied to the other lanes' surfaces as they are.
+  for (std::size_t lane = 0; lane < seg.surfaces.size(); ++lane)
+    seg.weight_bytes += lane == 0 ? seg.surfaces[0].write_weights(*seg.io, params_)
+                                  : seg.surfaces[lane].copy_weights(*seg.io, seg.surfaces[0]);
   seg.weight_ms = sw.ms();
 }
 

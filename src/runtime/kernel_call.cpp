@@ -1,5 +1,7 @@
 #include "runtime/kernel_call.h"
 
+#include <cstring>
+
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "device/ane_packing.h"
@@ -44,6 +46,18 @@ std::int64_t KernelSurfaces::write_weights(const compile::KernelIo& io, const Te
       throw Error("kernel input %" + k.name + ": the weight " + k.weight + " is " + shape_str(w) + ", the kernel reads " +
                   shape_str(k.logical));
     bytes += device::pack_weight(it->second, k.padded[3], in_[i]);
+  }
+  return bytes;
+}
+
+std::int64_t KernelSurfaces::copy_weights(const compile::KernelIo& io, const KernelSurfaces& other) {
+  std::int64_t bytes = 0;
+  for (std::size_t i = 0; i < io.inputs.size(); ++i) {
+    const compile::KernelIoTensor& k = io.inputs[i];
+    if (k.weight.empty()) continue;
+    const auto n = static_cast<std::size_t>(k.logical[1] * k.padded[3] * 2);
+    std::memcpy(in_[i].bytes().data(), other.in_[i].bytes().data(), n);
+    bytes += static_cast<std::int64_t>(n);
   }
   return bytes;
 }

@@ -46,6 +46,9 @@ class KernelSurfaces {
   // surface, fp16 clamped (ANE032). Returns the fp16 bytes written. Throws orion::Error when a
   // weight is missing or of another shape.
   std::int64_t write_weights(const compile::KernelIo& io, const TensorMap& params);
+  // The runtime weights as `other` (surfaces of the same io) holds them, copied fp16 to fp16.
+  // Returns the bytes copied.
+  std::int64_t copy_weights(const compile::KernelIo& io, const KernelSurfaces& other);
 
   // Evaluates program `id` on io's inputs read from `table` by name (each [seq, C], a
   // fixed-length one [S, C]); writes its outputs into `table`. `step` names the kernel in errors.
