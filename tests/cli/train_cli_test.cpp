@@ -218,6 +218,14 @@ TEST_P(TrainCli, OnAneSimWeightsAsInputsCompileOnceAndNeverReloadOrRestart) {
   EXPECT_EQ(std::stoi(counts[4]), 0);
   const std::string step = "/step-0000000" + std::to_string(kSteps);
   EXPECT_TRUE(read(path("inputs") + step + "/model.safetensors") == read(path("tight") + step + "/model.safetensors"));
+  // The machine-readable summary says the same.
+  const std::string summary = read(path("tight") + "/summary.json");
+  for (const std::string& field : {std::string(R"("device": "ane-sim")"), "\"steps\": " + std::to_string(kSteps),
+                                   "\"kernels\": " + std::to_string(kernels), "\"compiles\": " + std::to_string(kernels),
+                                   std::string(R"("reloads": 0)"), std::string(R"("restarts": 0)"),
+                                   std::string(R"("ms_per_step": )"), std::string(R"("final_loss": )"),
+                                   std::string(R"("final_val_loss": )"), std::string(R"("weight_bytes": )")})
+    EXPECT_NE(summary.find(field), std::string::npos) << field << " in " << summary;
 }
 
 INSTANTIATE_TEST_SUITE_P(

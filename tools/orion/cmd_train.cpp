@@ -1,7 +1,7 @@
 // orion train: trains a model folder on a token file, on the CPU in the ANE's fp16 numerics or
 // in f32, with checkpoints a killed run resumes from bit for bit (train/train_run.h). Shows a
 // live progress line (step, loss, learning rate, tokens/s, ETA) and writes OUT/metrics.jsonl,
-// which `orion plot` draws.
+// which `orion plot` draws, and OUT/summary.json (train/train_run.h).
 #include <algorithm>
 #include <unistd.h>
 
@@ -129,6 +129,7 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
                 static_cast<long long>(r.steps), r.final_checkpoint.c_str());
     return;
   }
+  train::write_run_summary(o.run.out, o.device, r, device ? device->restarts() : 0);
   std::printf("trained %lld steps in %s: loss %.4f -> %.4f", static_cast<long long>(r.steps - r.resumed_from),
               clock_duration(r.seconds).c_str(), r.first_loss.value_or(NAN), r.last_loss.value_or(NAN));
   if (r.val_loss) std::printf(", validation loss %.4f", *r.val_loss);
