@@ -22,6 +22,11 @@
 //   ANE005): x [1, C, 1, S] and W reshaped to [1, 1, ., .], y^T = op(W)^T x^T by matmul's
 //   transpose_x flag, reshaped back to [1, N, 1, S]. A vector read by an add or mul (a bias, a
 //   norm's gain) is reshaped to [1, N, 1, 1]. Anything else computed on a runtime weight throws.
+//   Each weight is an input of its own: the reported form that packs one weight after the
+//   activations of one input ([1, IC, 1, SEQ + OC]) needs the weight's rows to be the
+//   activations' channels, and a training kernel here fuses many weights of several row counts;
+//   separate inputs at one allocation size, bound alphabetically, are the form mechramc/Orion's
+//   tests ran (ANE035). Packing is not implemented yet.
 // - add/sub/mul/div/pow: a const operand is converted to the other's layout once per layout
 //   ("<name>.ane"): a bias or gain [N] becomes [1, N, 1, 1], the causal mask [S, S] read by
 //   heads [1, 1, S, S], a rank-0 scalar stays. Two lowered operands must share a layout.
