@@ -56,6 +56,8 @@ say "Training on ane-sim: 20 more steps with the forward and backward passes as 
 tune=(--data "$work/kjv-books.tokens" --steps 20 --batch 4 --seq 128 --lr 1e-4 --warmup 0 --eval-every 20 --resume)
 run "$orion" train -m "$final" "${tune[@]}" --out "$work/tune-cpu" --precision f16
 run "$orion" train -m "$final" "${tune[@]}" --out "$work/tune-ane-sim" --device ane-sim
+echo "ane-sim, weights as kernel inputs (each kernel compiled once, the weights written each step): $work/tune-ane-sim/summary.json"
+cat "$work/tune-ane-sim/summary.json"
 run "$orion" plot "$work/tune-cpu/metrics.jsonl" "$work/tune-ane-sim/metrics.jsonl" --label "cpu f16" --label "ane-sim" \
   --out "$work/tune.svg" --title "20 steps on the CPU (fp16 numerics) and on ane-sim"
 echo

@@ -19,6 +19,11 @@ struct KernelIoTensor {
   // A fixed-length input (a KV cache): its S is its own (logical[3] == padded[3]), not the
   // kernel's tokens; the runtime may keep it resident in its surface between calls.
   bool fixed = false;
+  // A runtime weight (compile/passes/lower_layout.h): the param this input carries, empty for
+  // activations. Always fixed. Layout: the param's IR [A, B] (a vector [N] as [1, N]) at
+  // [1, A, 1, B_pad], element (a, b) in column b of channel a, B_pad = B rounded up to 32 with
+  // zeros after B (ANE011); the host writes it into the resident surface when weights change.
+  std::string weight;
 };
 
 struct KernelIo {

@@ -37,6 +37,31 @@ void pack_token_major(const Tensor& x, std::int64_t padded_seq, AneSurface& s) {
   // which a kernel with a KV-cache input sizes by the cache, not by this tensor.
 }
 
+std::int64_t pack_weight(const Tensor& w, std::int64_t columns, AneSurface& s) {
+  if (w.rank() != 1 && w.rank() != 2) throw Error("ane packing: a runtime weight is [N] or [A, B], not " + shape_str(w.shape()));
+  const std::int64_t A = w.rank() == 2 ? w.shape()[0] : 1, B = w.shape().back();
+  if (columns < B) throw Error("ane packing: a weight of " + std::to_string(B) + " columns in a surface of " + std::to_string(columns));
+  const auto n = static_cast<std::size_t>(A * columns);
+  if (n * 2 > s.size())
+    throw Error("ane packing: a weight [1, " + std::to_string(A) + ", 1, " + std::to_string(columns) + "] in fp16 is " +
+                std::to_string(n * 2) + " bytes, more than the surface's " + std::to_string(s.size()));
+  const Tensor f = w.contiguous().to(DType::f32);
+  const std::span<const float> v = f.span<const float>();
+  // Row by row: a row's columns past B stay zero in `h`.
+  std::vector<float> row(static_cast<std::size_t>(columns), 0.0f);
+  std::vector<std::uint16_t> h(static_cast<std::size_t>(columns));
+  std::byte* out = s.bytes().data();
+  for (std::int64_t a = 0; a < A; ++a) {
+    for (std::int64_t b = 0; b < B; ++b) {
+      const float x = v[static_cast<std::size_t>(a * B + b)];
+      row[static_cast<std::size_t>(b)] = std::isnan(x) ? x : std::clamp(x, -65504.0f, 65504.0f);
+    }
+    floats_to_halves(row, h);
+    std::memcpy(out + a * columns * 2, h.data(), static_cast<std::size_t>(columns) * 2);
+  }
+  return static_cast<std::int64_t>(n * 2);
+}
+
 Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64_t seq, std::int64_t padded_seq) {
   if (seq > padded_seq || seq < 0 || channels < 0) throw Error("ane packing: bad unpack shape");
   const auto n = static_cast<std::size_t>(channels * padded_seq);

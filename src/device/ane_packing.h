@@ -16,6 +16,12 @@ namespace orion::device {
 // padded_seq < S or it does not fit.
 void pack_token_major(const Tensor& x, std::int64_t padded_seq, AneSurface& s);
 
+// A runtime weight (compile/kernel_io.h, KernelIoTensor::weight): w [A, B] (a vector [N] as
+// [1, N]) -> fp16 [1, A, 1, columns] at the start of `s`, element (a, b) at a * columns + b,
+// clamped to +-65504 (ANE032), zeros in columns B..columns. Returns the bytes written. Throws
+// orion::Error when columns < B or it does not fit.
+std::int64_t pack_weight(const Tensor& w, std::int64_t columns, AneSurface& s);
+
 // The first `seq` columns of a [1, channels, 1, padded_seq] fp16 surface as f32 [seq, channels].
 Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64_t seq, std::int64_t padded_seq);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <utility>
 
 #include "compile/driver.h"
 #include "core/error.h"
@@ -25,7 +26,9 @@ struct DeviceGraph::Segment {
   std::shared_future<void> lowered, ready;
   compile::KernelIo next_io;
   InstallPath path = InstallPath::compiled;
-  double lower_ms = 0, install_ms = 0;
+  bool installed = false;  // by this version (weights as inputs install only the first)
+  double lower_ms = 0, install_ms = 0, weight_ms = 0;
+  std::int64_t weight_bytes = 0;
 };
 
 namespace {
@@ -104,9 +107,7 @@ std::string DeviceGraph::next_folder(const Segment& seg) const {
   return (fs::path(work_) / ("next_" + seg.part.name)).string();
 }
 
-bool DeviceGraph::plan_installs(const std::vector<Segment*>& kernels, bool may_restart) {
-  int compiles = 0;
-  for (Segment* seg : kernels) compiles += !seg->kernel->will_reload();
+bool DeviceGraph::plan_installs(const std::vector<Segment*>& kernels, int compiles, bool may_restart) {
   budget_.sync(device_.compiles());
   if (budget_.allows_compile(compiles)) return true;
   if (!may_restart) return false;
@@ -127,10 +128,13 @@ void DeviceGraph::lower(Segment& seg) {
   ko.lowering.target = options_.target;
   ko.lowering.kernel_name = seg.part.name;
   ko.lowering.weights_vary = true;
+  ko.lowering.runtime_weights = options_.weights == DeviceGraphWeights::inputs;
   ko.lowering.io.pad_channels = true;  // per-row values (norm statistics, one score per head) cross kernels
   std::error_code ec;
   fs::remove_all(next_folder(seg), ec);
-  compile::KernelIo io = compile::build_kernel(seg.part.graph, params_, next_folder(seg), ko).lowered.io;
+  const TensorMap none;
+  compile::KernelIo io =
+      compile::build_kernel(seg.part.graph, ko.lowering.runtime_weights ? none : params_, next_folder(seg), ko).lowered.io;
   if (seg.io && !same_io(*seg.io, io))
     throw Error("device graph: kernel " + seg.part.name + " binds other inputs or outputs with new weights");
   seg.next_io = std::move(io);
@@ -148,7 +152,18 @@ void DeviceGraph::install(Segment& seg) {
   }
   std::error_code ec;
   fs::remove_all(next_folder(seg), ec);
+  seg.installed = true;
   seg.install_ms = sw.ms();
+}
+
+void DeviceGraph::write_weights(Segment& seg) {
+  Stopwatch sw;
+  seg.weight_bytes = 0;
+  // Packed once, copied to the other lanes' surfaces as they are.
+  for (std::size_t lane = 0; lane < seg.surfaces.size(); ++lane)
+    seg.weight_bytes += lane == 0 ? seg.surfaces[0].write_weights(*seg.io, params_)
+                                  : seg.surfaces[lane].copy_weights(*seg.io, seg.surfaces[0]);
+  seg.weight_ms = sw.ms();
 }
 
 bool DeviceGraph::set_weights(const TensorMap& params, bool may_restart) {
@@ -156,34 +171,43 @@ bool DeviceGraph::set_weights(const TensorMap& params, bool may_restart) {
   std::vector<Segment*> kernels;
   for (auto& seg : segments_)
     if (seg->kernel) kernels.push_back(seg.get());
-  if (!plan_installs(kernels, may_restart)) return false;
+  const bool inputs = options_.weights == DeviceGraphWeights::inputs;
+  // Weights as inputs lower and compile once; a new set is only written.
+  const bool lowering = !inputs || !compiled_;
+  int compiles = 0;
+  for (Segment* seg : kernels) compiles += inputs ? !compiled_ : !seg->kernel->will_reload();
+  if (!plan_installs(kernels, compiles, may_restart)) return false;
   params_ = params;
   version_counted_ = false;
   for (Segment* seg : kernels) {
     seg->lowering_done = std::promise<void>();
     seg->lowered = seg->lowering_done.get_future().share();
+    if (!lowering) seg->lowering_done.set_value();
   }
   // Lowering the kernels is independent work (a 110M model's takes seconds a step), side by
   // side on the pool; installing them is not (one budget, one device queue), so it follows on
   // one thread in run order, each kernel as soon as it is lowered.
-  lowering_ = std::async(std::launch::async, [this, kernels] {
-    pool_.parallel_for(0, static_cast<std::int64_t>(kernels.size()), 1, [&](std::int64_t lo, std::int64_t hi) {
-      for (std::int64_t i = lo; i < hi; ++i) {
-        Segment& seg = *kernels[static_cast<std::size_t>(i)];
-        try {
-          lower(seg);
-          seg.lowering_done.set_value();
-        } catch (...) {
-          seg.lowering_done.set_exception(std::current_exception());
+  if (lowering)
+    lowering_ = std::async(std::launch::async, [this, kernels] {
+      pool_.parallel_for(0, static_cast<std::int64_t>(kernels.size()), 1, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t i = lo; i < hi; ++i) {
+          Segment& seg = *kernels[static_cast<std::size_t>(i)];
+          try {
+            lower(seg);
+            seg.lowering_done.set_value();
+          } catch (...) {
+            seg.lowering_done.set_exception(std::current_exception());
+          }
         }
-      }
+      });
     });
-  });
   for (Segment* seg : kernels)
-    seg->ready = installer_->post([this, seg] {
+    seg->ready = installer_->post([this, seg, lowering, inputs] {
       seg->lowered.get();
-      install(*seg);
+      if (lowering) install(*seg);
+      if (inputs) write_weights(*seg);
     });
+  compiled_ = true;
   has_weights_ = true;
   return true;
 }
@@ -201,6 +225,11 @@ void DeviceGraph::count_version() {
   if (lowering_.valid()) lowering_.get();
   for (auto& seg : segments_) {
     if (!seg->kernel) continue;
+    stats_.weight_bytes += seg->weight_bytes;
+    stats_.weight_ms += seg->weight_ms;
+    seg->weight_bytes = 0;
+    seg->weight_ms = 0;
+    if (!std::exchange(seg->installed, false)) continue;
     stats_.lower_ms += seg->lower_ms;
     stats_.install_ms += seg->install_ms;
     ++(seg->path == InstallPath::reloaded ? stats_.reloads : stats_.compiles);

@@ -10,6 +10,14 @@
 // and bind the current weights by name. The segments run through the segment runner
 // (runtime/segment_runner.h), as a package's do, with the device graph as their source.
 //
+// Weights as inputs (DeviceGraphWeights::inputs, the default): every kernel is lowered with its
+// weights as runtime weights (compile/passes/lower_layout.h), once, and compiled once at the
+// first set_weights; each set of weights after that is written into the kernels' resident weight
+// surfaces (KernelSurfaces::write_weights, fp16 clamped), in the background in run order as an
+// install is: nothing is lowered, reloaded or compiled per step, and the budget is spent once.
+// The reports (HARDWARE.md, "Weights") say the hardware trains this way; `baked` is the path
+// above, kept for devices that refuse the input form.
+//
 // Kernels reach the ANE's minimum surface by padding the channels of narrow inputs and
 // outputs, not the sequence (LegalizeIoOptions::pad_channels): what crosses between a forward
 // and a backward kernel is often one value per token.
@@ -51,7 +59,10 @@
 
 namespace orion::runtime {
 
+enum class DeviceGraphWeights { inputs, baked };
+
 struct DeviceGraphOptions {
+  DeviceGraphWeights weights = DeviceGraphWeights::inputs;
   compile::AneTarget target;
   std::int64_t seq = 0;     // tokens in the window: every kernel's I/O is [seq, X]
   int threads = 1;          // the host segments' executor, and lowering the kernels (0: all cores)
@@ -65,6 +76,10 @@ struct DeviceGraphStats {
   int versions = 0;            // sets of weights installed
   int compiles = 0, reloads = 0;
   int runs = 0;
+  // Weights as inputs: fp16 bytes written into the weight surfaces (every lane's), summed over
+  // the versions, and the time it took.
+  std::int64_t weight_bytes = 0;
+  double weight_ms = 0;
   double lower_ms = 0;    // lowering and writing each version's kernels, summed over the kernels
   double install_ms = 0;  // compiling or reloading them, summed
   double wait_ms = 0;     // what of both runs waited for: the rest overlapped with other work
@@ -105,7 +120,8 @@ class DeviceGraph : private SegmentSource {
   struct Segment;
   // Whether the kernels that must compile for a new set of weights fit the budget; when they do
   // not and `may_restart`, throws orion::Error or restarts the process.
-  bool plan_installs(const std::vector<Segment*>& kernels, bool may_restart);
+  bool plan_installs(const std::vector<Segment*>& kernels, int compiles, bool may_restart);
+  void write_weights(Segment& seg);
   std::string next_folder(const Segment& seg) const;
   void lower(Segment& seg);
   void install(Segment& seg);
@@ -133,6 +149,7 @@ class DeviceGraph : private SegmentSource {
   TensorMap params_;
   DeviceGraphStats stats_;
   bool has_weights_ = false;
+  bool compiled_ = false;  // weights as inputs: the kernels are lowered and installed
   bool version_counted_ = true;
   std::future<void> lowering_;  // the current version's lowering thread
   std::unique_ptr<SerialQueue> installer_;  // last: it goes first, before what its jobs use

@@ -1,5 +1,7 @@
 #include "runtime/kernel_call.h"
 
+#include <cstring>
+
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "device/ane_packing.h"
@@ -28,6 +30,36 @@ KernelSurfaces::KernelSurfaces(const compile::KernelIo& io) {
   for (std::size_t i = 0; i < io.inputs.size(); ++i) in_.emplace_back(static_cast<std::size_t>(io.input_bytes));
   for (std::size_t i = 0; i < io.outputs.size(); ++i) out_.emplace_back(static_cast<std::size_t>(io.output_bytes));
   resident_.assign(in_.size(), false);
+  for (std::size_t i = 0; i < io.inputs.size(); ++i) resident_[i] = !io.inputs[i].weight.empty();
+}
+
+std::int64_t KernelSurfaces::write_weights(const compile::KernelIo& io, const TensorMap& params) {
+  std::int64_t bytes = 0;
+  for (std::size_t i = 0; i < io.inputs.size(); ++i) {
+    const compile::KernelIoTensor& k = io.inputs[i];
+    if (k.weight.empty()) continue;
+    auto it = params.find(k.weight);
+    if (it == params.end()) throw Error("kernel input %" + k.name + ": no value for the runtime weight " + k.weight);
+    const Shape& w = it->second.shape();
+    const std::int64_t rows = w.size() == 2 ? w[0] : 1;
+    if ((w.size() != 1 && w.size() != 2) || rows != k.logical[1] || w.back() > k.logical[3] || w.back() + 32 <= k.logical[3])
+      throw Error("kernel input %" + k.name + ": the weight " + k.weight + " is " + shape_str(w) + ", the kernel reads " +
+                  shape_str(k.logical));
+    bytes += device::pack_weight(it->second, k.padded[3], in_[i]);
+  }
+  return bytes;
+}
+
+std::int64_t KernelSurfaces::copy_weights(const compile::KernelIo& io, const KernelSurfaces& other) {
+  std::int64_t bytes = 0;
+  for (std::size_t i = 0; i < io.inputs.size(); ++i) {
+    const compile::KernelIoTensor& k = io.inputs[i];
+    if (k.weight.empty()) continue;
+    const auto n = static_cast<std::size_t>(k.logical[1] * k.padded[3] * 2);
+    std::memcpy(in_[i].bytes().data(), other.in_[i].bytes().data(), n);
+    bytes += static_cast<std::int64_t>(n);
+  }
+  return bytes;
 }
 
 device::AneSurface* KernelSurfaces::keep_resident(const compile::KernelIo& io, std::string_view name) {

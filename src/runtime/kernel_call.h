@@ -36,9 +36,19 @@ struct KernelCallTiming {
 // per decode step: runtime/package_session.h) and left alone by call(), which neither reads its
 // value from the table nor packs it. A cache of thousands of positions then costs nothing per
 // step instead of a full pack (and on the hardware, one column written instead of the cache).
+//
+// Runtime weights (compile::KernelIoTensor::weight) are always resident: write_weights packs
+// them, and they stay in their surfaces for every call until the next write.
 class KernelSurfaces {
  public:
   explicit KernelSurfaces(const compile::KernelIo& io);
+  // Packs each runtime weight of `io` from `params` (by param name, any float dtype) into its
+  // surface, fp16 clamped (ANE032). Returns the fp16 bytes written. Throws orion::Error when a
+  // weight is missing or of another shape.
+  std::int64_t write_weights(const compile::KernelIo& io, const TensorMap& params);
+  // The runtime weights as `other` (surfaces of the same io) holds them, copied fp16 to fp16.
+  // Returns the bytes copied.
+  std::int64_t copy_weights(const compile::KernelIo& io, const KernelSurfaces& other);
 
   // Evaluates program `id` on io's inputs read from `table` by name (each [seq, C], a
   // fixed-length one [S, C]); writes its outputs into `table`. `step` names the kernel in errors.

@@ -26,9 +26,9 @@ class DeviceGradients final : public GradientRunner {
       auto pos = one.at("positions").span<std::int32_t>();
       for (std::int64_t i = 0; i < seq_; ++i) pos[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
     }
-    // The probe (one compile) and one compile per kernel must fit in one process, or no
-    // restart could ever make progress.
-    if (graph_->stats().kernels + 1 > budget.limit())
+    // The probe (one compile, baked weights only) and one compile per kernel must fit in one
+    // process, or no restart could ever make progress.
+    if (graph_->stats().kernels + (o.weights == runtime::DeviceGraphWeights::baked) > budget.limit())
       throw Error("train: the gradient graph compiles to " + std::to_string(graph_->stats().kernels) +
                   " kernels, more than a process's compile budget of " + std::to_string(budget.limit()) +
                   " allows with the reload probe (ANE030)");
@@ -89,6 +89,7 @@ class DeviceGradients final : public GradientRunner {
     dg.work_folder = o.work_folder;
     dg.supervisor = o.supervisor;
     dg.lanes = o.lanes;
+    dg.weights = o.weights;
     return std::make_unique<runtime::DeviceGraph>(
         loss_gradient_graph(loss, 1, c.seq, wrt), device, budget, reload, dg);
   }

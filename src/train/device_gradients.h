@@ -2,8 +2,9 @@
 // The trainer's gradients on an ANE device (ane-sim, or the ANE): the gradient graph of one
 // sequence (the ANE's layout holds one window of tokens, [1, C, 1, S]) run on a DeviceGraph,
 // once per sequence of the micro-batch, the losses and gradients averaged on the host, which
-// is the batch's gradient (the loss is a mean over tokens). Each step's weights are installed
-// in prepare(): reloaded, or compiled within the budget, or by a restart of the process.
+// is the batch's gradient (the loss is a mean over tokens). Each step's weights are written
+// into the kernels' weight surfaces in prepare() (the kernels compiled once), or with baked
+// weights installed: reloaded, or compiled within the budget, or by a restart of the process.
 //
 // The numerics are the device's: kernels in fp16; the host segments (the loss and its
 // gradient, the embedding's gather and scatter, the weight gradients' sums over the tokens)
@@ -20,6 +21,8 @@ struct DeviceGradientsOptions {
   std::string work_folder;                    // the kernels' files; empty: a temporary folder
   runtime::Supervisor* supervisor = nullptr;  // restarts when the budget is spent
   int lanes = 2;  // a micro-batch's sequences in flight at once (runtime::DeviceGraph::run_many)
+  // Weights as kernel inputs, written each step (compiled once), or baked and reinstalled.
+  runtime::DeviceGraphWeights weights = runtime::DeviceGraphWeights::inputs;
 };
 
 // `device`, `budget` and `reload` must outlive the runner. Throws orion::Error when the graph

@@ -29,6 +29,7 @@ std::function<GradientRunnerFactory(std::function<void()>)> TrainDevice::gradien
       DeviceGradientsOptions dg;
       dg.work_folder = work_;
       dg.supervisor = &*supervisor_;
+      dg.weights = options_.weights == "baked" ? runtime::DeviceGraphWeights::baked : runtime::DeviceGraphWeights::inputs;
       return device_gradient_runner(loss, wrt, c, *device_, budget_, *reload_, dg);
     };
   };

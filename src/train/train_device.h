@@ -22,6 +22,9 @@ struct TrainDeviceOptions {
   bool faithful = false;     // past the budget the device returns garbage instead of refusing
   int compile_budget = 119;  // compiles per process (ANE030)
   bool stale_reload = false; // unload + load keeps the compiled weights (every step recompiles)
+  // ane-sim and ane: "inputs" (weights written into the kernels' input surfaces each step, the
+  // kernels compiled once) or "baked" (reloaded or recompiled each step).
+  std::string weights = "inputs";
 };
 
 class TrainDevice {
@@ -36,6 +39,7 @@ class TrainDevice {
   std::function<GradientRunnerFactory(std::function<void()> checkpoint)> gradients();
   // "ane-sim: budget 119 compiles (this process: restart 2)"
   std::string describe() const;
+  int restarts() const { return supervisor_ ? supervisor_->restarts() : 0; }
 
  private:
   std::string name_;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "model/any_model.h"
@@ -129,6 +130,32 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
   if (const runtime::DeviceGraphStats* d = trainer.device_stats()) result.device = *d;
   result.seconds = total.seconds();
   return result;
+}
+
+void write_run_summary(const std::string& out, const std::string& device, const RunResult& r, int restarts) {
+  const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  const std::int64_t ran = r.steps - r.resumed_from;
+  nlohmann::json j = {{"device", device},
+                      {"steps", r.steps},
+                      {"resumed_from", r.resumed_from},
+                      {"kernels", r.device ? r.device->kernels : 0},
+                      {"compiles", r.device ? r.device->compiles : 0},
+                      {"reloads", r.device ? r.device->reloads : 0},
+                      {"restarts", restarts},
+                      {"ms_per_step", ran > 0 ? 1000.0 * r.seconds / static_cast<double>(ran) : 0.0},
+                      {"final_loss", opt(r.last_loss)},
+                      {"final_val_loss", opt(r.val_loss)}};
+  if (r.device) {
+    const runtime::DeviceGraphStats& d = *r.device;
+    const double v = std::max(d.versions, 1);
+    j["per_step"] = {{"device_ms", d.device_ms / v},
+                     {"host_ms", d.host_ms / v},
+                     {"weight_write_ms", d.weight_ms / v},
+                     {"weight_bytes", static_cast<double>(d.weight_bytes) / v},
+                     {"lower_ms", d.lower_ms / v},
+                     {"install_ms", d.install_ms / v}};
+  }
+  write_file_atomic((fs::path(out) / "summary.json").string(), j.dump(2) + "\n");
 }
 
 }  // namespace orion::train

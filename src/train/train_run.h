@@ -50,4 +50,10 @@ struct RunResult {
 
 RunResult run_training(const RunOptions& options, const RunEvents& events = {});
 
+// OUT/summary.json, written atomically: the run's device, steps, this process's kernels,
+// compiles, reloads and `restarts` (0 on the cpu), ms_per_step (the steps this process ran),
+// final_loss and final_val_loss (null when absent), and on a device the per-step split
+// (device, host and weight-write ms, weight bytes written). For scripts and the demo.
+void write_run_summary(const std::string& out, const std::string& device, const RunResult& result, int restarts);
+
 }  // namespace orion::train

@@ -154,14 +154,14 @@ TEST_P(TrainCli, RunsKilledAtRandomMomentsAndResumedEndBitIdentical) {
   EXPECT_EQ(expect, kSteps + 1);
 }
 
-// On ane-sim the forward and backward kernels take each step's weights by a reload. With a
-// device that keeps the compiled weights instead (--ane-stale-reload) every step recompiles,
+// With --ane-weights baked, the forward and backward kernels on ane-sim take each step's weights
+// by a reload. With a device that keeps the compiled weights instead (--ane-stale-reload) every step recompiles,
 // and a budget of a few compiles per process (faithful: past it the device would return
 // garbage) makes the supervisor checkpoint and exec the command again with --resume, step
 // after step: the chain of processes must end where the run without restarts ends, bit for bit.
 TEST_P(TrainCli, OnAneSimASpentCompileBudgetRestartsTheProcessAndTheRunEndsBitIdentical) {
   constexpr int kSteps = 8;
-  const std::string ane = " --device ane-sim";
+  const std::string ane = " --device ane-sim --ane-weights baked";
   const CliResult ref = run_orion(train_args("ref", kSteps, 32, 100) + ane);
   ASSERT_EQ(ref.status, 0) << ref.out;
   EXPECT_EQ(ref.out.find("resumed"), std::string::npos) << ref.out;
@@ -190,6 +190,42 @@ TEST_P(TrainCli, OnAneSimASpentCompileBudgetRestartsTheProcessAndTheRunEndsBitId
   const CliResult cpu = run_orion(train_args("cpu", 2) + " --ane-compile-budget 6");
   EXPECT_EQ(cpu.status, 1);
   EXPECT_NE(cpu.out.find("--device ane-sim"), std::string::npos) << cpu.out;
+}
+
+// Weights as inputs, the default: each kernel compiles once and every step writes its weights
+// into the kernels' surfaces, so a device that would give garbage after a reload and fail past
+// one compile per kernel (plus one spare) trains without a restart, to the same bits.
+TEST_P(TrainCli, OnAneSimWeightsAsInputsCompileOnceAndNeverReloadOrRestart) {
+  constexpr int kSteps = 6;
+  const CliResult ref = run_orion(train_args("inputs", kSteps, 32, 100) + " --device ane-sim");
+  ASSERT_EQ(ref.status, 0) << ref.out;
+  std::smatch counts;
+  const std::regex counted(R"((\d+) kernels and \d+ host segments, (\d+) compiles, (\d+) reloads, (\d+) restarts)");
+  ASSERT_TRUE(std::regex_search(ref.out, counts, counted)) << ref.out;
+  const int kernels = std::stoi(counts[1]);
+  EXPECT_EQ(std::stoi(counts[2]), kernels);
+  EXPECT_EQ(std::stoi(counts[3]), 0);
+  EXPECT_EQ(std::stoi(counts[4]), 0);
+  EXPECT_NE(ref.out.find("weights inputs"), std::string::npos) << ref.out;
+  const CliResult tight = run_orion(train_args("tight", kSteps, 32, 100) +
+                                    " --device ane-sim --ane-faithful --ane-stale-reload --ane-compile-budget " +
+                                    std::to_string(kernels + 1));
+  ASSERT_EQ(tight.status, 0) << tight.out;
+  EXPECT_EQ(tight.out.find("resumed"), std::string::npos) << tight.out;
+  ASSERT_TRUE(std::regex_search(tight.out, counts, counted)) << tight.out;
+  EXPECT_EQ(std::stoi(counts[2]), kernels);
+  EXPECT_EQ(std::stoi(counts[3]), 0);
+  EXPECT_EQ(std::stoi(counts[4]), 0);
+  const std::string step = "/step-0000000" + std::to_string(kSteps);
+  EXPECT_TRUE(read(path("inputs") + step + "/model.safetensors") == read(path("tight") + step + "/model.safetensors"));
+  // The machine-readable summary says the same.
+  const std::string summary = read(path("tight") + "/summary.json");
+  for (const std::string& field : {std::string(R"("device": "ane-sim")"), "\"steps\": " + std::to_string(kSteps),
+                                   "\"kernels\": " + std::to_string(kernels), "\"compiles\": " + std::to_string(kernels),
+                                   std::string(R"("reloads": 0)"), std::string(R"("restarts": 0)"),
+                                   std::string(R"("ms_per_step": )"), std::string(R"("final_loss": )"),
+                                   std::string(R"("final_val_loss": )"), std::string(R"("weight_bytes": )")})
+    EXPECT_NE(summary.find(field), std::string::npos) << field << " in " << summary;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -61,6 +61,28 @@ TEST_F(Manifest, ReadsBackWhatWasWritten) {
   EXPECT_THROW(m.program("train"), Error);
 }
 
+// A runtime weight's input names its param, and reads back; only a fixed-length input can be one.
+TEST_F(Manifest, RuntimeWeightInputsReadBack) {
+  json j = json::parse(*text_);
+  json* fixed = nullptr;
+  json* token = nullptr;
+  for (auto& p : j["programs"])
+    for (auto& s : p["steps"])
+      if (s.contains("io"))
+        for (auto& t : s["io"]["inputs"]) (t.contains("fixed") ? fixed : token) = &t;
+  ASSERT_TRUE(fixed && token);
+  (*fixed)["weight"] = "h.0.attn.c_attn.weight";
+  const PackageManifest m = manifest_from_json(j, "m.json");
+  EXPECT_EQ(manifest_to_json(m), j);
+  int weights = 0;
+  for (const auto& p : m.programs)
+    for (const auto& s : p.steps)
+      for (const KernelIoTensor& t : s.io.inputs) weights += t.weight == "h.0.attn.c_attn.weight";
+  EXPECT_EQ(weights, 1);
+  (*token)["weight"] = "h.0.attn.c_attn.weight";
+  EXPECT_NE(error_of(j).find("a runtime weight is a fixed-length input"), std::string::npos) << error_of(j);
+}
+
 TEST_F(Manifest, EveryBrokenFieldIsNamed) {
   const json good = json::parse(*text_);
   struct Case {

@@ -1,6 +1,7 @@
 // Training on ane-sim: the gradient graph partitioned into kernels (fp16, the ANE's layout) and
 // host segments (f32), its gradients against the CPU executor's in f32, and a small model
-// overfitting on the device with a loss curve that agrees with the CPU's.
+// overfitting on the device with a loss curve that agrees with the CPU's; with the weights as
+// kernel inputs (the default: each kernel compiled once, never reloaded) and baked.
 #include "train/device_gradients.h"
 
 #include <gtest/gtest.h>
@@ -45,8 +46,6 @@ struct Arch {
   std::int64_t vocab = 0;
 };
 
-void PrintTo(const Arch& a, std::ostream* os) { *os << a.name; }
-
 std::vector<Arch> archs() {
   return {{"Gpt2", model_loss_graph(tiny_config()), model_ane_loss_graph(tiny_config()), model::gpt2_init_weights(tiny_config(), 7),
            tiny_config().vocab_size},
@@ -54,14 +53,32 @@ std::vector<Arch> archs() {
            model::llama_init_weights(tiny_llama(), 7), tiny_llama().vocab_size}};
 }
 
+using Weights = runtime::DeviceGraphWeights;
+
 // The device runner for `arch` (on its ANE-form loss, as train_run hands it).
-GradientRunnerFactory on(Device& d, const Arch& arch) {
-  return [&d, ane = arch.ane_loss](const LossGraphFn&, std::span<const std::string> wrt, const TrainConfig& c) {
-    return device_gradient_runner(ane, wrt, c, d.sim, d.budget, d.reload, {});
+template <class D>
+GradientRunnerFactory on(D& d, const Arch& arch, Weights weights) {
+  return [&d, ane = arch.ane_loss, weights](const LossGraphFn&, std::span<const std::string> wrt, const TrainConfig& c) {
+    DeviceGradientsOptions o;
+    o.weights = weights;
+    return device_gradient_runner(ane, wrt, c, d.sim, d.budget, d.reload, o);
   };
 }
 
-class DeviceTraining : public ::testing::TestWithParam<Arch> {};
+DeviceGradientsOptions baked_options() {
+  DeviceGradientsOptions o;
+  o.weights = Weights::baked;
+  return o;
+}
+
+struct DeviceCase {
+  Arch arch;
+  Weights weights;
+};
+
+void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.arch.name << (c.weights == Weights::inputs ? "Inputs" : "Baked"); }
+
+class DeviceTraining : public ::testing::TestWithParam<DeviceCase> {};
 
 // A gradient runner's feed: the weights, one batch of fixed tokens and targets, a loss scale.
 TensorMap window_feed(const TensorMap& w, const TrainConfig& c, std::int64_t vocab) {
@@ -89,7 +106,7 @@ std::vector<std::string> names_of(const TensorMap& w) {
 }
 
 TEST_P(DeviceTraining, GradientsMatchTheCpuExecutorsToFp16Tolerance) {
-  const Arch& arch = GetParam();
+  const Arch& arch = GetParam().arch;
   const TensorMap& w = arch.weights;
   const std::int64_t vocab = arch.vocab;
   TrainConfig c = overfit_config(exec::Numerics::f16);
@@ -97,7 +114,7 @@ TEST_P(DeviceTraining, GradientsMatchTheCpuExecutorsToFp16Tolerance) {
   const LossGraphFn& loss = arch.loss;
   const std::vector<std::string> names = names_of(w);
   Device d;
-  auto dev = on(d, arch)(loss, names, c);
+  auto dev = on(d, arch, GetParam().weights)(loss, names, c);
   auto cpu = cpu_gradient_runner(loss, names, [&] {
     TrainConfig f32 = c;
     f32.precision = exec::Numerics::f32;
@@ -112,18 +129,23 @@ TEST_P(DeviceTraining, GradientsMatchTheCpuExecutorsToFp16Tolerance) {
   // Measured: 5e-4 to 4e-3 per tensor (the kernels compute in fp16, the host sums in f32).
   for (std::size_t i = 0; i < names.size(); ++i) EXPECT_LT(rel_l2(got[1 + i], want[1 + i]), 1e-2) << names[i];
   EXPECT_GT(d.sim.compiles(), 1);
+  EXPECT_EQ(dev->device_stats()->weight_bytes > 0, GetParam().weights == Weights::inputs);
 }
 
-std::vector<double> curve(const Arch& arch, const TrainConfig& c, const GradientRunnerFactory& gradients) {
+std::vector<double> curve(const Arch& arch, const TrainConfig& c, const GradientRunnerFactory& gradients,
+                          Weights weights = Weights::inputs) {
   TempFolder tmp("orion-device-training-test");
   Trainer t(arch.loss, arch.weights, c, memorisable_data(tmp, arch.vocab), gradients);
   std::vector<double> losses;
   while (t.steps_done() < c.steps) losses.push_back(t.step().loss);
   EXPECT_EQ(t.skipped_steps(), 0);
   if (const runtime::DeviceGraphStats* s = t.device_stats()) {
-    // Each kernel compiled once; every later step's weights reloaded into it.
+    // Each kernel compiled once; every later step's weights written into its input surfaces,
+    // or baked: reloaded into it.
     EXPECT_EQ(s->compiles, s->kernels);
-    EXPECT_EQ(s->reloads, s->kernels * (c.steps - 1));
+    EXPECT_EQ(s->reloads, weights == Weights::inputs ? 0 : s->kernels * (c.steps - 1));
+    EXPECT_EQ(s->weight_bytes > 0, weights == Weights::inputs);
+    EXPECT_EQ(s->versions, c.steps);
     EXPECT_GT(s->kernels, 1);
     EXPECT_GT(s->host_segments, 1);
   }
@@ -134,11 +156,12 @@ TEST_P(DeviceTraining, OverfitsOnAneSimAndTheCurveAgreesWithTheCpus) {
   TrainConfig c = overfit_config(exec::Numerics::f32);
   c.seq = 32;
   c.steps = 80;  // enough to learn 40 tokens by heart; cheap enough for the sanitizer build
-  const std::vector<double> f32 = curve(GetParam(), c, nullptr);
+  const std::vector<double> f32 = curve(GetParam().arch, c, nullptr);
   c.precision = exec::Numerics::f16;
-  const std::vector<double> f16 = curve(GetParam(), c, nullptr);
+  const std::vector<double> f16 = curve(GetParam().arch, c, nullptr);
+  const Arch& arch = GetParam().arch;
   Device d;
-  const std::vector<double> sim = curve(GetParam(), c, on(d, GetParam()));
+  const std::vector<double> sim = curve(arch, c, on(d, arch, GetParam().weights), GetParam().weights);
   EXPECT_NEAR(sim.front(), std::log(61.0), 0.3);
   EXPECT_LT(f32.back(), 0.05);
   EXPECT_LT(f16.back(), 0.1);
@@ -147,6 +170,42 @@ TEST_P(DeviceTraining, OverfitsOnAneSimAndTheCurveAgreesWithTheCpus) {
   for (std::size_t i = 0; i < sim.size() / 2; ++i) {
     EXPECT_NEAR(sim[i], f32[i], 0.02 + 0.02 * f32[i]) << "step " << i + 1;
     EXPECT_NEAR(sim[i], f16[i], 0.02 + 0.02 * f16[i]) << "step " << i + 1;
+  }
+}
+
+// Weights as inputs on a device where any reload would keep stale weights, and any compile past
+// one per kernel (plus one spare) would fail silently: the curve is the CPU's, each kernel
+// compiled once, nothing reloaded.
+TEST(DeviceTrainingInputs, NeedNoReloadOnAFaithfulStaleDeviceWithATightBudget) {
+  for (const Arch& arch : archs()) {
+    SCOPED_TRACE(arch.name);
+    TrainConfig c = overfit_config(exec::Numerics::f16);
+    c.seq = 32;
+    c.steps = 40;
+    int kernels = 0;
+    {
+      Device d;
+      kernels = on(d, arch, Weights::inputs)(arch.loss, names_of(arch.weights), c)->device_stats()->kernels;
+    }
+    struct Tight {
+      explicit Tight(int budget)
+          : sim([&] {
+              device::AneSimOptions o;
+              o.faithful = true;
+              o.reload_reads_weights = false;
+              o.compile_budget = budget;
+              return o;
+            }()),
+            budget(budget) {}
+      device::AneSim sim;
+      runtime::CompileBudget budget;
+      runtime::ReloadSupport reload{sim, budget};
+    } d(kernels + 1);
+    const std::vector<double> f16 = curve(arch, c, nullptr);
+    const std::vector<double> sim = curve(arch, c, on(d, arch, Weights::inputs), Weights::inputs);
+    EXPECT_EQ(d.sim.compiles(), kernels);
+    for (std::size_t i = 0; i < sim.size() / 2; ++i) EXPECT_NEAR(sim[i], f16[i], 0.02 + 0.02 * f16[i]) << "step " << i + 1;
+    EXPECT_LT(sim.back(), f16.front() / 2);
   }
 }
 
@@ -163,7 +222,7 @@ TEST(DeviceGraphInstalls, LaterKernelsInstallWhileTheFirstRunsAndAFailedOneFails
   device::testing::OverlapProbe probe(sim, std::chrono::seconds(20));
   runtime::CompileBudget budget{119};
   runtime::ReloadSupport reload{probe, budget};
-  auto dev = device_gradient_runner(arch.ane_loss, names, c, probe, budget, reload, {});
+  auto dev = device_gradient_runner(arch.ane_loss, names, c, probe, budget, reload, baked_options());
   TensorMap halved;
   for (const auto& [name, t] : arch.weights) {
     Tensor h = t.clone();
@@ -184,7 +243,7 @@ TEST(DeviceGraphInstalls, LaterKernelsInstallWhileTheFirstRunsAndAFailedOneFails
   device::AneSim sim2;
   runtime::CompileBudget budget2{119};
   runtime::ReloadSupport reload2{sim2, budget2};
-  auto fresh = device_gradient_runner(arch.ane_loss, names, c, sim2, budget2, reload2, {});
+  auto fresh = device_gradient_runner(arch.ane_loss, names, c, sim2, budget2, reload2, baked_options());
   fresh->prepare(halved);
   const std::vector<Tensor> want = fresh->run(window_feed(halved, c, arch.vocab));
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(rel_l2(grads[1][i], want[i]), 0.0) << i;
@@ -239,8 +298,17 @@ TEST(DeviceGraphLanes, HostSegmentsRunBesideTheOtherLanesKernelsWithTheSameGradi
   for (std::size_t i = 0; i < grads[0].size(); ++i) EXPECT_EQ(rel_l2(grads[1][i], grads[0][i]), 0.0) << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, DeviceTraining, ::testing::ValuesIn(archs()),
-                         [](const ::testing::TestParamInfo<Arch>& p) { return p.param.name; });
+std::vector<DeviceCase> device_cases() {
+  std::vector<DeviceCase> out;
+  for (const Arch& a : archs())
+    for (Weights w : {Weights::inputs, Weights::baked}) out.push_back({a, w});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, DeviceTraining, ::testing::ValuesIn(device_cases()),
+                         [](const ::testing::TestParamInfo<DeviceCase>& p) {
+                           return p.param.arch.name + (p.param.weights == Weights::inputs ? "Inputs" : "Baked");
+                         });
 
 }  // namespace
 }  // namespace orion::train

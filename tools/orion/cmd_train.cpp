@@ -1,7 +1,8 @@
 // orion train: trains a model folder on a token file, on the CPU in the ANE's fp16 numerics or
 // in f32, with checkpoints a killed run resumes from bit for bit (train/train_run.h). Shows a
 // live progress line (step, loss, learning rate, tokens/s, ETA) and writes OUT/metrics.jsonl,
-// which `orion plot` draws.
+// which `orion plot` draws, and OUT/summary.json (train/train_run.h).
+#include <algorithm>
 #include <unistd.h>
 
 #include <cmath>
@@ -33,6 +34,11 @@ CLI::App* add_train_device_options(CLI::App* cmd, train::TrainDeviceOptions& o) 
   g->add_flag("--ane-stale-reload", o.stale_reload,
               "Unload + load keeps the compiled weights (as on some machines): every step recompiles, and a spent "
               "budget restarts the process");
+  cmd->add_option("--ane-weights", o.weights,
+                  "ane-sim and ane: weights as kernel inputs written each step, each kernel compiled once (inputs), or "
+                  "baked into the kernels and reloaded or recompiled each step (baked)")
+      ->check(CLI::IsMember({"inputs", "baked"}))
+      ->capture_default_str();
   return g;
 }
 
@@ -144,6 +150,7 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
                 static_cast<long long>(r.steps), r.final_checkpoint.c_str());
     return;
   }
+  train::write_run_summary(o.run.out, o.device, r, device ? device->restarts() : 0);
   std::printf("trained %lld steps in %s: loss %.4f -> %.4f", static_cast<long long>(r.steps - r.resumed_from),
               clock_duration(r.seconds).c_str(), r.first_loss.value_or(NAN), r.last_loss.value_or(NAN));
   if (r.val_loss) std::printf(", validation loss %.4f", *r.val_loss);
@@ -151,12 +158,14 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
               static_cast<long long>(r.clamped_values), r.final_checkpoint.c_str());
   if (r.device) {
     const runtime::DeviceGraphStats& d = *r.device;
-    std::printf("  %s, this process: %d kernels and %d host segments, %d compiles, %d reloads; per step %.0f ms lowering "
-                "and %.0f ms installing in the background (%.0f ms of them waited for), %.0f ms on the device, %.0f ms "
-                "on the host (%d host segment runs beside the other sequence's kernels)\n",
-                o.device.c_str(), d.kernels, d.host_segments, d.compiles, d.reloads, d.lower_ms / d.versions,
-                d.install_ms / d.versions, d.wait_ms / d.versions, d.device_ms / d.versions, d.host_ms / d.versions,
-                d.host_beside_device);
+    const double v = std::max(d.versions, 1);
+    std::printf("  %s, weights %s, this process: %d kernels and %d host segments, %d compiles, %d reloads, %d restarts\n"
+                "  per step: %.0f ms on the device, %.0f ms on the host (%d host segment runs beside the other "
+                "sequence's kernels), %.1f ms writing %.0f KB of weights, %.0f ms lowering and %.0f ms installing in the "
+                "background (%.0f ms of it all waited for)\n",
+                o.device.c_str(), o.ane.weights.c_str(), d.kernels, d.host_segments, d.compiles, d.reloads,
+                device ? device->restarts() : 0, d.device_ms / v, d.host_ms / v, d.host_beside_device, d.weight_ms / v,
+                static_cast<double>(d.weight_bytes) / v / 1024.0, d.lower_ms / v, d.install_ms / v, d.wait_ms / v);
   }
 }
 

@@ -11,10 +11,14 @@ namespace orion::compile {
 
 AneLowered lower_for_ane(const ir::Graph& graph, const TensorMap& weights, const AneLoweringOptions& options) {
   AneLowered out{graph, {}, {}, {}};
+  WeightInputs runtime;  // filled by lower_layout, read by legalize_io
+  LegalizeIoOptions io = options.io;
+  io.weights = &runtime;
   ir::Pipeline p;
-  p.add(ir::bind_params_pass(weights)).add(ir::fold_constants_pass()).add(legalize_pass(options.legalize));
-  p.add(lower_layout_pass()).add(legalize_io_pass(out.io, options.io)).add(ir::cse_pass({.merge_tensor_constants = !options.weights_vary})).add(ir::dce_pass());
-  p.add(clamp_boundaries_pass()).add(to_fp16_pass()).add(ir::fold_constants_pass());
+  p.add(ir::bind_params_pass(weights, {.require_all = !options.runtime_weights}));
+  p.add(ir::fold_constants_pass()).add(legalize_pass(options.legalize));
+  p.add(lower_layout_pass(&runtime)).add(legalize_io_pass(out.io, io)).add(ir::cse_pass({.merge_tensor_constants = !options.weights_vary})).add(ir::dce_pass());
+  p.add(clamp_boundaries_pass(&runtime)).add(to_fp16_pass()).add(ir::fold_constants_pass());
   ir::PipelineOptions po;
   po.after_pass = options.after_pass;
   out.diagnostics = p.run(out.graph, po).diagnostics;

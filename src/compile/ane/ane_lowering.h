@@ -1,7 +1,8 @@
 #pragma once
 // lower_for_ane: a token-major IR graph with its weights, all the way to a kernel in ANE form
 // that the MIL writer accepts and the validator passes. The order, and why:
-//   bind_params       weights become consts (the ANE bakes them), so folding can shape them
+//   bind_params       weights become consts (the ANE bakes them), so folding can shape them;
+//                     or stay params, runtime weights, which lower_layout makes inputs
 //   fold_constants    const subgraphs disappear before anything is lowered
 //   legalize          gelu, layer_norm... written out, still token-major (reductions over the
 //                     IR's last axis, which lower_layout maps to the channel axis 1)
@@ -33,6 +34,10 @@ struct AneLoweringOptions {
   // must not depend on their values (CseOptions::merge_tensor_constants), so that a new set is
   // a rewrite of the weight file, not a new program.
   bool weights_vary = false;
+  // Params with no value in `weights` are runtime weights: kernel inputs the host writes
+  // (compile/passes/lower_layout.h), recorded in KernelIoTensor::weight. Training passes no
+  // weights at all: each kernel compiles once whatever the weights' values.
+  bool runtime_weights = false;
   ir::AfterPassFn after_pass;              // e.g. dump_ir_after
 };
 
@@ -43,7 +48,7 @@ struct AneLowered {
   std::vector<AneViolation> warnings;    // the validator's warnings (errors throw)
 };
 
-// `graph` is left unchanged; every param must have a value in `weights`.
+// `graph` is left unchanged; every param must have a value in `weights` unless runtime_weights.
 AneLowered lower_for_ane(const ir::Graph& graph, const TensorMap& weights, const AneLoweringOptions& options = {});
 
 }  // namespace orion::compile

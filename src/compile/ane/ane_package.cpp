@@ -85,6 +85,7 @@ class Reader {
 json io_tensor_json(const KernelIoTensor& t) {
   json j = {{"name", t.name}, {"logical", t.logical}, {"padded", t.padded}, {"bytes", t.bytes}};
   if (t.fixed) j["fixed"] = true;  // absent: the kernel's tokens, as every package before it wrote
+  if (!t.weight.empty()) j["weight"] = t.weight;  // absent: an activation
   return j;
 }
 
@@ -102,6 +103,10 @@ KernelIoTensor read_io_tensor(const Reader& r, const json& j, const std::string&
   if (j.contains("fixed")) {
     if (!j["fixed"].is_boolean()) r.fail(p + "/fixed", "expected true or false");
     t.fixed = j["fixed"].get<bool>();
+  }
+  if (j.contains("weight")) {
+    t.weight = r.str(j, p, "weight");
+    if (!t.fixed) r.fail(p + "/weight", "a runtime weight is a fixed-length input");
   }
   // Channels are widened only for fixed-length inputs (a narrow KV cache, ANE012).
   if ((t.fixed ? t.padded[1] < t.logical[1] : t.padded[1] != t.logical[1]) || t.padded[3] < t.logical[3])

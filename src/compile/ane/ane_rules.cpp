@@ -139,6 +139,21 @@ constexpr std::array kRules = {
             F::silent, S::graph,
             "the layer_norm and rms_norm expansions square their rows divided by a per-row bound on |x| (legalize)",
             "found here: a trained 110M Llama's residual stream passed 256, and its logits on ane-sim were NaN"},
+    AneRule{"ANE035",
+            "A program's several inputs of unequal sizes are reported to need ascending sizes in binding order "
+            "(outputs descending), else its outputs are zero.",
+            F::silent, S::runtime,
+            "one allocation size per direction (ANE010) makes every order legal: kernels with runtime weights "
+            "have an input per weight, all allocated at the largest one's size",
+            "docs/ane/HARDWARE.md, Reported since (programs with several inputs: maderix/ANE issue 47; "
+            "mechramc/Orion constraints 12-13)"},
+    AneRule{"ANE036",
+            "A weight that changes between evaluations reaches the program as an input written by the host, read "
+            "by `matmul`; such a matmul is reported about 3x slower than a 1x1 `conv` on a baked weight.",
+            F::slow, S::runtime,
+            "training: weights as inputs (each kernel compiled once, the weights written into their surfaces "
+            "after each step, fp16 clamped, ANE032); weights that do not change stay baked consts for conv",
+            "docs/ane/HARDWARE.md, Reported since (weights as inputs: maderix/ANE training_dynamic, PR 22)"},
 };
 
 constexpr bool ids_in_order() {

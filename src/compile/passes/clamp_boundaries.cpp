@@ -23,7 +23,7 @@ ir::NamedAttrs clamp_attrs() { return {{"min", -kFp16Max}, {"max", kFp16Max}}; }
 
 }  // namespace
 
-ClampCounts clamp_boundaries(ir::Graph& graph) {
+ClampCounts clamp_boundaries(ir::Graph& graph, const WeightInputs* weights) {
   const auto size = static_cast<std::size_t>(graph.size());
   std::vector<bool> is_output(size, false);
   for (ir::ValueId out : graph.outputs()) is_output[static_cast<std::size_t>(out)] = true;
@@ -44,7 +44,8 @@ ClampCounts clamp_boundaries(ir::Graph& graph) {
     const ir::Node& n = graph.node(id);
     const auto u = static_cast<std::size_t>(id);
     const bool is_float_value = is_float(n.type.dtype);
-    if (n.op == ir::Op::input && is_float_value && has_reader[u] && !clamped_reader_only[u]) {
+    const bool weight = weights && weights->contains(n.name);
+    if (n.op == ir::Op::input && is_float_value && has_reader[u] && !clamped_reader_only[u] && !weight) {
       own[u] = rw.copy(id);
       rw.set_map(id, rw.op(ir::Op::clamp, {own[u]}, clamp_attrs(), n.name + ".clamped"));
       ++counts.inputs;
@@ -72,9 +73,9 @@ ClampCounts clamp_boundaries(ir::Graph& graph) {
   return counts;
 }
 
-std::unique_ptr<ir::Pass> clamp_boundaries_pass() {
-  return ir::make_pass("clamp_boundaries", [](ir::Graph& g, ir::PassContext& c) {
-    const ClampCounts k = clamp_boundaries(g);
+std::unique_ptr<ir::Pass> clamp_boundaries_pass(const WeightInputs* weights) {
+  return ir::make_pass("clamp_boundaries", [weights](ir::Graph& g, ir::PassContext& c) {
+    const ClampCounts k = clamp_boundaries(g, weights);
     if (k.inputs + k.outputs == 0) return false;
     c.note("clamped " + std::to_string(k.inputs) + " inputs and " + std::to_string(k.outputs) + " outputs to +-65504");
     return true;

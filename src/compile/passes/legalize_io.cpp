@@ -182,7 +182,7 @@ class Padding {
 };
 
 KernelIoTensor io_tensor(const Node& n, std::int64_t P, std::int64_t min_channels, bool fixed = false) {
-  KernelIoTensor t{n.name, n.type.shape, n.type.shape, 0, fixed};
+  KernelIoTensor t{n.name, n.type.shape, n.type.shape, 0, fixed, {}};
   t.padded[3] = P;
   t.padded[1] = std::max(t.padded[1], min_channels);
   t.bytes = shape_numel(t.padded) * kFp16Bytes;
@@ -247,13 +247,31 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
   std::vector<ValueId> ins = graph.nodes_of(Op::input), outs = graph.outputs();
   if (ins.empty() || outs.empty()) throw Error("legalize_io: a kernel needs inputs and outputs");
   KernelIo io;
-  io.seq = options.seq > 0 ? options.seq
-           : graph.node(ins.front()).type.shape.size() == 4 ? graph.node(ins.front()).type.shape[3] : 0;
+  const auto weight_of = [&](const Node& n) -> const std::string* {
+    if (!options.weights || n.op != Op::input) return nullptr;
+    auto it = options.weights->find(n.name);
+    return it == options.weights->end() ? nullptr : &it->second;
+  };
+  // The tokens: the first activation input's S (a kernel of weights alone: its first output's).
+  const Node* first = &graph.node(outs.front());
+  for (ValueId id : ins)
+    if (!weight_of(graph.node(id))) {
+      first = &graph.node(id);
+      break;
+    }
+  io.seq = options.seq > 0 ? options.seq : first->type.shape.size() == 4 ? first->type.shape[3] : 0;
   std::int64_t min_channels = std::numeric_limits<std::int64_t>::max();
   std::set<std::string, std::less<>> fixed;
   for (const auto* list : {&ins, &outs})
     for (ValueId id : *list) {
       const Node& n = graph.node(id);
+      if (list == &ins && weight_of(n)) {
+        if (!is_surface(n.type) || n.type.shape[3] % options.seq_multiple != 0)
+          throw Error("legalize_io: runtime weight " + ir::describe(n) + " of type " + n.type.str() +
+                      " is not a [1, A, 1, B_pad] surface (run lower_layout first)");
+        fixed.insert(n.name);
+        continue;
+      }
       if (is_surface(n.type) && n.type.shape[3] != io.seq && options.seq > 0 && list == &ins) {
         if (n.type.shape[3] % options.seq_multiple != 0)
           throw Error("legalize_io: fixed-length input " + ir::describe(n) + " of type " + n.type.str() +
@@ -281,6 +299,7 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
     if (fixed.contains(n.name)) {
       const std::int64_t S = n.type.shape[3], per_column = S * kFp16Bytes;
       io.inputs.push_back(io_tensor(n, S, (options.min_surface_bytes + per_column - 1) / per_column, true));
+      if (const std::string* w = weight_of(n)) io.inputs.back().weight = *w;
     } else {
       io.inputs.push_back(io_tensor(n, io.padded_seq, wide));
     }

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "compile/kernel_io.h"
+#include "compile/passes/lower_layout.h"
 #include "ir/transforms/pass.h"
 
 namespace orion::compile {
@@ -51,6 +52,9 @@ struct LegalizeIoOptions {
   // statistics, H scores per head), where padding the sequence instead would multiply it by
   // hundreds; the runtime packs and unpacks the C real channels at the start of each surface.
   bool pad_channels = false;
+  // Runtime weights (lower_layout.h), by input name: fixed-length inputs whatever their S, each
+  // recorded with its param in KernelIoTensor::weight. Must outlive the pass.
+  const WeightInputs* weights = nullptr;
 };
 
 // The S_pad legalize_io picks for channel counts `channels` (all I/O) and `seq` tokens.

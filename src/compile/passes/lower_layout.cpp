@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "compile/mil/mil_writer.h"
 #include "ir/transforms/rewriter.h"
 #include "core/error.h"
 #include "ir/type_rules.h"
@@ -65,7 +66,9 @@ Tensor convert_const(const Tensor& t, Layout layout) {
 
 class Lowering {
  public:
-  explicit Lowering(const ir::Graph& g) : g_(g), rw_(g), layout_(static_cast<std::size_t>(g.size()), Layout::plain) {}
+  Lowering(const ir::Graph& g, WeightInputs* weights)
+      : g_(g), rw_(g), layout_(static_cast<std::size_t>(g.size()), Layout::plain), runtime_(layout_.size(), false),
+        weights_(weights) {}
 
   ir::Graph run(LowerLayoutCounts& counts) {
     for (ValueId id = 0; id < g_.size(); ++id) {
@@ -75,10 +78,17 @@ class Lowering {
         ++counts.lowered;
         continue;
       }
+      if (n.op == Op::param) {
+        lower_weight(id);
+        ++counts.lowered;
+        continue;
+      }
       Layout l = Layout::plain;
       for (ValueId in : n.inputs)
         if (layout(in) != Layout::plain) l = layout(in);
       if (l == Layout::plain) {
+        for (ValueId in : n.inputs)
+          if (runtime(in)) unsupported(n, "computes on the runtime weight " + ir::describe(g_.node(in)) + " alone");
         rw_.copy(id);
         continue;
       }
@@ -110,12 +120,45 @@ class Lowering {
     layout_[static_cast<std::size_t>(id)] = Layout::tokens;
   }
 
+  bool runtime(ValueId old) const { return runtime_[static_cast<std::size_t>(old)]; }
+
+  // A param as a runtime weight: a fixed-length input [1, A, 1, B_pad] (kernel_io.h), its
+  // columns past B (zeros, written by the host) sliced off on entry.
+  void lower_weight(ValueId id) {
+    const Node& n = g_.node(id);
+    const Shape& s = n.type.shape;
+    if ((s.size() != 1 && s.size() != 2) || !is_float(n.type.dtype))
+      unsupported(n, "runtime weights are float [N] or [A, B] params, not " + n.type.str());
+    const std::int64_t A = s.size() == 2 ? s[0] : 1, B = s.back(), padded = (B + 31) / 32 * 32;
+    Node in = n;
+    in.op = Op::input;
+    in.name = "w_" + mil_identifier(n.name);
+    in.type.shape = {1, A, 1, padded};
+    ValueId now = rw_.add(std::move(in));
+    if (weights_) (*weights_)[rw_.node(now).name] = n.name;
+    if (padded != B)
+      now = rw_.op(Op::slice, {now}, {{"begin", std::vector<std::int64_t>(4, 0)}, {"end", std::vector<std::int64_t>{1, A, 1, B}}},
+                   rw_.node(now).name + ".cols");
+    rw_.set_map(id, now);
+    runtime_[static_cast<std::size_t>(id)] = true;
+  }
+
   // `old` (a plain value) in `l`: constants converted once per layout.
   ValueId operand(ValueId old, Layout l, const Node& reader) {
     if (layout(old) == l) return rw_.map(old);
     if (layout(old) != Layout::plain)
       unsupported(reader, "mixes a " + std::string(layout_name(layout(old))) + " and a " + layout_name(l) + " operand");
     const Node& c = g_.node(old);
+    if (runtime(old)) {
+      if (l != Layout::tokens || c.type.rank() != 1)
+        unsupported(reader, "reads the runtime weight " + ir::describe(c) + " as a " + layout_name(l) +
+                                " operand: only vectors on token-major values are lowered");
+      auto [it, fresh] = converted_.try_emplace({old, l}, -1);
+      if (fresh)
+        it->second = rw_.op(Op::reshape, {rw_.map(old)}, {{"shape", std::vector<std::int64_t>{1, c.type.shape[0], 1, 1}}},
+                            rw_.node(rw_.map(old)).name + ".ane");
+      return it->second;
+    }
     if (c.op != Op::constant)
       unsupported(reader, "reads " + ir::describe(c) + ", which is neither lowered nor a const");
     if (c.type.rank() == 0) return rw_.map(old);
@@ -227,6 +270,21 @@ class Lowering {
       return;
     }
     const Node& w = g_.node(n.inputs[1]);
+    if (lx == Layout::tokens && runtime(n.inputs[1]) && w.type.rank() == 2 && !n.attr_bool("transpose_x")) {
+      // y^T [N, S] = op(W)^T x^T: W [A, B] as [1, 1, A, B], transposed by the flag unless the
+      // IR already reads it transposed.
+      const Shape& xs = rw_.node(rw_.map(n.inputs[0])).type.shape;
+      const ValueId wm = rw_.op(Op::reshape, {rw_.map(n.inputs[1])},
+                                {{"shape", std::vector<std::int64_t>{1, 1, w.type.shape[0], w.type.shape[1]}}}, n.name + ".w");
+      const ValueId xm = rw_.op(Op::reshape, {rw_.map(n.inputs[0])},
+                                {{"shape", std::vector<std::int64_t>{1, 1, xs[1], xs[3]}}}, n.name + ".x");
+      const ValueId y = rw_.op(Op::matmul, {wm, xm},
+                               {{"transpose_x", !n.attr_bool("transpose_y")}, {"transpose_y", false}}, n.name + ".yt");
+      const Shape& ys = rw_.node(y).type.shape;
+      emit(id, Op::reshape, {y}, {{"shape", std::vector<std::int64_t>{1, ys[2], 1, ys[3]}}}, Layout::tokens);
+      ++counts.weight_matmuls;
+      return;
+    }
     if (lx != Layout::tokens || ly != Layout::plain || w.op != Op::constant || w.type.rank() != 2 ||
         n.attr_bool("transpose_x"))
       unsupported(n, "only x [S, C] @ const [C, N] (a linear layer) and per-head matmuls are lowered; "
@@ -289,13 +347,15 @@ class Lowering {
   std::vector<Layout> layout_;  // by old value
   std::map<std::pair<ValueId, Layout>, ValueId> converted_;
   std::map<ValueId, ValueId> as_heads_;  // by old token-major value
+  std::vector<bool> runtime_;            // by old value: a runtime weight's param
+  WeightInputs* weights_;
 };
 
 }  // namespace
 
-LowerLayoutCounts lower_layout(ir::Graph& graph) {
+LowerLayoutCounts lower_layout(ir::Graph& graph, WeightInputs* weights) {
   LowerLayoutCounts counts;
-  ir::Graph lowered = Lowering(graph).run(counts);
+  ir::Graph lowered = Lowering(graph, weights).run(counts);
   if (counts.lowered) graph = std::move(lowered);
   return counts;
 }
@@ -326,12 +386,12 @@ bool kernel_op(ir::Op op) {
   }
 }
 
-std::unique_ptr<ir::Pass> lower_layout_pass() {
-  return ir::make_pass("lower_layout", [](ir::Graph& g, ir::PassContext& c) {
-    const LowerLayoutCounts k = lower_layout(g);
+std::unique_ptr<ir::Pass> lower_layout_pass(WeightInputs* weights) {
+  return ir::make_pass("lower_layout", [weights](ir::Graph& g, ir::PassContext& c) {
+    const LowerLayoutCounts k = lower_layout(g, weights);
     if (k.lowered == 0) return false;
     c.note("lowered " + std::to_string(k.lowered) + " nodes to [1, C, 1, S], " + std::to_string(k.convs) +
-           " linear layers as 1x1 conv");
+           " linear layers as 1x1 conv, " + std::to_string(k.weight_matmuls) + " on runtime weights as matmul");
     return true;
   });
 }

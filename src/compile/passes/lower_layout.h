@@ -14,8 +14,19 @@
 // - matmul(x tokens [S, C], W const [C, N]) -> conv(x, W' [N, C, 1, 1]) with W' = W^T made
 //   here at compile time (a const, nothing left to fold); transpose_y reads W as [N, C].
 // - matmul of two heads values stays a matmul on [1, H, ., .] with the same flags (attention:
-//   q k^T with transpose_y, then probs v). A matmul whose weight is not a const (a runtime
-//   weight) is not lowered yet: it throws (issue 5 wants matmul there; no graph needs it now).
+//   q k^T with transpose_y, then probs v).
+// - runtime weights: a param left unbound (ir::BindParamsOptions::require_all false) becomes a
+//   kernel input "w_<param>" of [1, A, 1, B_pad] for its IR [A, B] (a vector [N] as [1, N];
+//   B_pad = B rounded up to 32, sliced back on entry), the layout KernelIoTensor::weight
+//   describes. A linear layer on it is a matmul, never a conv (a conv ignores a runtime weight,
+//   ANE005): x [1, C, 1, S] and W reshaped to [1, 1, ., .], y^T = op(W)^T x^T by matmul's
+//   transpose_x flag, reshaped back to [1, N, 1, S]. A vector read by an add or mul (a bias, a
+//   norm's gain) is reshaped to [1, N, 1, 1]. Anything else computed on a runtime weight throws.
+//   Each weight is an input of its own: the reported form that packs one weight after the
+//   activations of one input ([1, IC, 1, SEQ + OC]) needs the weight's rows to be the
+//   activations' channels, and a training kernel here fuses many weights of several row counts;
+//   separate inputs at one allocation size, bound alphabetically, are the form mechramc/Orion's
+//   tests ran (ANE035). Packing is not implemented yet.
 // - add/sub/mul/div/pow: a const operand is converted to the other's layout once per layout
 //   ("<name>.ane"): a bias or gain [N] becomes [1, N, 1, 1], the causal mask [S, S] read by
 //   heads [1, 1, S, S], a rank-0 scalar stays. Two lowered operands must share a layout.
@@ -32,7 +43,9 @@
 // the node: the pass never guesses. Inputs must be rank-2 [S, X] and outputs token-major; both
 // keep their names (the ANE binds by name). The sequence length is not changed here:
 // legalize_io pads it.
+#include <map>
 #include <memory>
+#include <string>
 
 #include "ir/transforms/pass.h"
 #include "ir/builder.h"
@@ -41,10 +54,15 @@ namespace orion::compile {
 
 struct LowerLayoutCounts {
   int convs = 0;    // matmuls on const weights made convs
+  int weight_matmuls = 0;  // matmuls on runtime weights
   int lowered = 0;  // nodes rewritten in total
 };
 
-LowerLayoutCounts lower_layout(ir::Graph& graph);
+// The runtime weights' kernel inputs: input name -> the param it carries.
+using WeightInputs = std::map<std::string, std::string, std::less<>>;
+
+// `weights`, when given, receives the runtime weights' inputs.
+LowerLayoutCounts lower_layout(ir::Graph& graph, WeightInputs* weights = nullptr);
 // Whether a kernel may hold `op` at all: the ops legalize and this pass lower (for the
 // partition, which sends the others to the host). Whether a particular node lowers also
 // depends on its operands (the rules above).
@@ -52,6 +70,6 @@ bool kernel_op(ir::Op op);
 // The attributes of a 1x1 conv with unit strides, no padding and one group: a linear layer on
 // [1, C, 1, S].
 ir::NamedAttrs pointwise_conv_attrs();
-std::unique_ptr<ir::Pass> lower_layout_pass();
+std::unique_ptr<ir::Pass> lower_layout_pass(WeightInputs* weights = nullptr);
 
 }  // namespace orion::compile
