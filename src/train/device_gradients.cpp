@@ -15,7 +15,8 @@ class DeviceGradients final : public GradientRunner {
   DeviceGradients(const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& c,
                   device::AneDevice& device, runtime::CompileBudget& budget, runtime::ReloadSupport& reload,
                   const DeviceGradientsOptions& o)
-      : batch_(checked_seq(c).batch),
+      : inputs_(o.weights == runtime::DeviceGraphWeights::inputs),
+        batch_(checked_seq(c).batch),
         seq_(c.seq),
         graph_(device_graph(loss, wrt, c, device, budget, reload, o)),
         flops_(train::matmul_flops(graph_->graph()) * static_cast<double>(c.batch)) {
@@ -102,10 +103,14 @@ class DeviceGradients final : public GradientRunner {
     try {
       f();
     } catch (const Error& e) {
-      throw Error(std::string("train: the model's gradient graph does not compile to ANE kernels: ") + e.what());
+      // Weights as inputs do not lower everything baked ones do yet (a weight chunked for the
+      // on-chip budget is sliced in the kernel): say how to train anyway.
+      throw Error(std::string("train: the model's gradient graph does not compile to ANE kernels: ") + e.what() +
+                  (inputs_ ? " (with the weights as kernel inputs; --ane-weights baked bakes them instead)" : ""));
     }
   }
 
+  bool inputs_;
   std::int64_t batch_, seq_;
   std::unique_ptr<runtime::DeviceGraph> graph_;
   double flops_;

@@ -273,14 +273,14 @@ class Lowering {
     if (lx == Layout::tokens && runtime(n.inputs[1]) && w.type.rank() == 2 && !n.attr_bool("transpose_x")) {
       // y^T [N, S] = op(W)^T x^T: W [A, B] as [1, 1, A, B], transposed by the flag unless the
       // IR already reads it transposed.
-      const Shape& xs = rw_.node(rw_.map(n.inputs[0])).type.shape;
+      const Shape xs = rw_.node(rw_.map(n.inputs[0])).type.shape;  // a copy: rw_.op may move the nodes
       const ValueId wm = rw_.op(Op::reshape, {rw_.map(n.inputs[1])},
                                 {{"shape", std::vector<std::int64_t>{1, 1, w.type.shape[0], w.type.shape[1]}}}, n.name + ".w");
       const ValueId xm = rw_.op(Op::reshape, {rw_.map(n.inputs[0])},
                                 {{"shape", std::vector<std::int64_t>{1, 1, xs[1], xs[3]}}}, n.name + ".x");
       const ValueId y = rw_.op(Op::matmul, {wm, xm},
                                {{"transpose_x", !n.attr_bool("transpose_y")}, {"transpose_y", false}}, n.name + ".yt");
-      const Shape& ys = rw_.node(y).type.shape;
+      const Shape ys = rw_.node(y).type.shape;
       emit(id, Op::reshape, {y}, {{"shape", std::vector<std::int64_t>{1, ys[2], 1, ys[3]}}}, Layout::tokens);
       ++counts.weight_matmuls;
       return;
