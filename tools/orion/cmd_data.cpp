@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
-#include "corpus_tokenizer.h"
+#include "train/data/corpus_tokenizer.h"
 #include "train/data/corpus_split.h"
 #include "train/data/token_file.h"
 
@@ -47,7 +47,7 @@ class ProgressLine {
 };
 
 void prepare(const PrepareOpts& o) {
-  const CorpusTokenizer tok = load_corpus_tokenizer(o.model_dir);
+  const train::CorpusTokenizer tok = train::load_corpus_tokenizer(o.model_dir);
   // Every input is opened before any work, so that a missing one fails at once.
   std::vector<std::shared_ptr<const MappedFile>> files;
   std::size_t total = 0;

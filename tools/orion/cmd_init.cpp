@@ -1,13 +1,15 @@
 // orion init: a new model folder in Hugging Face's layout (GPT-2 or Llama), with seeded random
 // weights (the architecture's own initialisation) and tokenizer files. How tests get models,
-// and how users start training from scratch (model_init.h does the work).
+// and how users start training from scratch (model/model_init.h does the work).
+#include <cstdio>
+
+#include "architecture_options.h"
 #include "commands.h"
-#include "model_init.h"
 
 namespace orion::cli {
 
 void add_init_command(CLI::App& app) {
-  auto o = std::make_shared<InitOptions>();
+  auto o = std::make_shared<model::InitOptions>();
   auto* cmd = app.add_subcommand("init", "Write a new model folder with seeded random weights (Hugging Face layout)");
   cmd->add_option("-o,--out", o->out, "Model folder to write")->required();
   CLI::Option* arch = add_architecture_options(*cmd, *o);
@@ -15,7 +17,7 @@ void add_init_command(CLI::App& app) {
   cmd->add_flag("--force", o->force, "Replace an existing model in the folder (the folder is written as a whole)");
   cmd->callback([o, arch] {
     o->arch_given = arch->count() > 0;
-    init_model(*o);
+    std::printf("%s\n", model::init_model(*o).c_str());
   });
 }
 

@@ -13,7 +13,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "model/model_folder.h"
-#include "model_init.h"
+#include "architecture_options.h"
 #include "numerics_option.h"
 #include "train/checkpoint.h"
 #include "train/train_device.h"
@@ -58,7 +58,7 @@ std::string clock_duration(double seconds) {
 struct TrainOpts {
   train::RunOptions run;
   bool init = false;  // --init: a new model from the architecture options, in OUT/init
-  InitOptions model;
+  model::InitOptions model;
   std::string precision, device = "cpu";  // precision: f32 on the cpu, f16 on an ANE device
   train::TrainDeviceOptions ane;
   double weight_decay = 0.1, clip = 1.0;
@@ -77,7 +77,7 @@ void start_from_scratch(TrainOpts& o) {
   o.model.seed = o.run.config.seed;
   o.model.force = true;
   std::filesystem::create_directories(o.run.out);
-  init_model(o.model);
+  std::printf("%s\n", model::init_model(o.model).c_str());
 }
 
 void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_options_given) {

@@ -1,4 +1,4 @@
-#include "corpus_tokenizer.h"
+#include "train/data/corpus_tokenizer.h"
 
 #include <memory>
 
@@ -8,7 +8,7 @@
 #include "model/model_folder.h"
 #include "text/gpt2_pretokenize.h"
 
-namespace orion::cli {
+namespace orion::train {
 
 CorpusTokenizer load_corpus_tokenizer(const std::string& dir) {
   std::shared_ptr<const text::Tokenizer> tok = model::load_tokenizer(dir);
@@ -50,4 +50,4 @@ CorpusTokenizer load_corpus_tokenizer(const std::string& dir) {
   return c;
 }
 
-}  // namespace orion::cli
+}  // namespace orion::train

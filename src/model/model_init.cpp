@@ -1,8 +1,9 @@
 // orion init's work (model_init.h): the architecture's config from the options, seeded weights by
 // the architecture's own initialisation, and the folder written as a whole.
-#include "model_init.h"
+#include "model/model_init.h"
 
 #include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 #include <filesystem>
 #include <iterator>
@@ -18,11 +19,23 @@
 #include "model/model_folder.h"
 #include "text/tokenizer_files.h"
 
-namespace orion::cli {
+namespace orion::model {
 
 namespace {
 
 namespace fs = std::filesystem;
+
+// The line that says what init wrote, printf-style.
+[[gnu::format(printf, 1, 2)]] std::string init_summary(const char* format, ...) {
+  va_list args, again;
+  va_start(args, format);
+  va_copy(again, args);
+  std::string out(static_cast<std::size_t>(std::vsnprintf(nullptr, 0, format, args)), '\0');
+  va_end(args);
+  std::vsnprintf(out.data(), out.size() + 1, format, again);
+  va_end(again);
+  return out;
+}
 
 // Hugging Face's GPT-2 sizes, and the Llama-shaped model the ANE training results are quoted on.
 void apply_preset(InitOptions& o) {
@@ -77,7 +90,7 @@ std::int64_t vocab_for(const InitOptions& o, const text::Tokenizer& tok) {
   return v;
 }
 
-void init_gpt2(const InitOptions& o, const text::Tokenizer& tok) {
+std::string init_gpt2(const InitOptions& o, const text::Tokenizer& tok) {
   if (o.kv_heads != 0 || o.tied) throw Error("--kv-heads and --tied are Llama options (--arch llama); GPT-2 always ties its head");
   model::Gpt2Config c;
   c.n_layer = o.layers;
@@ -93,14 +106,14 @@ void init_gpt2(const InitOptions& o, const text::Tokenizer& tok) {
 
   Stopwatch sw;
   write_model(o.out, model::gpt2_init_weights(c, o.seed), model::gpt2_config_json(c), tok);
-  std::printf("wrote %s: gpt2, %lld layers, dim %lld, %lld heads, context %lld, vocab %lld, %.1fM params, seed %llu (%.1f s)\n",
+  return init_summary("wrote %s: gpt2, %lld layers, dim %lld, %lld heads, context %lld, vocab %lld, %.1fM params, seed %llu (%.1f s)",
               o.out.c_str(), static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd),
               static_cast<long long>(c.n_head), static_cast<long long>(c.n_positions),
               static_cast<long long>(c.vocab_size), static_cast<double>(c.parameter_count()) / 1e6,
               static_cast<unsigned long long>(o.seed), sw.seconds());
 }
 
-void init_llama(const InitOptions& o, const text::Tokenizer& tok) {
+std::string init_llama(const InitOptions& o, const text::Tokenizer& tok) {
   model::LlamaConfig c;
   c.num_hidden_layers = o.layers;
   c.hidden_size = o.dim;
@@ -121,8 +134,8 @@ void init_llama(const InitOptions& o, const text::Tokenizer& tok) {
   c.validate("orion init");
   Stopwatch sw;
   write_model(o.out, model::llama_init_weights(c, o.seed), model::llama_config_json(c), tok);
-  std::printf("wrote %s: llama, %lld layers, dim %lld, %lld heads (%lld key/value), hidden %lld, context %lld, vocab %lld (%s), "
-              "%s embeddings, %.1fM params, seed %llu (%.1f s)\n",
+  return init_summary("wrote %s: llama, %lld layers, dim %lld, %lld heads (%lld key/value), hidden %lld, context %lld, vocab %lld (%s), "
+              "%s embeddings, %.1fM params, seed %llu (%.1f s)",
               o.out.c_str(), static_cast<long long>(c.num_hidden_layers), static_cast<long long>(c.hidden_size),
               static_cast<long long>(c.num_attention_heads), static_cast<long long>(c.num_key_value_heads),
               static_cast<long long>(c.intermediate_size), static_cast<long long>(c.max_position_embeddings),
@@ -132,7 +145,7 @@ void init_llama(const InitOptions& o, const text::Tokenizer& tok) {
 
 }  // namespace
 
-void init_model(InitOptions o) {
+std::string init_model(InitOptions o) {
   if (!o.preset.empty()) apply_preset(o);
   const fs::path dir(o.out);
   std::error_code ec;
@@ -151,33 +164,9 @@ void init_model(InitOptions o) {
       o.tokenizer.empty() ? std::make_shared<const text::BpeTokenizer>(text::BpeTokenizer::byte_level())
                           : model::load_tokenizer(o.tokenizer);
   if (o.arch == "llama")
-    init_llama(o, *tok);
-  else
-    init_gpt2(o, *tok);
+    return init_llama(o, *tok);
+  return init_gpt2(o, *tok);
 }
 
 
-CLI::Option* add_architecture_options(CLI::App& app, InitOptions& o) {
-  CLI::Option* arch = app.add_option("--arch", o.arch, "Architecture: gpt2 or llama")->check(CLI::IsMember({"gpt2", "llama"}))->capture_default_str();
-  app.add_option("--preset", o.preset,
-                 "Sizes of a known model: gpt2 (124M), gpt2-medium, gpt2-large, gpt2-xl; stories110m (llama: dim 768, 12 layers, "
-                 "12 heads, hidden 2048, vocab 32000, context 1024; needs --tokenizer)")
-      ->check(CLI::IsMember({"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "stories110m"}));
-  app.add_option("--layers", o.layers, "Transformer blocks")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--dim", o.dim, "Model width (n_embd, hidden_size)")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--heads", o.heads, "Attention heads")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--kv-heads", o.kv_heads, "llama: key/value heads, dividing --heads (0: as many as --heads)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--context", o.context, "Context length (n_positions, max_position_embeddings)")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--hidden", o.hidden, "Feed-forward width (0: gpt2 4 x dim; llama 8/3 x dim rounded up to a multiple of 32)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--vocab", o.vocab, "Vocabulary size (0: the tokenizer's)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--rope-theta", o.rope_theta, "llama: base of the rotary embeddings' frequencies")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_flag("--tied", o.tied, "llama: tie the output head to the token embedding (no lm_head.weight)");
-  app.add_option("--tokenizer", o.tokenizer,
-                 "Folder with a tokenizer to use: tokenizer.model (SentencePiece, from orion tokenizer train), or vocab.json "
-                 "and merges.txt (default: a byte-level vocabulary of 257 tokens)");
-  return arch;
-}
-
-}  // namespace orion::cli
+}  // namespace orion::model

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace orion::cli {
+namespace orion::train {
 
 struct CorpusTokenizer {
   // Called now and then with the bytes of the document encoded so far.
@@ -26,4 +26,4 @@ struct CorpusTokenizer {
 // missing or malformed, or when the vocabulary has no end-of-text token.
 CorpusTokenizer load_corpus_tokenizer(const std::string& dir);
 
-}  // namespace orion::cli
+}  // namespace orion::train
