@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "model/fast/fast_engine.h"
+#include "model/lora/lora_model.h"
 #include "model/session/graph_session.h"
 
 namespace orion::engine {
@@ -10,6 +11,13 @@ namespace orion::engine {
 ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o,
                            const std::function<void(const std::string&)>& say) {
   ChosenDecoder c;
+  std::shared_ptr<const model::LoraAdapter> adapter;
+  if (!o.lora.empty()) adapter = std::make_shared<const model::LoraAdapter>(model::read_lora_adapter(o.lora, md.lm()));
+  const auto describe = [&](const char* how) {
+    return "LoRA " + o.lora + " (rank " + std::to_string(adapter->config.rank) + ", alpha " +
+           std::to_string(adapter->config.alpha).substr(0, 6) + ", " + std::to_string(adapter->weights.size() / 2) +
+           " layers) " + how;
+  };
   std::string weights = o.weights;
   const auto* gpt2 = std::get_if<model::Gpt2Model>(&md.model);
   const model::StoredWeights* stored = gpt2 ? gpt2->stored() : nullptr;
@@ -25,17 +33,26 @@ ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o
     DeviceRunOptions ro = o.run;
     ro.device = o.device;
     ro.threads = o.threads;
+    ro.lora = adapter;
+    if (adapter) c.lora = describe("written into the kernels' weight inputs");
     Stopwatch sw;
     c.kind = EngineKind::device;
     c.run = std::make_unique<DeviceRun>(md, ro, say);
     c.pack_ms = sw.ms();
     c.decoder = c.run->decoder();
-  } else if (o.graph || o.numerics == exec::Numerics::f16) {
+    return c;
+  }
+  if (adapter) {
+    c.merged = std::make_unique<const model::AnyModel>(model::merged_model(md.model, *adapter));
+    c.lora = describe("merged into a copy of the weights");
+  }
+  const model::AnyModel& m = c.merged ? *c.merged : md.model;
+  if (o.graph || o.numerics == exec::Numerics::f16) {
     c.kind = EngineKind::graph;
-    c.decoder = std::make_unique<model::GraphSession>(md.lm(), exec::CpuOptions{o.numerics, o.threads});
+    c.decoder = std::make_unique<model::GraphSession>(model::causal_lm(m), exec::CpuOptions{o.numerics, o.threads});
   } else {
     Stopwatch sw;
-    const model::FastEngine fast = model::make_fast_engine(md.model, dtype);
+    const model::FastEngine fast = model::make_fast_engine(m, dtype);
     c.pack_ms = sw.ms();
     c.packed_bytes = fast.packed_bytes;
     c.decoder = fast.session(o.threads, exec::cpu::best_isa());

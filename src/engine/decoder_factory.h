@@ -23,15 +23,20 @@ struct DecoderOptions {
   std::string weights;  // the fast decoder's weight format ("f32", "f16", "q8"); "": the folder's own
   int threads = 0;
   DeviceRunOptions run;  // device only (its device and threads are the ones above)
+  // A LoRA adapter folder to apply (model/lora/): merged into a copy of the weights on the cpu;
+  // on a device, its matrices are kernel inputs of a package compiled for its rank and targets.
+  std::string lora;
 };
 
 struct ChosenDecoder {
   EngineKind kind = EngineKind::fast;
+  std::unique_ptr<const model::AnyModel> merged;  // cpu with an adapter; declared before the decoder, which uses it
   std::unique_ptr<DeviceRun> run;  // device only; declared before the decoder, which uses it
   std::unique_ptr<model::Decoder> decoder;
   double pack_ms = 0;  // packing the fast decoder's weights, or finding the device's package
   std::size_t packed_bytes = 0;  // fast: 0 when the weights are mapped from the file
   std::string weights;  // fast: the weight format in use ("f32", "f16", "q8", or a converted folder's)
+  std::string lora;     // how the adapter is applied, "" without one
 };
 
 // Throws orion::Error when a converted folder is asked for another weight format than its own.

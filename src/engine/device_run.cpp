@@ -14,6 +14,7 @@ namespace orion::engine {
 
 DeviceRun::DeviceRun(const model::ModelFolder& md, const DeviceRunOptions& o, const std::function<void(const std::string&)>& say)
     : model_(md.lm()), source_(md.dir), o_(o) {
+  if (o.lora) o_.pkg.lora = o.lora->config;
   // The Neural Engine first: where there is none, say so before compiling anything.
   if (o.device == runtime::DeviceKind::ane) {
     runtime::DeviceOptions ane;
@@ -28,12 +29,12 @@ DeviceRun::DeviceRun(const model::ModelFolder& md, const DeviceRunOptions& o, co
     temp_.emplace("orion-package");
     dir_ = temp_->path() + "/pkg";
     Stopwatch sw;
-    compile_model_package(model_, source_, o.pkg, dir_, false, false);
+    compile_model_package(model_, source_, o_.pkg, dir_, false, false);
     say(who + "compiled the model into a temporary package in " + std::to_string(sw.seconds()).substr(0, 5) + " s");
   } else {
     runtime::PackageCache cache(runtime::PackageCache::default_root());
-    const std::string key = package_key(model_, o.pkg);
-    const auto e = cache.get(key, [&](const std::string& dir) { compile_model_package(model_, source_, o.pkg, dir, true, false); });
+    const std::string key = package_key(model_, o_.pkg);
+    const auto e = cache.get(key, [&](const std::string& dir) { compile_model_package(model_, source_, o_.pkg, dir, true, false); });
     dir_ = e.dir;
     say(e.hit ? who + "package cache hit, " + dir_
               : who + "package cache miss: compiled into " + dir_ + " in " + std::to_string(e.compile_s).substr(0, 5) + " s");
@@ -45,10 +46,17 @@ DeviceRun::DeviceRun(const model::ModelFolder& md, const DeviceRunOptions& o, co
     device_ = runtime::open_device(sim);
   }
   runner_ = std::make_unique<runtime::PackageRunner>(dir_, *device_, threads, &budget_);
+  if (o.lora) set_adapter(*o.lora);
   session_ = std::make_unique<runtime::PackageSession>(*runner_, !o.ane_prefill);
 }
 
 DeviceRun::~DeviceRun() = default;
+
+void DeviceRun::set_adapter(const model::LoraAdapter& adapter) {
+  if (!o_.pkg.lora || adapter.config.rank != o_.pkg.lora->rank || adapter.config.targets != o_.pkg.lora->targets)
+    throw Error::in_file(adapter.source, "is not an adapter of the rank and targets the device's kernels were compiled for");
+  runner_->set_weights(model::lora_runtime_weights(adapter));
+}
 
 std::unique_ptr<model::Decoder> DeviceRun::decoder() { return device_mode_decoder(o_.ane_prefill, *session_, model_, o_.threads); }
 

@@ -11,6 +11,7 @@
 #include "core/temp_folder.h"
 #include "device/ane_device.h"
 #include "engine/model_package.h"
+#include "model/lora/lora_adapter.h"
 #include "model/model_folder.h"
 #include "model/session/decoder.h"
 #include "model/session/perplexity.h"
@@ -27,6 +28,9 @@ struct DeviceRunOptions {
   bool ane_prefill = false;  // the prompt on the device, decoding on the CPU
   int threads = 0;
   bool no_cache = false;  // compile into a temporary folder instead of the cache
+  // A LoRA adapter, written into the kernels' inputs (pkg.lora is set from it): another adapter
+  // of the same rank and targets uses the same package and kernels.
+  std::shared_ptr<const model::LoraAdapter> lora;
 };
 
 class DeviceRun {
@@ -42,6 +46,10 @@ class DeviceRun {
   // at a time by the mode's decoder, so that perplexity exercises both.
   model::WindowLogitsFn window_logits();
   std::int64_t max_window() const;
+
+  // Runs on `adapter` from now on (one of the package's rank and targets): its matrices are
+  // written into the kernels before their next run; nothing is compiled.
+  void set_adapter(const model::LoraAdapter& adapter);
 
   device::AneDevice& device() { return *device_; }
   runtime::PackageRunner& runner() { return *runner_; }

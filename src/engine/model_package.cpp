@@ -4,6 +4,7 @@
 
 #include "core/content_hash.h"
 #include "core/error.h"
+#include "model/lora/lora_graph.h"
 #include "model/session/decoder_ane_package.h"
 #include "runtime/executable_identity.h"
 
@@ -20,7 +21,11 @@ compile::PackageReport compile_model_package(const model::CausalLm& m, const std
   po.dialect = o.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
   po.replace = replace;
   if (progress) po.progress = [](std::string_view line) { std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data()); };
-  const auto programs = model::ane_programs(m, {.window = o.seq, .capacity = o.context, .host_attention = o.host_attention});
+  auto programs = model::ane_programs(m, {.window = o.seq, .capacity = o.context, .host_attention = o.host_attention});
+  if (o.lora) {
+    for (compile::ProgramSpec& p : programs) p.graph = model::with_lora(p.graph, *o.lora, 1.0);
+    po.runtime_weights = true;
+  }
   return compile::write_ane_package(programs, m.weights(), po, out, model::package_model_info(m, source));
 }
 
@@ -36,6 +41,10 @@ std::string package_key(const model::CausalLm& m, const AnePackageOptions& o) {
   }
   h.update("seq " + std::to_string(o.seq) + " context " + std::to_string(o.context) + (o.host_attention ? " host-attention " : " ") + o.dialect +
            (o.m1_m2 ? " m1" : "") + (o.allow_concat ? " concat" : "") + " chip " + std::to_string(o.on_chip_mb));
+  if (o.lora) {
+    h.update("lora rank " + std::to_string(o.lora->rank));
+    for (const std::string& t : o.lora->targets) h.update(" " + t);
+  }
   return h.hex();
 }
 

@@ -3,10 +3,12 @@
 // `orion compile --target ane` and the commands that compile on the fly), the one call that
 // compiles a GPT-2 or Llama model, and the content key the package cache finds it by.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "compile/ane/ane_package_writer.h"
 #include "model/causal_lm.h"
+#include "model/lora/lora_config.h"
 
 namespace orion::engine {
 
@@ -18,6 +20,9 @@ struct AnePackageOptions {
   bool m1_m2 = false;
   bool allow_concat = false;
   double on_chip_mb = 32.0;
+  // Kernels for LoRA adapters of this rank and these targets: the base weights baked, the
+  // adapters' matrices kernel inputs (model::lora_runtime_weights; alpha is in them).
+  std::optional<model::LoraConfig> lora;
 };
 
 // Compiles `model` (read from `source`, which the manifest names) into the package folder `out`

@@ -42,6 +42,12 @@ struct ModelFolder {
   std::vector<std::int32_t> text_ids(std::string_view text) const;
 };
 
+// Writes the model folder `dir` as a whole (core/atomic_folder.h): a crash or kill leaves the
+// old folder or the complete new one, never new weights beside an old config.json. An existing
+// folder is replaced with everything in it: the caller checks that it holds nothing else.
+void write_model_folder(const std::string& dir, const TensorMap& weights, const std::string& config_json,
+                        const text::Tokenizer& tokenizer);
+
 // The tokenizer in DIR: tokenizer.model (SentencePiece), else vocab.json and merges.txt (or
 // OpenAI's names for them, encoder.json and vocab.bpe).
 std::shared_ptr<const text::Tokenizer> load_tokenizer(const std::string& dir);

@@ -64,24 +64,6 @@ void apply_preset(InitOptions& o) {
 constexpr const char* kModelFiles[] = {model::kConfigFile, model::kWeightsFile, text::kBpeVocabFile, text::kBpeMergesFile,
                                       text::kSentencePieceFile};
 
-// Writes the folder as a whole (core/atomic_folder.h): a crash or kill leaves the old model or
-// the complete new one, never new weights beside an old config.json. An existing folder is
-// replaced, so the files it held that are not the new model's (the other kind of tokenizer's)
-// go with it; init() has checked that it holds nothing else.
-void write_model(const fs::path& dir, const TensorMap& w, const std::string& config_json, const text::Tokenizer& tok) {
-  const fs::path target = fs::absolute(dir).lexically_normal();
-  const fs::path folder = target.has_filename() ? target : target.parent_path();
-  if (!folder.has_parent_path() || folder == folder.root_path())
-    throw Error::in_file(dir.string(), "cannot be replaced as a whole (it has no parent folder)");
-  fs::create_directories(folder.parent_path());
-  AtomicFolderWriter out(folder.string());
-  std::vector<std::pair<std::string, Tensor>> tensors(w.begin(), w.end());
-  model::write_safetensors(out.file(model::kWeightsFile), tensors, {{"format", "pt"}});
-  write_file_atomic(out.file(model::kConfigFile), config_json);
-  tok.save(out.temp_path());
-  out.commit(/*replace=*/true);
-}
-
 std::int64_t vocab_for(const InitOptions& o, const text::Tokenizer& tok) {
   const std::int64_t v = o.vocab > 0 ? o.vocab : tok.vocab_size();
   if (v < tok.vocab_size())
@@ -105,7 +87,7 @@ std::string init_gpt2(const InitOptions& o, const text::Tokenizer& tok) {
   check_fits_in_memory(c.weight_bytes(sizeof(float)), "the weights (f32)", "orion init");
 
   Stopwatch sw;
-  write_model(o.out, model::gpt2_init_weights(c, o.seed), model::gpt2_config_json(c), tok);
+  write_model_folder(o.out, model::gpt2_init_weights(c, o.seed), model::gpt2_config_json(c), tok);
   return init_summary("wrote %s: gpt2, %lld layers, dim %lld, %lld heads, context %lld, vocab %lld, %.1fM params, seed %llu (%.1f s)",
               o.out.c_str(), static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd),
               static_cast<long long>(c.n_head), static_cast<long long>(c.n_positions),
@@ -133,7 +115,7 @@ std::string init_llama(const InitOptions& o, const text::Tokenizer& tok) {
     c.bos_token_id.reset();
   c.validate("orion init");
   Stopwatch sw;
-  write_model(o.out, model::llama_init_weights(c, o.seed), model::llama_config_json(c), tok);
+  write_model_folder(o.out, model::llama_init_weights(c, o.seed), model::llama_config_json(c), tok);
   return init_summary("wrote %s: llama, %lld layers, dim %lld, %lld heads (%lld key/value), hidden %lld, context %lld, vocab %lld (%s), "
               "%s embeddings, %.1fM params, seed %llu (%.1f s)",
               o.out.c_str(), static_cast<long long>(c.num_hidden_layers), static_cast<long long>(c.hidden_size),

@@ -25,6 +25,7 @@ struct PackageRunner::Kernel {
   double compile_ms = 0;
   std::shared_future<void> ready;  // compiled, loaded and its bindings checked, or why not
   bool counted = false;            // its compile is in stats_
+  int weights_version = 0;         // the runner's runtime weights its surfaces hold
 };
 
 namespace {
@@ -61,6 +62,7 @@ struct PackageRunner::Program final : SegmentSource {
     return ir::parse_graph(read_text(file), file);
   }
   const Tensor& host_param(std::size_t step, const std::string& param) override {
+    if (auto rt = runner.runtime_weights_.find(param); rt != runner.runtime_weights_.end()) return rt->second;
     auto it = runner.host_weights_.find(param);
     if (it == runner.host_weights_.end())
       throw Error::in_file((fs::path(runner.dir_) / compile::kManifestFile).string(),
@@ -165,7 +167,32 @@ PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
     stats_.steps[step.name].compile_wait_ms += sw.ms();
     count_compile(step.name, k);
   }
+  const bool takes_weights = std::any_of(step.io.inputs.begin(), step.io.inputs.end(),
+                                         [](const compile::KernelIoTensor& t) { return !t.weight.empty(); });
+  if (takes_weights && k.weights_version != weights_version_) {
+    if (weights_version_ == 0)
+      throw Error("package step " + step.name + " takes runtime weights (" + dir_ +
+                  " was compiled for a LoRA adapter's): none were given");
+    const std::int64_t bytes = k.surfaces->write_weights(step.io, runtime_weights_);
+    stats_.weight_bytes += bytes;
+    k.weights_version = weights_version_;
+  }
   return k;
+}
+
+void PackageRunner::set_weights(const TensorMap& weights) {
+  TensorMap taken;
+  for (const compile::RuntimeWeight& w : manifest_.runtime_weights) {
+    auto it = weights.find(w.name);
+    if (it == weights.end()) throw Error::in_file(dir_, "takes the runtime weight " + w.name + ", which was not given");
+    if (it->second.shape() != w.shape)
+      throw Error::in_file(dir_, "takes the runtime weight " + w.name + " as " + shape_str(w.shape) + ", given " +
+                                     shape_str(it->second.shape()));
+    taken[w.name] = it->second.to(DType::f32).contiguous();
+  }
+  if (manifest_.runtime_weights.empty()) throw Error::in_file(dir_, "takes no runtime weights (compiled without an adapter)");
+  runtime_weights_ = std::move(taken);
+  ++weights_version_;
 }
 
 PackageRunner::Program& PackageRunner::program(const compile::PackageProgram& p) {

@@ -49,6 +49,7 @@ struct RunnerStats {
   int compiles = 0, evaluations = 0, host_runs = 0;
   double compile_ms = 0, compile_wait_ms = 0, device_ms = 0, host_ms = 0, pack_ms = 0;
   std::int64_t packed_bytes = 0;  // fp16 bytes packed into kernels' input surfaces (KernelCallTiming)
+  std::int64_t weight_bytes = 0;  // fp16 bytes of runtime weights written into kernels (set_weights)
   std::map<std::string, StepStats, std::less<>> steps;  // by step name
 };
 
@@ -74,6 +75,13 @@ class PackageRunner {
   // Runs `program` on `inputs` (by the model's names, with the declared shapes; float inputs
   // of any float dtype) and returns its outputs by the model's names.
   TensorMap run(std::string_view program, const TensorMap& inputs);
+
+  // The values of the package's runtime weights (manifest runtime_weights, e.g. a LoRA
+  // adapter's matrices), by param name: each kernel that takes one has them written into its
+  // weight surfaces before its next run, and host steps read them. Compiles nothing: a package
+  // runs with one adapter, then another, on the same kernels. Throws orion::Error naming a
+  // weight that is missing or of another shape.
+  void set_weights(const TensorMap& weights);
 
   // Counts the compiles that finished, including those no run has used yet.
   const RunnerStats& stats() const;
@@ -113,6 +121,8 @@ class PackageRunner {
   CompileBudget* budget_;
   compile::PackageManifest manifest_;
   TensorMap host_weights_;
+  TensorMap runtime_weights_;  // set_weights'
+  int weights_version_ = 0;     // 0: none set yet
   std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;  // inserted by the caller's thread only
   std::map<std::string, std::unique_ptr<Program>, std::less<>> programs_;  // made when first run
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> resident_;  // program -> values

@@ -137,9 +137,12 @@ void save_checkpoint(const std::string& out_dir, const CheckpointData& data, int
 
   const fs::path target = out / checkpoint_folder_name(data.step);
   AtomicFolderWriter folder(target.string());
-  std::vector<std::string> names = {kConfig, kModel, kOptimizer};
-  write_file_atomic(folder.file(kConfig), data.config_json);
-  model::write_safetensors(folder.file(kModel), as_list(*data.params), {{"format", "pt"}});
+  for (const std::string& name : {data.config_file, data.weights_file})
+    if (name.empty() || name == kOptimizer || name == kManifest || name.find('/') != std::string::npos)
+      throw Error::in_file(out_dir, "save_checkpoint: '" + name + "' cannot name the checkpoint's config or weights");
+  std::vector<std::string> names = {data.config_file, data.weights_file, kOptimizer};
+  write_file_atomic(folder.file(data.config_file), data.config_json);
+  model::write_safetensors(folder.file(data.weights_file), as_list(*data.params), {{"format", "pt"}});
   model::write_safetensors(folder.file(kOptimizer), as_list(data.optimizer));
   for (const std::string& src : data.model_files) {
     const std::string name = fs::path(src).filename().string();
@@ -155,6 +158,7 @@ void save_checkpoint(const std::string& out_dir, const CheckpointData& data, int
     files[name] = {{"bytes", fs::file_size(path)}, {"xxh3_128", file_hash(path)}};
   }
   const json manifest = {{"format", kFormat}, {"version", kCheckpointVersion}, {"step", data.step},
+                         {"config", data.config_file}, {"weights", data.weights_file},
                          {"files", files},    {"state", data.state}};
   write_file_atomic(folder.file(kManifest), manifest.dump(2) + "\n");
   folder.commit(/*replace=*/true);
@@ -186,7 +190,14 @@ std::optional<LoadedCheckpoint> load_checkpoint(const std::string& dir) {
   if (!m.contains("state")) throw bad("/state", "missing");
   if (!m.contains("files") || !m.at("files").is_object()) throw bad("/files", "expected an object");
   const json& files = m.at("files");
-  for (const char* required : {kConfig, kModel, kOptimizer})
+  // Checkpoints from before LoRA runs name no config and weights files: a model folder's.
+  const auto file_name = [&](const char* key, const char* otherwise) {
+    if (!m.contains(key)) return std::string(otherwise);
+    if (!m.at(key).is_string()) throw bad(std::string("/") + key, "expected a file name");
+    return m.at(key).get<std::string>();
+  };
+  const std::string config_file = file_name("config", kConfig), weights_file = file_name("weights", kModel);
+  for (const std::string& required : {config_file, weights_file, std::string(kOptimizer)})
     if (!files.contains(required)) throw bad("/files", std::string("does not list ") + required);
   for (const auto& [name, f] : files.items()) {
     const std::string where = "/files/" + name;
@@ -210,8 +221,10 @@ std::optional<LoadedCheckpoint> load_checkpoint(const std::string& dir) {
   out.dir = dir;
   out.step = m.at("step").get<std::int64_t>();
   out.state = m.at("state");
-  out.config_json = read_text((root / kConfig).string());
-  out.params = read_tensors((root / kModel).string());
+  out.config_file = config_file;
+  out.weights_file = weights_file;
+  out.config_json = read_text((root / config_file).string());
+  out.params = read_tensors((root / weights_file).string());
   out.optimizer = read_tensors((root / kOptimizer).string());
   return out;
 }

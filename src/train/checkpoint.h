@@ -3,7 +3,9 @@
 // OUT/step-<step, 8 digits>/ written as a whole (core/atomic_folder.h): a crash or kill -9 at
 // any moment leaves either the previous checkpoints alone or the new one complete. The folder
 // is an ordinary model folder (config.json, model.safetensors, tokenizer files: `orion
-// generate -m OUT/step-00000100` reads it) plus optimizer.safetensors and checkpoint.json,
+// generate -m OUT/step-00000100` reads it), or for a LoRA run an adapter folder
+// (adapter_config.json, adapter_model.safetensors: `generate --lora`), plus
+// optimizer.safetensors and checkpoint.json,
 // which holds the step, the trainer's state and the size and XXH3-128 checksum of every other
 // file, so that a checkpoint damaged after it was written (a flipped byte, a truncated or
 // missing file) is recognised and skipped in favour of the one before.
@@ -17,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/cpu/executor.h"
+#include "model/model_folder.h"
 
 namespace orion::train {
 
@@ -24,8 +27,10 @@ inline constexpr int kCheckpointVersion = 1;
 
 struct CheckpointData {
   std::int64_t step = 0;
-  std::string config_json;                 // the model's config.json, verbatim
-  const TensorMap* params = nullptr;  // the model's weights (written as model.safetensors, the model folder's names)
+  std::string config_json;                 // the model's config.json (or the adapter's), verbatim
+  const TensorMap* params = nullptr;  // the model's weights (the model folder's names), or the adapter's
+  std::string config_file = model::kConfigFile;   // or adapter_config.json
+  std::string weights_file = model::kWeightsFile;  // or adapter_model.safetensors
   std::vector<std::string> model_files;    // further files copied into the model folder (tokenizer files)
   TensorMap optimizer;                // AdamW::state()
   nlohmann::json state;                    // the trainer's own: loss scaler, RNG, loader, options...
@@ -44,6 +49,7 @@ struct LoadedCheckpoint {
   TensorMap optimizer;  // owned copies
   nlohmann::json state;
   std::string config_json;
+  std::string config_file, weights_file;  // as saved (CheckpointData's)
 };
 
 // The newest checkpoint in out_dir whose checksums verify; a newer one that does not verify

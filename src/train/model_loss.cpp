@@ -1,6 +1,8 @@
 #include "train/model_loss.h"
 
+#include "ir/transforms/bind_params.h"
 #include "model/gpt2/gpt2.h"
+#include "model/lora/lora_graph.h"
 #include "model/llama/llama.h"
 
 namespace orion::train {
@@ -33,6 +35,14 @@ LossGraphFn model_ane_loss_graph(const model::LlamaConfig& config) {
 
 LossGraphFn model_ane_loss_graph(const model::AnyModel& model) {
   return std::visit([](const auto& m) { return model_ane_loss_graph(m.config()); }, model);
+}
+
+LossGraphFn lora_loss_graph(const LossGraphFn& loss, const TensorMap& frozen, const model::LoraConfig& config) {
+  return [loss, frozen, config](std::int64_t batch, std::int64_t seq) {
+    ir::Graph g = model::with_lora(loss(batch, seq), config, config.scale());
+    ir::bind_params(g, frozen, {.require_all = false});
+    return g;
+  };
 }
 
 }  // namespace orion::train

@@ -4,6 +4,7 @@
 // positions and targets in, the mean cross-entropy `loss` out). The one place training
 // dispatches on architecture.
 #include "model/any_model.h"
+#include "model/lora/lora_config.h"
 #include "train/trainer.h"
 
 namespace orion::train {
@@ -16,5 +17,11 @@ LossGraphFn model_loss_graph(const model::AnyModel& model);
 LossGraphFn model_ane_loss_graph(const model::Gpt2Config& config);
 LossGraphFn model_ane_loss_graph(const model::LlamaConfig& config);
 LossGraphFn model_ane_loss_graph(const model::AnyModel& model);
+
+// LoRA: `loss` with the low-rank path on the modules `config` targets (model/lora/lora_graph.h)
+// and every other weight bound from `frozen` as a constant, so that the graph's only params are
+// the adapters: the trainer trains nothing else, the CPU reads the base weights in place, and a
+// device bakes them into its kernels once while the adapters are its kernel inputs.
+LossGraphFn lora_loss_graph(const LossGraphFn& loss, const TensorMap& frozen, const model::LoraConfig& config);
 
 }  // namespace orion::train

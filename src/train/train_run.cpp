@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "model/any_model.h"
+#include "model/lora/lora_adapter.h"
 #include "model/formats/config_json.h"
 #include "model/model_folder.h"
 #include "train/checkpoint.h"
@@ -36,6 +37,26 @@ std::vector<std::string> tokenizer_files(const fs::path& dir) {
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+// The LoRA config of `o` for `lm`, and the adapter a run starts from.
+model::LoraConfig lora_config(const LoraOptions& o, const model::CausalLm& lm) {
+  model::LoraConfig c;
+  c.rank = o.rank;
+  c.alpha = o.alpha.value_or(static_cast<double>(o.rank));
+  c.rslora = o.rslora;
+  c.targets = model::lora_targets(lm.arch(), o.targets);
+  if (c.rank < 1) throw Error("--lora: the rank must be at least 1");
+  return c;
+}
+
+// A resumed run must have the LoRA options (or none) its checkpoint was made with.
+void check_same_lora(const LoadedCheckpoint& c, const std::optional<model::LoraConfig>& lora) {
+  const nlohmann::json have = c.state.value("lora", nlohmann::json()), want = lora ? lora->identity() : nlohmann::json();
+  if (have == want) return;
+  const auto say = [](const nlohmann::json& j) { return j.is_null() ? std::string("no LoRA (all weights trained)") : "LoRA " + j.dump(); };
+  throw Error::in_file(c.dir, "was made with " + say(have) + "; this run asks for " + say(want) +
+                                  ": resume with the same --lora options, or choose another --out");
 }
 
 }  // namespace
@@ -70,14 +91,27 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
 
   std::function<void()> save_now;  // set below, once there is a trainer to save
   GradientRunnerFactory gradients;
+  LossGraphFn loss = model_loss_graph(model), ane_loss = model_ane_loss_graph(model);
+  TensorMap initial = lm.weights();
+  if (o.lora) {
+    // The base weights become constants of the graphs: the adapter is all the trainer sees.
+    result.lora = lora_config(*o.lora, lm);
+    initial = model::init_lora_adapter(lm.decoding_graph(1, 0, false), *result.lora, o.config.seed).weights;
+    loss = lora_loss_graph(loss, lm.weights(), *result.lora);
+    ane_loss = lora_loss_graph(ane_loss, lm.weights(), *result.lora);
+  }
+  if (checkpoint) check_same_lora(*checkpoint, result.lora);
   if (o.gradients) {
     // A device differentiates the model's loss in its ANE form, one window at a time.
-    gradients = [device = o.gradients([&save_now] { save_now(); }), ane = model_ane_loss_graph(model)](
-                    const LossGraphFn&, std::span<const std::string> wrt, const TrainConfig& c) { return device(ane, wrt, c); };
+    gradients = [device = o.gradients([&save_now] { save_now(); }), ane_loss](
+                    const LossGraphFn&, std::span<const std::string> wrt, const TrainConfig& c) { return device(ane_loss, wrt, c); };
   }
-  Trainer trainer(model_loss_graph(model), lm.weights(), o.config, data, gradients);
+  Trainer trainer(loss, initial, o.config, data, gradients);
+  for (const auto& [name, t] : trainer.params()) result.trained_values += t.numel();
   if (checkpoint) {
-    trainer.restore(checkpoint->params, checkpoint->optimizer, checkpoint->state, checkpoint->dir);
+    const TensorMap params = result.lora ? model::from_peft_names(checkpoint->params, lm.arch(), checkpoint->dir)
+                                         : checkpoint->params;
+    trainer.restore(params, checkpoint->optimizer, checkpoint->state, checkpoint->dir);
     result.resumed_from = checkpoint->step;
   }
   std::error_code ec;
@@ -90,11 +124,22 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
   const auto save = [&] {
     CheckpointData d;
     d.step = trainer.steps_done();
-    d.config_json = config_json;
-    d.params = &trainer.params();
-    d.model_files = model_files;
     d.optimizer = trainer.optimizer_state();
     d.state = trainer.state();
+    TensorMap peft;
+    if (result.lora) {
+      // An adapter folder: what generate --lora, merge-lora and PEFT read.
+      d.config_file = model::kAdapterConfigFile;
+      d.weights_file = model::kAdapterWeightsFile;
+      d.config_json = model::lora_adapter_config_json(*result.lora, lm.arch(), o.model_dir);
+      peft = model::to_peft_names(trainer.params(), lm.arch());
+      d.params = &peft;
+      d.state["lora"] = result.lora->identity();
+    } else {
+      d.config_json = config_json;
+      d.params = &trainer.params();
+      d.model_files = model_files;
+    }
     save_checkpoint(o.out, d, o.keep);
     result.final_checkpoint = (out / checkpoint_folder_name(d.step)).string();
     if (events.on_save) events.on_save(result.final_checkpoint);
@@ -144,7 +189,9 @@ void write_run_summary(const std::string& out, const std::string& device, const 
                       {"restarts", restarts},
                       {"ms_per_step", ran > 0 ? 1000.0 * r.seconds / static_cast<double>(ran) : 0.0},
                       {"final_loss", opt(r.last_loss)},
-                      {"final_val_loss", opt(r.val_loss)}};
+                      {"final_val_loss", opt(r.val_loss)},
+                      {"trained_values", r.trained_values},
+                      {"lora", r.lora ? r.lora->identity() : nlohmann::json(nullptr)}};
   if (r.device) {
     const runtime::DeviceGraphStats& d = *r.device;
     const double v = std::max(d.versions, 1);

@@ -9,9 +9,19 @@
 #include <optional>
 #include <string>
 
+#include "model/lora/lora_config.h"
 #include "train/trainer.h"
 
 namespace orion::train {
+
+// `--lora RANK`: the base model frozen, only a LoRA adapter trained (model/lora/). The
+// checkpoints are adapter folders in PEFT's layout.
+struct LoraOptions {
+  int rank = 8;
+  std::optional<double> alpha;  // default: the rank (scale 1)
+  std::string targets;          // model::lora_targets' list; empty: every linear layer of the blocks
+  bool rslora = false;
+};
 
 struct RunOptions {
   std::string model_dir;  // a model folder (config.json, model.safetensors, tokenizer files)
@@ -23,6 +33,7 @@ struct RunOptions {
   bool resume = false;          // continue from the newest checkpoint in `out` (none: start afresh)
   std::int64_t eval_every = 0;  // 0: only after the last step
   std::int64_t eval_batches = 8;
+  std::optional<LoraOptions> lora;
   // Where the forward and backward pass runs (null: the CPU executor). It is handed a function
   // that saves the run's state as a checkpoint, for a device that must restart the process to
   // compile (runtime/supervisor.h).
@@ -42,7 +53,9 @@ struct RunResult {
   bool already_complete = false;  // the newest checkpoint had all the steps: nothing was run
   std::optional<double> first_loss, last_loss, val_loss;
   std::int64_t skipped_steps = 0, clamped_values = 0;
-  std::string final_checkpoint;  // its folder is a model folder
+  std::string final_checkpoint;  // its folder is a model folder, or with LoRA an adapter folder
+  std::optional<model::LoraConfig> lora;  // the adapter trained
+  std::int64_t trained_values = 0;       // numbers the optimizer updates (all weights, or the adapter's)
   double seconds = 0;
   // This process's kernels, compiles and reloads, when the gradients ran on a device.
   std::optional<runtime::DeviceGraphStats> device;

@@ -29,15 +29,25 @@ def read_safetensors(path):
     return out
 
 
+def read_model(model_dir):
+    """config.json and the weights (float64 tensors) of a model folder."""
+    with open(f"{model_dir}/config.json") as f:
+        cfg = json.load(f)
+    return cfg, read_safetensors(f"{model_dir}/model.safetensors")
+
+
 def run(generator, forward, config_keys):
     """The command line of a reference: MODEL_DIR SEED TOKENS_CSV OUT_JSON."""
     model_dir, seed, tokens_csv, out_path = sys.argv[1:5]
-    with open(f"{model_dir}/config.json") as f:
-        cfg = json.load(f)
-    w = read_safetensors(f"{model_dir}/model.safetensors")
+    cfg, w = read_model(model_dir)
     tokens = [int(t) for t in tokens_csv.split(",")]
     with torch.no_grad():
         logits = forward(w, cfg, tokens)
+    write_golden(generator, cfg, config_keys, seed, tokens, logits, out_path)
+
+
+def write_golden(generator, cfg, config_keys, seed, tokens, logits, out_path, extra=None):
+    """The golden file of `logits` [positions, vocab] (see the module's comment)."""
     V = cfg["vocab_size"]
     picked = sorted(set([0, 1, V - 1] + [int(i) for i in np.linspace(0, V - 1, 29)] + tokens[:8]))
     golden = {
@@ -49,6 +59,7 @@ def run(generator, forward, config_keys):
         "logits": [[float("%.9g" % logits[t, i].item()) for i in picked] for t in range(len(tokens))],
         "logsumexp": [float("%.9g" % torch.logsumexp(logits[t], 0).item()) for t in range(len(tokens))],
     }
+    golden.update(extra or {})
     with open(out_path, "w") as f:
         json.dump(golden, f, indent=None, separators=(",", ":"))
         f.write("\n")

@@ -46,8 +46,11 @@ def forward(w, cfg, tokens):
     return x @ w["wte.weight"].T
 
 
+CONFIG_KEYS = ("n_layer", "n_embd", "n_head", "n_positions", "vocab_size", "layer_norm_epsilon")
+
+
 def main():
-    run("tests/reference/gpt2_reference.py", forward, ("n_layer", "n_embd", "n_head", "n_positions", "vocab_size", "layer_norm_epsilon"))
+    run("tests/reference/gpt2_reference.py", forward, CONFIG_KEYS)
 
 
 if __name__ == "__main__":

@@ -70,11 +70,13 @@ def forward(w, cfg, tokens):
     return F.linear(x, head)
 
 
+CONFIG_KEYS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size",
+               "max_position_embeddings", "vocab_size", "rms_norm_eps", "rope_theta", "tie_word_embeddings",
+               "bos_token_id", "eos_token_id")
+
+
 def main():
-    run("tests/reference/llama_reference.py", forward,
-        ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size",
-         "max_position_embeddings", "vocab_size", "rms_norm_eps", "rope_theta", "tie_word_embeddings",
-         "bos_token_id", "eos_token_id"))
+    run("tests/reference/llama_reference.py", forward, CONFIG_KEYS)
 
 
 if __name__ == "__main__":

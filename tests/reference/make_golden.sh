@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed golden logits in tests/reference/golden/ with the torch references
 # (GPT-2: gpt2_reference.py over golden_models.txt; Llama: llama_reference.py over
-# golden_llama_models.txt).
+# golden_llama_models.txt; a LoRA adapter on one model of each, with lora_reference.py).
 # Needs Debian's python3-torch (installed here if missing) and a built orion (make).
 # Usage: tests/reference/make_golden.sh [BUILD_DIR]
 set -euo pipefail
@@ -24,6 +24,10 @@ while read -r name layers dim heads context vocab seed; do
   # 40 tokens: 8 of prompt, 32 decoded; fixed, spread over the vocabulary.
   tokens=$($py -c "print(','.join(str((i * 7919 + 13) % $vocab) for i in range(40)))")
   $py tests/reference/gpt2_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/gpt2_$name.json"
+  if [[ $name == small ]]; then  # and a LoRA adapter on it: rank 4, alpha 8
+    $py tests/reference/lora_reference.py gpt2 "$tmp/$name" "$seed" "$tokens" tests/reference/golden/lora_gpt2_small.json \
+      tests/reference/golden/lora_gpt2_small 4 8
+  fi
   rm -rf "${tmp:?}/$name"
   echo "wrote tests/reference/golden/gpt2_$name.json"
 done < tests/reference/golden_models.txt
@@ -36,6 +40,10 @@ while read -r name layers dim heads kv_heads hidden context vocab tied seed thet
     "${tied_flag[@]}" --seed "$seed" >/dev/null
   tokens=$($py -c "print(','.join(str((i * 7919 + 13) % $vocab) for i in range(40)))")
   $py tests/reference/llama_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/llama_$name.json"
+  if [[ $name == gqa ]]; then  # and a LoRA adapter on it: rank 8, alpha 16
+    $py tests/reference/lora_reference.py llama "$tmp/$name" "$seed" "$tokens" tests/reference/golden/lora_llama_gqa.json \
+      tests/reference/golden/lora_llama_gqa 8 16
+  fi
   rm -rf "${tmp:?}/$name"
   echo "wrote tests/reference/golden/llama_$name.json"
 done < tests/reference/golden_llama_models.txt

@@ -20,6 +20,7 @@ namespace {
 
 struct GenerateOpts {
   std::string model_dir, prompt, device = "cpu", numerics = "f32", engine = "fast", weights;  // weights "": the folder's own
+  std::string lora;  // an adapter folder
   int tokens = 64, threads = 0;
   bool profile = false;
   engine::DeviceRunOptions ane;
@@ -46,10 +47,12 @@ void generate(const GenerateOpts& o) {
   d.weights = o.weights;
   d.threads = o.threads;
   d.run = o.ane;
+  d.lora = o.lora;
   // Packing the weights for the fast engine (none for a converted folder, whose weights are
   // mapped); the session's KV cache and activations are not counted.
   const engine::ChosenDecoder chosen =
       engine::make_decoder(md, d, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  if (!chosen.lora.empty()) std::fprintf(stderr, "%s\n", chosen.lora.c_str());
   const double pack_ms = chosen.pack_ms;
   const std::size_t packed_bytes = chosen.packed_bytes;
   const std::string& weights = chosen.weights;
@@ -115,6 +118,9 @@ void add_generate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("generate", "Generate text from a prompt, streaming tokens as they come");
   cmd->add_option("-m,--model", o->model_dir, "Model folder (config.json, model.safetensors, and tokenizer.model or vocab.json + merges.txt)")->required();
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text (empty: start a new document)");
+  cmd->add_option("--lora", o->lora,
+                  "LoRA adapter folder to apply (adapter_config.json + adapter_model.safetensors, as train --lora "
+                  "and PEFT write them); on ane-sim/ane another adapter of the same rank and layers compiles nothing");
   cmd->add_option("-n,--tokens", o->tokens, "Tokens to generate")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--temp", o->sampling.temperature, "Sampling temperature (0: greedy)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--top-k", o->sampling.top_k, "Sample among the k most likely tokens (0: all)")->check(CLI::NonNegativeNumber)->capture_default_str();

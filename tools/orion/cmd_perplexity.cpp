@@ -22,7 +22,7 @@ namespace orion::cli {
 
 void add_perplexity_command(CLI::App& app) {
   struct Opts {
-    std::string model_dir, file, device = "cpu", numerics = "f32";
+    std::string model_dir, file, device = "cpu", numerics = "f32", lora;
     engine::DeviceRunOptions ane;
     std::int64_t window = 0, stride = 0;
     int threads = 0;
@@ -32,6 +32,7 @@ void add_perplexity_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("perplexity", "Mean next-token loss and perplexity of a text file");
   cmd->add_option("-m,--model", o->model_dir, "Model folder")->required();
   cmd->add_option("-f,--file", o->file, "Text file")->required();
+  cmd->add_option("--lora", o->lora, "LoRA adapter folder to apply (adapter_config.json + adapter_model.safetensors)");
   cmd->add_option("--window", o->window, "Tokens per window (0: the model's context)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--stride", o->stride, "Tokens between window starts (0: half the window)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -64,9 +65,11 @@ void add_perplexity_command(CLI::App& app) {
     d.numerics = parse_numerics(o->numerics);
     d.threads = o->threads;
     d.run = o->ane;
+    d.lora = o->lora;
     const engine::ChosenDecoder chosen = engine::make_decoder(md, d, [&](const std::string& line) {
       if (!o->json) std::fprintf(stderr, "%s\n", line.c_str());
     });
+    if (!chosen.lora.empty() && !o->json) std::fprintf(stderr, "%s\n", chosen.lora.c_str());
     if (engine::DeviceRun* run = chosen.run.get()) {
       set_window(run->max_window());
       r = model::evaluate_perplexity(run->window_logits(), run->max_window(), ids, window, stride, progress);

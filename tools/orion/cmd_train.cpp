@@ -63,6 +63,8 @@ struct TrainOpts {
   train::TrainDeviceOptions ane;
   double weight_decay = 0.1, clip = 1.0;
   bool no_loss_scaling = false;
+  int lora_rank = 0;  // --lora RANK; 0: train every weight
+  train::LoraOptions lora;
 };
 
 // --init: OUT/init is the run's initial model, a pure function of the architecture options and
@@ -94,6 +96,10 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   if (o.init == !o.run.model_dir.empty())
     throw Error(o.init ? "give -m DIR or --init, not both" : "give -m DIR (a model folder) or --init (a new model)");
   if (o.init) start_from_scratch(o);
+  if (o.lora_rank > 0) {
+    o.lora.rank = o.lora_rank;
+    o.run.lora = o.lora;
+  }
   std::optional<train::TrainDevice> device;
   if (on_ane) {
     // Kernels live beside the checkpoints: a restart (exec) runs no destructors, so a temporary
@@ -154,8 +160,11 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   std::printf("trained %lld steps in %s: loss %.4f -> %.4f", static_cast<long long>(r.steps - r.resumed_from),
               clock_duration(r.seconds).c_str(), r.first_loss.value_or(NAN), r.last_loss.value_or(NAN));
   if (r.val_loss) std::printf(", validation loss %.4f", *r.val_loss);
-  std::printf("\n  skipped steps %lld, clamped weights %lld\n  model: %s\n", static_cast<long long>(r.skipped_steps),
-              static_cast<long long>(r.clamped_values), r.final_checkpoint.c_str());
+  std::printf("\n  skipped steps %lld, clamped weights %lld\n  %s: %s\n", static_cast<long long>(r.skipped_steps),
+              static_cast<long long>(r.clamped_values), r.lora ? "adapter" : "model", r.final_checkpoint.c_str());
+  if (r.lora)
+    std::printf("  LoRA rank %d, alpha %g on %zu kinds of layer: %lld values trained, the base model untouched\n",
+                r.lora->rank, r.lora->alpha, r.lora->targets.size(), static_cast<long long>(r.trained_values));
   if (r.device) {
     const runtime::DeviceGraphStats& d = *r.device;
     const double v = std::max(d.versions, 1);
@@ -207,6 +216,18 @@ void add_train_command(CLI::App& app, std::vector<std::string> argv) {
   cmd->add_flag("--resume", r.resume, "Continue from the newest checkpoint in --out (none: start afresh; a complete run: do nothing)");
   cmd->add_option("--eval-every", r.eval_every, "Validation loss every N steps (0: only after the last)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--eval-batches", r.eval_batches, "Validation batches per evaluation")->check(CLI::PositiveNumber)->capture_default_str();
+  auto* lora = cmd->add_option_group("LoRA", "Freeze the model and train a low-rank adapter (PEFT's layout)");
+  CLI::Option* rank = lora->add_option("--lora", o->lora_rank,
+                                       "Train a LoRA adapter of this rank instead of the weights; checkpoints are "
+                                       "adapter folders (generate --lora, merge-lora)")
+                          ->check(CLI::Range(1, 4096));
+  lora->add_option("--lora-alpha", o->lora.alpha, "The adapter's alpha: its product is scaled by alpha / rank (default: the rank)")
+      ->check(CLI::PositiveNumber)
+      ->needs(rank);
+  lora->add_option("--lora-targets", o->lora.targets,
+                   "Layers adapted: q,k,v,o,gate,up,down or Hugging Face's module names (GPT-2: q,k,v together, o, up, "
+                   "down); default: all of them")
+      ->needs(rank);
   auto* scratch = cmd->add_option_group("New model (--init)", "With --init, the model trained is a new one, written to OUT/init");
   scratch->add_flag("--init", o->init, "Start from a new model made from the options below (as orion init makes it)");
   CLI::Option* arch = add_architecture_options(*scratch, o->model);

@@ -210,7 +210,7 @@ json manifest_to_json(const PackageManifest& m) {
   }
   json hw = json::array();
   for (const HostWeight& w : m.host_weights) hw.push_back({{"name", w.name}, {"shape", w.shape}, {"offset", w.offset}});
-  return {{"format", kPackageFormat},
+  json out = {{"format", kPackageFormat},
           {"version", kPackageVersion},
           {"dialect", m.dialect},
           {"target", {{"m1_m2", m.target.m1_m2}, {"allow_concat", m.target.allow_concat},
@@ -219,6 +219,12 @@ json manifest_to_json(const PackageManifest& m) {
           {"model", m.model},
           {"host_weights", {{"file", kHostWeightsFile}, {"tensors", hw}}},
           {"programs", programs}};
+  if (!m.runtime_weights.empty()) {
+    json rw = json::array();
+    for (const RuntimeWeight& w : m.runtime_weights) rw.push_back({{"name", w.name}, {"shape", w.shape}});
+    out["runtime_weights"] = rw;
+  }
+  return out;
 }
 
 PackageManifest manifest_from_json(const json& j, const std::string& file) {
@@ -242,6 +248,13 @@ PackageManifest manifest_from_json(const json& j, const std::string& file) {
     const std::string p = "/host_weights/tensors/" + std::to_string(i);
     m.host_weights.push_back({r.str(tensors[i], p, "name"), r.shape(tensors[i], p, "shape"),
                               static_cast<std::uint64_t>(r.integer(tensors[i], p, "offset", 64))});
+  }
+  if (j.contains("runtime_weights")) {
+    const json& rw = r.array(j, "", "runtime_weights");
+    for (std::size_t i = 0; i < rw.size(); ++i) {
+      const std::string p = "/runtime_weights/" + std::to_string(i);
+      m.runtime_weights.push_back({r.str(rw[i], p, "name"), r.shape(rw[i], p, "shape")});
+    }
   }
   const json& programs = r.array(j, "", "programs");
   if (programs.empty()) r.fail("/programs", "a package has at least one program");

@@ -65,12 +65,20 @@ struct HostWeight {
   std::uint64_t offset = 0;  // its blob's record in host_weights.bin
 };
 
+// A param no blob holds: the runner is given its value (a LoRA adapter's matrix) and writes it
+// into the kernels' weight inputs (KernelIoTensor::weight) and hands it to host steps.
+struct RuntimeWeight {
+  std::string name;
+  Shape shape;  // f32, the param's
+};
+
 struct PackageManifest {
   std::string dialect;  // "ios18" or "ios16"
   AneTarget target;
   std::vector<std::string> rules_checked;  // every catalogue rule the validator checked
   std::vector<PackageProgram> programs;
   std::vector<HostWeight> host_weights;
+  std::vector<RuntimeWeight> runtime_weights;  // sorted by name; written only when there are any
   nlohmann::json model;  // what the package was compiled from (for `orion inspect`)
 
   const PackageProgram& program(std::string_view name) const;  // throws naming the ones there are

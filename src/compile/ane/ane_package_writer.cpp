@@ -73,6 +73,7 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
         KernelOptions ko;
         ko.lowering.target = o.target;
         ko.lowering.kernel_name = seg.name;
+        ko.lowering.runtime_weights = o.runtime_weights;
         ko.lowering.io.seq = spec.seq;  // inputs of another length (a decode step's KV cache) are fixed-length
         ko.mil.dialect = o.dialect;
         const AneLowered k = build_kernel(seg.graph, weights, dir.string(), ko).lowered;
@@ -101,6 +102,16 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
     m.programs.push_back(std::move(prog));
   }
 
+  if (o.runtime_weights) {
+    std::map<std::string, Shape> runtime;
+    for (const ProgramSpec& spec : programs)
+      for (ir::ValueId id : spec.graph.nodes_of(ir::Op::param))
+        if (!weights.contains(spec.graph.node(id).name)) runtime.emplace(spec.graph.node(id).name, spec.graph.node(id).type.shape);
+    for (const auto& [name, shape] : runtime) {
+      m.runtime_weights.push_back({name, shape});
+      host_params.erase(name);
+    }
+  }
   std::vector<std::pair<int, std::string>> order;
   for (const auto& [name, first] : host_params) order.emplace_back(first, name);
   std::sort(order.begin(), order.end());

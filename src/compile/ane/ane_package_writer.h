@@ -28,6 +28,10 @@ struct PackageOptions {
   AneTarget target;
   MilDialect dialect = MilDialect::ios18;
   bool replace = false;  // replace an existing `out`
+  // A param with no value in the weights becomes a runtime weight (manifest runtime_weights):
+  // a kernel input written by the runner, and read from the runner's values by host steps.
+  // Otherwise it is an error.
+  bool runtime_weights = false;
   std::function<void(std::string_view)> progress;  // one line per step written
 };
 
