@@ -24,6 +24,10 @@ struct KernelIoTensor {
   // [1, A, 1, B_pad], element (a, b) in column b of channel a, B_pad = B rounded up to 32 with
   // zeros after B (ANE011); the host writes it into the resident surface when weights change.
   std::string weight;
+  // A part of that param (a weight the on-chip budget cut into chunks, each chunk its own
+  // input): rows or columns [begin, end) along `axis` (0 or 1); axis -1: the whole param.
+  int weight_axis = -1;
+  std::int64_t weight_begin = 0, weight_end = 0;
 };
 
 struct KernelIo {

@@ -40,12 +40,21 @@ std::int64_t KernelSurfaces::write_weights(const compile::KernelIo& io, const Te
     if (k.weight.empty()) continue;
     auto it = params.find(k.weight);
     if (it == params.end()) throw Error("kernel input %" + k.name + ": no value for the runtime weight " + k.weight);
-    const Shape& w = it->second.shape();
+    Tensor value = it->second;
+    if (k.weight_axis >= 0) {  // one chunk of the param
+      if (value.rank() != 2 || k.weight_axis > 1 || k.weight_begin < 0 || k.weight_end > value.shape()[static_cast<std::size_t>(k.weight_axis)] ||
+          k.weight_begin >= k.weight_end)
+        throw Error("kernel input %" + k.name + ": the weight " + k.weight + " is " + shape_str(value.shape()) +
+                    ", which has no part [" + std::to_string(k.weight_begin) + ", " + std::to_string(k.weight_end) + ") on axis " +
+                    std::to_string(k.weight_axis));
+      value = value.slice(k.weight_axis, k.weight_begin, k.weight_end);
+    }
+    const Shape& w = value.shape();
     const std::int64_t rows = w.size() == 2 ? w[0] : 1;
     if ((w.size() != 1 && w.size() != 2) || rows != k.logical[1] || w.back() > k.logical[3] || w.back() + 32 <= k.logical[3])
       throw Error("kernel input %" + k.name + ": the weight " + k.weight + " is " + shape_str(w) + ", the kernel reads " +
                   shape_str(k.logical));
-    bytes += device::pack_weight(it->second, k.padded[3], in_[i]);
+    bytes += device::pack_weight(value, k.padded[3], in_[i]);
   }
   return bytes;
 }

@@ -86,6 +86,7 @@ json io_tensor_json(const KernelIoTensor& t) {
   json j = {{"name", t.name}, {"logical", t.logical}, {"padded", t.padded}, {"bytes", t.bytes}};
   if (t.fixed) j["fixed"] = true;  // absent: the kernel's tokens, as every package before it wrote
   if (!t.weight.empty()) j["weight"] = t.weight;  // absent: an activation
+  if (t.weight_axis >= 0) j["weight_part"] = {t.weight_axis, t.weight_begin, t.weight_end};  // absent: all of it
   return j;
 }
 
@@ -107,6 +108,16 @@ KernelIoTensor read_io_tensor(const Reader& r, const json& j, const std::string&
   if (j.contains("weight")) {
     t.weight = r.str(j, p, "weight");
     if (!t.fixed) r.fail(p + "/weight", "a runtime weight is a fixed-length input");
+    if (j.contains("weight_part")) {
+      const json& part = j["weight_part"];
+      if (!part.is_array() || part.size() != 3 || !part[0].is_number_integer() || !part[1].is_number_integer() ||
+          !part[2].is_number_integer() || part[0].get<int>() < 0 || part[0].get<int>() > 1 ||
+          part[1].get<std::int64_t>() < 0 || part[2].get<std::int64_t>() <= part[1].get<std::int64_t>())
+        r.fail(p + "/weight_part", "expected [axis 0 or 1, begin, end > begin]");
+      t.weight_axis = part[0].get<int>();
+      t.weight_begin = part[1].get<std::int64_t>();
+      t.weight_end = part[2].get<std::int64_t>();
+    }
   }
   // Channels are widened only for fixed-length inputs (a narrow KV cache, ANE012).
   if ((t.fixed ? t.padded[1] < t.logical[1] : t.padded[1] != t.logical[1]) || t.padded[3] < t.logical[3])

@@ -247,7 +247,7 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
   std::vector<ValueId> ins = graph.nodes_of(Op::input), outs = graph.outputs();
   if (ins.empty() || outs.empty()) throw Error("legalize_io: a kernel needs inputs and outputs");
   KernelIo io;
-  const auto weight_of = [&](const Node& n) -> const std::string* {
+  const auto weight_of = [&](const Node& n) -> const WeightInput* {
     if (!options.weights || n.op != Op::input) return nullptr;
     auto it = options.weights->find(n.name);
     return it == options.weights->end() ? nullptr : &it->second;
@@ -299,7 +299,12 @@ KernelIo legalize_io(ir::Graph& graph, const LegalizeIoOptions& options) {
     if (fixed.contains(n.name)) {
       const std::int64_t S = n.type.shape[3], per_column = S * kFp16Bytes;
       io.inputs.push_back(io_tensor(n, S, (options.min_surface_bytes + per_column - 1) / per_column, true));
-      if (const std::string* w = weight_of(n)) io.inputs.back().weight = *w;
+      if (const WeightInput* w = weight_of(n)) {
+        io.inputs.back().weight = w->param;
+        io.inputs.back().weight_axis = w->axis;
+        io.inputs.back().weight_begin = w->begin;
+        io.inputs.back().weight_end = w->end;
+      }
     } else {
       io.inputs.push_back(io_tensor(n, io.padded_seq, wide));
     }

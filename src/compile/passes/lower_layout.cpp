@@ -87,6 +87,11 @@ class Lowering {
       for (ValueId in : n.inputs)
         if (layout(in) != Layout::plain) l = layout(in);
       if (l == Layout::plain) {
+        if (n.op == Op::slice && runtime(n.inputs[0]) && g_.node(n.inputs[0]).op == Op::param) {
+          lower_weight_chunk(id);
+          ++counts.lowered;
+          continue;
+        }
         for (ValueId in : n.inputs)
           if (runtime(in)) unsupported(n, "computes on the runtime weight " + ir::describe(g_.node(in)) + " alone");
         rw_.copy(id);
@@ -123,24 +128,62 @@ class Lowering {
   bool runtime(ValueId old) const { return runtime_[static_cast<std::size_t>(old)]; }
 
   // A param as a runtime weight: a fixed-length input [1, A, 1, B_pad] (kernel_io.h), its
-  // columns past B (zeros, written by the host) sliced off on entry.
+  // columns past B (zeros, written by the host) sliced off on entry. Made when first read, so
+  // that a param read only in chunks (lower_weight_chunk) is no input of its own.
   void lower_weight(ValueId id) {
     const Node& n = g_.node(id);
     const Shape& s = n.type.shape;
     if ((s.size() != 1 && s.size() != 2) || !is_float(n.type.dtype))
       unsupported(n, "runtime weights are float [N] or [A, B] params, not " + n.type.str());
+    runtime_[static_cast<std::size_t>(id)] = true;
+  }
+
+  // A chunk of a runtime weight (chunk_matmuls cut it for the on-chip budget): an input of its
+  // own that carries that part of the param, so that the host writes only it.
+  void lower_weight_chunk(ValueId id) {
+    const Node& n = g_.node(id);
+    const Node& p = g_.node(n.inputs[0]);
+    const auto& begin = n.attr_ints("begin");
+    const auto& end = n.attr_ints("end");
+    int axis = -1;
+    for (std::size_t a = 0; a < begin.size(); ++a)
+      if (begin[a] != 0 || end[a] != p.type.shape[a]) {
+        if (axis >= 0 || p.type.rank() != 2) unsupported(n, "slices the runtime weight " + ir::describe(p) + " on more than one axis");
+        axis = static_cast<int>(a);
+      }
+    if (axis < 0) {  // the whole param after all
+      rw_.set_map(id, weight_input(n.inputs[0]));
+      runtime_[static_cast<std::size_t>(id)] = true;
+      return;
+    }
+    const auto a = static_cast<std::size_t>(axis);
+    emit_weight_input(id, {p.name, axis, begin[a], end[a]},
+                      p.name + "_" + std::to_string(axis) + "_" + std::to_string(begin[a]) + "_" + std::to_string(end[a]));
+  }
+
+  // The kernel input of runtime weight `old` (a param), made on its first read.
+  ValueId weight_input(ValueId old) {
+    if (!rw_.mapped(old)) emit_weight_input(old, {g_.node(old).name}, g_.node(old).name);
+    return rw_.map(old);
+  }
+
+  void emit_weight_input(ValueId old, WeightInput carried, const std::string& name) {
+    const Node& n = g_.node(old);
+    const Shape& s = n.type.shape;
     const std::int64_t A = s.size() == 2 ? s[0] : 1, B = s.back(), padded = (B + 31) / 32 * 32;
     Node in = n;
     in.op = Op::input;
-    in.name = "w_" + mil_identifier(n.name);
+    in.inputs.clear();
+    in.attrs = ir::make_attrs(Op::input, {});
+    in.name = "w_" + mil_identifier(name);
     in.type.shape = {1, A, 1, padded};
     ValueId now = rw_.add(std::move(in));
-    if (weights_) (*weights_)[rw_.node(now).name] = n.name;
+    if (weights_) (*weights_)[rw_.node(now).name] = std::move(carried);
     if (padded != B)
       now = rw_.op(Op::slice, {now}, {{"begin", std::vector<std::int64_t>(4, 0)}, {"end", std::vector<std::int64_t>{1, A, 1, B}}},
                    rw_.node(now).name + ".cols");
-    rw_.set_map(id, now);
-    runtime_[static_cast<std::size_t>(id)] = true;
+    rw_.set_map(old, now);
+    runtime_[static_cast<std::size_t>(old)] = true;
   }
 
   // `old` (a plain value) in `l`: constants converted once per layout.
@@ -155,8 +198,8 @@ class Lowering {
                                 " operand: only vectors on token-major values are lowered");
       auto [it, fresh] = converted_.try_emplace({old, l}, -1);
       if (fresh)
-        it->second = rw_.op(Op::reshape, {rw_.map(old)}, {{"shape", std::vector<std::int64_t>{1, c.type.shape[0], 1, 1}}},
-                            rw_.node(rw_.map(old)).name + ".ane");
+        it->second = rw_.op(Op::reshape, {weight_input(old)}, {{"shape", std::vector<std::int64_t>{1, c.type.shape[0], 1, 1}}},
+                            rw_.node(weight_input(old)).name + ".ane");
       return it->second;
     }
     if (c.op != Op::constant)
@@ -274,7 +317,7 @@ class Lowering {
       // y^T [N, S] = op(W)^T x^T: W [A, B] as [1, 1, A, B], transposed by the flag unless the
       // IR already reads it transposed.
       const Shape xs = rw_.node(rw_.map(n.inputs[0])).type.shape;  // a copy: rw_.op may move the nodes
-      const ValueId wm = rw_.op(Op::reshape, {rw_.map(n.inputs[1])},
+      const ValueId wm = rw_.op(Op::reshape, {weight_input(n.inputs[1])},
                                 {{"shape", std::vector<std::int64_t>{1, 1, w.type.shape[0], w.type.shape[1]}}}, n.name + ".w");
       const ValueId xm = rw_.op(Op::reshape, {rw_.map(n.inputs[0])},
                                 {{"shape", std::vector<std::int64_t>{1, 1, xs[1], xs[3]}}}, n.name + ".x");

@@ -58,8 +58,14 @@ struct LowerLayoutCounts {
   int lowered = 0;  // nodes rewritten in total
 };
 
-// The runtime weights' kernel inputs: input name -> the param it carries.
-using WeightInputs = std::map<std::string, std::string, std::less<>>;
+// What a runtime weight's kernel input carries: a param, or one chunk of it (kernel_io.h).
+struct WeightInput {
+  std::string param;
+  int axis = -1;  // -1: the whole param
+  std::int64_t begin = 0, end = 0;
+};
+// The runtime weights' kernel inputs by input name.
+using WeightInputs = std::map<std::string, WeightInput, std::less<>>;
 
 // `weights`, when given, receives the runtime weights' inputs.
 LowerLayoutCounts lower_layout(ir::Graph& graph, WeightInputs* weights = nullptr);
