@@ -241,6 +241,7 @@ void DeviceGraph::count_version() {
 struct DeviceGraph::LaneStats {
   double wait_ms = 0, device_ms = 0, pack_ms = 0, host_ms = 0;
   int host_beside_device = 0;
+  std::int64_t evaluations = 0, surface_bytes = 0;
 };
 
 ReadyKernel DeviceGraph::kernel(std::size_t step, int lane) {
@@ -265,7 +266,12 @@ std::vector<Tensor> DeviceGraph::run_lane(int lane, const TensorMap& inputs, Lan
     if (it == inputs.end()) throw Error("device graph: input " + name + " is not given");
     table[value] = it->second;
   }
-  runner_->run(table, lane, [&](std::size_t, const StepTiming& t) {
+  runner_->run(table, lane, [&](std::size_t step, const StepTiming& t) {
+    if (const auto& io = segments_[step]->io) {
+      ++st.evaluations;
+      for (const auto* list : {&io->inputs, &io->outputs})
+        for (const compile::KernelIoTensor& k : *list) st.surface_bytes += k.bytes;
+    }
     st.wait_ms += t.wait_ms;
     st.device_ms += t.device_ms;
     st.pack_ms += t.pack_ms;
@@ -311,6 +317,8 @@ std::vector<std::vector<Tensor>> DeviceGraph::run_many(const std::vector<TensorM
     stats_.pack_ms += s.pack_ms;
     stats_.host_ms += s.host_ms;
     stats_.host_beside_device += s.host_beside_device;
+    stats_.evaluations += s.evaluations;
+    stats_.surface_bytes += s.surface_bytes;
     waited = std::max(waited, s.wait_ms);  // the lanes wait side by side
   }
   if (!version_counted_) {

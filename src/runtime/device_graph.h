@@ -86,6 +86,9 @@ struct DeviceGraphStats {
   // run_many: host segments that started while another lane's kernel was on the device.
   int host_beside_device = 0;
   double device_ms = 0, pack_ms = 0, host_ms = 0;
+  // Kernel evaluations, and the fp16 bytes of their input and output surfaces (runtime weights
+  // included): what a device's dispatch and transfer costs scale with.
+  std::int64_t evaluations = 0, surface_bytes = 0;
 };
 
 class DeviceGraph : private SegmentSource {

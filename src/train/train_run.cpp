@@ -173,6 +173,7 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
   result.skipped_steps = trainer.skipped_steps();
   result.clamped_values = trainer.clamped_values();
   if (const runtime::DeviceGraphStats* d = trainer.device_stats()) result.device = *d;
+  result.matmul_flops_per_step = trainer.matmul_flops_per_micro_batch() * static_cast<double>(o.config.accum);
   result.seconds = total.seconds();
   return result;
 }
@@ -200,7 +201,19 @@ void write_run_summary(const std::string& out, const std::string& device, const 
                      {"weight_write_ms", d.weight_ms / v},
                      {"weight_bytes", static_cast<double>(d.weight_bytes) / v},
                      {"lower_ms", d.lower_ms / v},
-                     {"install_ms", d.install_ms / v}};
+                     {"install_ms", d.install_ms / v},
+                     {"evaluations", static_cast<double>(d.evaluations) / v},
+                     {"surface_bytes", static_cast<double>(d.surface_bytes) / v}};
+    // The reported dispatch model of an M-series ANE, and its fp16 peak.
+    constexpr double kDispatchMs = 0.119, kBytesPerMs = 78e9 / 1e3, kFlopsPerMs = 19e12 / 1e3;
+    const double dispatch = kDispatchMs * static_cast<double>(d.evaluations) / v;
+    const double transfer = static_cast<double>(d.surface_bytes) / v / kBytesPerMs;
+    const double compute = r.matmul_flops_per_step / kFlopsPerMs;
+    j["projection"] = {{"what", "M-series ANE, projected from 119 us/evaluation + bytes / 78 GB/s + FLOPs at 19 TFLOPS; not measured"},
+                       {"dispatch_ms", dispatch},
+                       {"transfer_ms", transfer},
+                       {"compute_ms", compute},
+                       {"device_ms", dispatch + transfer + compute}};
   }
   write_file_atomic((fs::path(out) / "summary.json").string(), j.dump(2) + "\n");
 }
