@@ -135,6 +135,19 @@ TEST_P(LoraCli, MergedFolderScoresAsTheBaseWithTheAdapter) {
   EXPECT_EQ(run("merge-lora -m " + path("m") + " --lora " + adapter + " -o " + path("merged")).status, 1);
 }
 
+// As for full training: a run that stopped after its step-20 checkpoint and is resumed ends
+// with the same adapter, bit for bit, as the run that never stopped.
+TEST_P(LoraCli, AResumedRunEndsWithTheSameAdapter) {
+  ASSERT_EQ(train("whole", "--lora 8 --lr 1e-2 --save-every 10 --keep 5").status, 0);
+  std::filesystem::copy(dir_ / "whole", dir_ / "parts", std::filesystem::copy_options::recursive);
+  for (const char* later : {"step-00000030", "step-00000040"}) std::filesystem::remove_all(dir_ / "parts" / later);
+  const CliResult resumed = train("parts", "--lora 8 --lr 1e-2 --save-every 10 --keep 5 --resume");
+  ASSERT_EQ(resumed.status, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("resumed from step 20"), std::string::npos) << resumed.out;
+  EXPECT_EQ(read(dir_ / "parts" / "step-00000040" / "adapter_model.safetensors"),
+            read(dir_ / "whole" / "step-00000040" / "adapter_model.safetensors"));
+}
+
 TEST_P(LoraCli, BadAdaptersAndMismatchedResumesGetOneClearError) {
   ASSERT_EQ(train("run", "--lora 4 --save-every 20").status, 0);
   const auto trained_for = [&](int steps, const std::string& extra) {
