@@ -54,6 +54,7 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
       options_(std::move(options)),
       pool_(options_.threads),
       installer_(std::make_unique<SerialQueue>()) {
+  stats_.weights_inputs = options_.weights == DeviceGraphWeights::inputs;
   if (options_.work_folder.empty()) {
     temp_.emplace("orion-device-graph");
     work_ = temp_->path();

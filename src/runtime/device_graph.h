@@ -72,6 +72,7 @@ struct DeviceGraphOptions {
 };
 
 struct DeviceGraphStats {
+  bool weights_inputs = false;  // the weights are kernel inputs (DeviceGraphWeights::inputs)
   int kernels = 0, host_segments = 0;
   int versions = 0;            // sets of weights installed
   int compiles = 0, reloads = 0;

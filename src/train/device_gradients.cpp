@@ -1,6 +1,8 @@
 #include "train/device_gradients.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <functional>
 #include <utility>
 
 #include "core/error.h"
@@ -18,7 +20,13 @@ class DeviceGradients final : public GradientRunner {
       : inputs_(o.weights == runtime::DeviceGraphWeights::inputs),
         batch_(checked_seq(c).batch),
         seq_(c.seq),
-        graph_(device_graph(loss, wrt, c, device, budget, reload, o)),
+        make_graph_([=, &device, &budget, &reload, wrt = std::vector<std::string>(wrt.begin(), wrt.end())](
+                        runtime::DeviceGraphWeights w) {
+          DeviceGradientsOptions with = o;
+          with.weights = w;
+          return device_graph(loss, wrt, c, device, budget, reload, with);
+        }),
+        graph_(make_graph_(o.weights)),
         flops_(train::matmul_flops(graph_->graph()) * static_cast<double>(c.batch)) {
     // Each sequence's window inputs, refilled at every micro-batch.
     windows_.resize(static_cast<std::size_t>(batch_));
@@ -49,6 +57,7 @@ class DeviceGradients final : public GradientRunner {
   void prefetch(const TensorMap& params) override { prefetched_ = graph_->set_weights(params, false); }
 
   void prepare(const TensorMap& params) override {
+    params_ = &params;
     if (!std::exchange(prefetched_, false)) first_weights([&] { graph_->set_weights(params); });
   }
 
@@ -64,7 +73,7 @@ class DeviceGradients final : public GradientRunner {
       }
     }
     std::vector<std::vector<Tensor>> outs;  // f32: host segments and unpacked kernel outputs
-    first_weights([&] { outs = graph_->run_many(windows_); });
+    first_weights([&] { outs = graph_->run_many(windows_); }, true);
     std::vector<Tensor> sum = std::move(outs[0]);
     for (std::size_t b = 1; b < outs.size(); ++b)
       for (std::size_t i = 0; i < sum.size(); ++i) add_into(sum[i], outs[b][i]);
@@ -96,23 +105,34 @@ class DeviceGradients final : public GradientRunner {
   }
 
   // Until a first run has gone through, a failure to lower or compile a kernel (at set_weights,
-  // or at the run that waits for it) is the model's graph not fitting the device: say so.
-  template <class F>
-  void first_weights(F&& f) {
+  // or at the run that waits for it) is the model's graph not fitting the device. With the
+  // weights as inputs, the kernels are made again with the weights baked (each kernel the
+  // same computation, reloaded each step); baked kernels that fail are the error.
+  // `reruns`: f is a run, which the new kernels need the weights for first (prepare's f sets them).
+  // A std::function, not a template: the fallback calls it again with a lambda of its own.
+  void first_weights(const std::function<void()>& f, bool reruns = false) {
     if (graph_->stats().runs > 0) return f();
     try {
       f();
     } catch (const Error& e) {
-      // Weights as inputs do not lower everything baked ones do yet (a weight chunked for the
-      // on-chip budget is sliced in the kernel): say how to train anyway.
-      throw Error(std::string("train: the model's gradient graph does not compile to ANE kernels: ") + e.what() +
-                  (inputs_ ? " (with the weights as kernel inputs; --ane-weights baked bakes them instead)" : ""));
+      if (!inputs_ || !params_)
+        throw Error(std::string("train: the model's gradient graph does not compile to ANE kernels: ") + e.what());
+      std::fprintf(stderr,
+                   "train: warning: the device refused the kernels with the weights as inputs (%s); falling back to "
+                   "baked weights, reloaded or recompiled each step\n",
+                   e.what());
+      inputs_ = false;
+      graph_ = make_graph_(runtime::DeviceGraphWeights::baked);
+      if (reruns) first_weights([&] { graph_->set_weights(*params_); }, false);
+      first_weights(f, reruns);
     }
   }
 
   bool inputs_;
   std::int64_t batch_, seq_;
+  std::function<std::unique_ptr<runtime::DeviceGraph>(runtime::DeviceGraphWeights)> make_graph_;
   std::unique_ptr<runtime::DeviceGraph> graph_;
+  const TensorMap* params_ = nullptr;  // the step's weights (prepare), for a fallback's kernels
   double flops_;
   std::vector<TensorMap> windows_;  // tokens, targets, positions and loss_scale of each sequence
   bool prefetched_ = false;  // the weights of the coming step are installing already

@@ -5,6 +5,9 @@
 // is the batch's gradient (the loss is a mean over tokens). Each step's weights are written
 // into the kernels' weight surfaces in prepare() (the kernels compiled once), or with baked
 // weights installed: reloaded, or compiled within the budget, or by a restart of the process.
+// A device that refuses the weights-as-inputs kernels (their lowering or compile fails before
+// any run went through) gets baked ones instead, with a warning on stderr: the reload and
+// restart path is the fallback, not an error.
 //
 // The numerics are the device's: kernels in fp16; the host segments (the loss and its
 // gradient, the embedding's gather and scatter, the weight gradients' sums over the tokens)

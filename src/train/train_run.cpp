@@ -196,6 +196,7 @@ void write_run_summary(const std::string& out, const std::string& device, const 
   if (r.device) {
     const runtime::DeviceGraphStats& d = *r.device;
     const double v = std::max(d.versions, 1);
+    j["weights"] = d.weights_inputs ? "inputs" : "baked";
     j["per_step"] = {{"device_ms", d.device_ms / v},
                      {"host_ms", d.host_ms / v},
                      {"weight_write_ms", d.weight_ms / v},

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "device/ane_sim.h"
 #include "device/overlap_probe.h"
@@ -208,6 +209,64 @@ TEST(DeviceTrainingInputs, NeedNoReloadOnAFaithfulStaleDeviceWithATightBudget) {
     for (std::size_t i = 0; i < sim.size(); ++i) EXPECT_NEAR(sim[i], f16[i], 0.02 + 0.02 * f16[i]) << "step " << i + 1;
     EXPECT_LT(sim.back(), f16.front() / 2);
   }
+}
+
+// A device that refuses every program with a runtime weight among its inputs (their names start
+// with "w_"): the kernels of the input form fail to compile, as on a device without that form.
+class RefusesWeightInputs final : public device::AneDevice {
+ public:
+  explicit RefusesWeightInputs(device::AneSim& sim) : sim_(sim) {}
+  device::AneProgramId compile(const std::string& folder) override {
+    std::ifstream in(folder + "/model.mil");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t main = text.find("func main");
+    const std::string signature = text.substr(main, text.find(')', main) - main);  // no ')' in the types
+    if (signature.find("> w_") != std::string::npos) throw Error(folder + ": refused: a weight input");
+    return sim_.compile(folder);
+  }
+  void load(device::AneProgramId id) override { sim_.load(id); }
+  void unload(device::AneProgramId id) override { sim_.unload(id); }
+  void evaluate(device::AneProgramId id, const std::vector<const device::AneSurface*>& in,
+                const std::vector<device::AneSurface*>& out) override {
+    sim_.evaluate(id, in, out);
+  }
+  void evaluate_live(device::AneProgramId id, const std::vector<const device::AneSurface*>& in,
+                     const std::vector<device::AneSurface*>& out, std::int64_t live) override {
+    sim_.evaluate_live(id, in, out, live);
+  }
+  const std::vector<device::AneIo>& inputs(device::AneProgramId id) const override { return sim_.inputs(id); }
+  const std::vector<device::AneIo>& outputs(device::AneProgramId id) const override { return sim_.outputs(id); }
+  int compiles() const override { return sim_.compiles(); }
+  int loaded() const override { return sim_.loaded(); }
+  device::AneTimings timings() const override { return sim_.timings(); }
+
+ private:
+  device::AneSim& sim_;
+};
+
+// Such a device trains all the same, on baked kernels reloaded each step: the fallback.
+TEST(DeviceTrainingInputs, ADeviceThatRefusesTheInputFormFallsBackToBakedWeights) {
+  const Arch arch = archs()[0];
+  TrainConfig c = overfit_config(exec::Numerics::f16);
+  c.seq = 32;
+  c.steps = 10;
+  device::AneSim sim;
+  RefusesWeightInputs refusing(sim);
+  runtime::CompileBudget budget{119};
+  runtime::ReloadSupport reload{refusing, budget};
+  const GradientRunnerFactory on_refusing = [&](const LossGraphFn&, std::span<const std::string> wrt, const TrainConfig& tc) {
+    DeviceGradientsOptions o;  // weights as inputs, the default
+    return device_gradient_runner(arch.ane_loss, wrt, tc, refusing, budget, reload, o);
+  };
+  TempFolder tmp("orion-device-training-test");
+  Trainer t(arch.loss, arch.weights, c, memorisable_data(tmp, arch.vocab), on_refusing);
+  std::vector<double> sim_losses;
+  while (t.steps_done() < c.steps) sim_losses.push_back(t.step().loss);
+  const runtime::DeviceGraphStats& s = *t.device_stats();
+  EXPECT_FALSE(s.weights_inputs);
+  EXPECT_EQ(s.reloads, s.kernels * (c.steps - 1));
+  const std::vector<double> f16 = curve(arch, c, nullptr);
+  for (std::size_t i = 0; i < f16.size(); ++i) EXPECT_NEAR(sim_losses[i], f16[i], 0.02 + 0.02 * f16[i]) << "step " << i + 1;
 }
 
 // prepare() returns before the kernels are installed: the first kernel's evaluation finds the
