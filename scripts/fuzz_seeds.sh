@@ -30,7 +30,7 @@ quiet train -m "$work/m" --data "$work/tokens.bin" --out "$work/run" --steps 2 -
 quiet tokenizer train --vocab 64 --in "$work/text.txt" --out "$work/spm" --threads 1
 quiet init --arch llama -o "$work/llama" --layers 1 --dim 32 --heads 2 --kv-heads 1 --context 16 --tokenizer "$work/spm"
 
-mkdir -p "$out"/{safetensors,gpt2_config,bpe_tokenizer,ir_parser,mil,weight_blob,ane_manifest,token_file,checkpoint,metrics,llama_config,sentencepiece}
+mkdir -p "$out"/{safetensors,gpt2_config,bpe_tokenizer,ir_parser,mil,weight_blob,ane_manifest,token_file,checkpoint,metrics,llama_config,sentencepiece,npy}
 for m in m m16 m8; do
   cp "$work/$m/model.safetensors" "$out/safetensors/$m.safetensors"
   cp "$work/$m/config.json" "$out/gpt2_config/$m.json"
@@ -46,6 +46,9 @@ for f in "$work"/pkg/*/model.mil; do cp "$f" "$out/mil/$(basename "$(dirname "$f
 # The prefill kernel's weights (over 1 MB) would slow every mutation; the others are small.
 for f in "$work"/pkg/decode_*/weights/weight.bin; do cp "$f" "$out/weight_blob/$(basename "$(dirname "$(dirname "$f")")").bin"; done
 cp "$work/pkg/host_weights.bin" "$out/weight_blob/host_weights.bin"
+# .npy files as `orion mil run` writes them: a kernel's inputs and outputs.
+quiet mil run "$work/pkg/decode_ane0" --out "$work/mil-run"
+cp "$work"/mil-run/*.npy "$work"/mil-run/inputs/*.npy "$out/npy/"
 cp "$work/pkg/manifest.json" "$out/ane_manifest/manifest.json"
 # The MIL target resolves BLOBFILE paths in this kernel folder (scripts/fuzz.sh sets it).
 rm -rf "$out/mil_folder" && cp -r "$work/pkg/decode_ane1" "$out/mil_folder"

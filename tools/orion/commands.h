@@ -25,6 +25,7 @@ void add_inspect_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
 void add_merge_lora_command(CLI::App& app);
+void add_mil_command(CLI::App& app);
 // `argv`: the process's arguments, which a restart on an ANE device exec's again with --resume.
 void add_train_command(CLI::App& app, std::vector<std::string> argv);
 

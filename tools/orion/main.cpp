@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   orion::cli::add_data_command(app);
   orion::cli::add_plot_command(app);
   orion::cli::add_merge_lora_command(app);
+  orion::cli::add_mil_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

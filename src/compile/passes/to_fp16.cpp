@@ -74,3 +74,22 @@ std::unique_ptr<ir::Pass> to_fp16_pass() {
 }
 
 }  // namespace orion::compile
+
+namespace orion::compile {
+
+std::int64_t widen_to_f32(ir::Graph& graph) {
+  std::int64_t retyped = 0;
+  for (ir::Node& n : graph.nodes()) {
+    if (n.op == ir::Op::constant && n.type.dtype == DType::f16)
+      n.attrs = ir::make_attrs(ir::Op::constant, {{"value", n.attr<Tensor>("value").to(DType::f32)}});
+    if (n.op == ir::Op::cast && n.attr<DType>("dtype") == DType::f16)
+      n.attrs[static_cast<std::size_t>(ir::attr_index(ir::Op::cast, "dtype"))] = DType::f32;
+    if (n.type.dtype == DType::f16) {
+      n.type.dtype = DType::f32;
+      ++retyped;
+    }
+  }
+  return retyped;
+}
+
+}  // namespace orion::compile

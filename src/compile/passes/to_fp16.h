@@ -41,3 +41,12 @@ std::unique_ptr<ir::Pass> to_fp16_pass();
 Tensor saturate_to_fp16(const Tensor& t, Fp16Stats& stats);
 
 }  // namespace orion::compile
+
+namespace orion::compile {
+
+// The inverse, for comparing a program with its meaning in f32: every f16 value becomes f32
+// (constants converted exactly, casts to f16 become casts to f32), so that the CPU executor
+// computes the program without fp16 rounding. Returns the number of nodes retyped.
+std::int64_t widen_to_f32(ir::Graph& graph);
+
+}  // namespace orion::compile
