@@ -21,6 +21,9 @@ packages=(
   # The fuzz targets (make fuzz, a CI step): clang with libFuzzer and the sanitizer runtimes,
   # and LLVM's OpenMP, which clang links where GCC links libgomp (oneDNN's thread pool).
   clang libclang-rt-14-dev libomp-dev
+  # Independent references the tests run: numpy reads and writes the .npy files of
+  # `orion mil run`; jinja2 renders chat templates as transformers does.
+  python3-numpy python3-jinja2
   # The default training corpus, the King James Bible (scripts/fetch_corpus.sh, docs/DATA.md).
   bible-kjv
 )
