@@ -1,5 +1,7 @@
 #include "compile/driver.h"
 
+#include "compile/ane/ane_validator.h"
+#include "compile/mil/mil_parser.h"
 #include "compile/passes/chunk_matmuls.h"
 
 namespace orion::compile {
@@ -13,8 +15,14 @@ Partition plan_segments(const ir::Graph& graph, const PartitionOptions& options)
 BuiltKernel build_kernel(const ir::Graph& graph, const TensorMap& weights, const std::string& folder,
                          const KernelOptions& options) {
   BuiltKernel k{lower_for_ane(graph, weights, options.lowering), {}};
-  k.mil = write_mil(k.lowered.graph, options.mil);
-  write_model_folder(k.mil, folder, options.mil);
+  MilWriteOptions mil = options.mil;
+  mil.one_file_per_tensor = mil.one_file_per_tensor || options.lowering.target.m1_m2;  // ANE039
+  k.mil = write_mil(k.lowered.graph, mil);
+  // The rules of the text as written (the weight slots, concat's form, named consts), checked
+  // before anything reaches the folder.
+  const std::string mil_name = folder + "/model.mil";
+  refuse_errors(check_mil_program(parse_mil_ast(k.mil.text, mil_name), options.lowering.target, mil_name), folder);
+  write_model_folder(k.mil, folder, mil);
   return k;
 }
 

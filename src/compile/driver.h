@@ -3,8 +3,9 @@
 //
 //   plan_segments  chunk_matmuls (weights beyond the on-chip budget), then partition_graph:
 //                  the kernels and host segments a runtime runs in order (ane/partition.h)
-//   build_kernel   lower_for_ane (passes + validator, ane/ane_lowering.h), write_mil, and
-//                  write_model_folder: model.mil and its weight blob in the kernel's folder
+//   build_kernel   lower_for_ane (passes + validator, ane/ane_lowering.h), write_mil, the
+//                  MIL-stage rules on the text written, and write_model_folder: model.mil and
+//                  its weight blob in the kernel's folder
 //
 // Its users: the package writer (ane/ane_package_writer.h), the device graph of training
 // (runtime/device_graph.h), the reload probe, and `orion compile` and `orion demo`.

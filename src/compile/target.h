@@ -14,6 +14,9 @@ struct AneTarget {
   bool allow_concat = false;
   // "About 32 MB" of on-chip memory (ANE015).
   std::int64_t on_chip_bytes = 32'000'000;
+  // BLOBFILE weight tensors per program (ANE037): 16 compiled on an M4 and 17 did not; one
+  // slot more goes to elementwise ops on inline scalars. No report gives M1/M2 another count.
+  std::int64_t max_weight_tensors = 16;
 };
 
 // Constants of ANE012, ANE011 and ANE017, shared with the passes that satisfy them.

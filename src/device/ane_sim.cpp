@@ -361,12 +361,23 @@ void AneSim::run(AneProgramId id, const std::vector<const AneSurface*>& inputs, 
   for (const AneSurface* s : outputs) out_sizes.push_back(s->size());
   check_one_size(in_sizes, "input");
   check_one_size(out_sizes, "output");
+  // The minimum is the surface's, as allocated (ANE012): a small tensor in a full-size surface
+  // ran on the hardware.
+  bool small = false;
+  for (const std::vector<std::size_t>* sizes : {&in_sizes, &out_sizes})
+    if (!sizes->empty() && sizes->front() < static_cast<std::size_t>(compile::kMinSurfaceBytes)) {
+      if (!options_.faithful)
+        throw Error("ane-sim: ANE012: " + p.folder + " is given " + std::to_string(sizes->front()) +
+                    "-byte surfaces; the ANE misreads surfaces under " + std::to_string(compile::kMinSurfaceBytes) +
+                    " bytes: allocate them larger (the tensors may stay smaller)");
+      small = true;
+    }
   if (!options_.faithful && stamp_files(p.files) != p.stamps)
     throw Error("ane-sim: ANE029: the files of " + p.folder +
                 " changed since its weights were baked; the ANE would silently use the old weights: unload and "
                 "load it again (or recompile)");
   ++p.evaluations;
-  if (p.garbage) {
+  if (p.garbage || small) {
     Rng rng(0x9e3779b97f4a7c15ull ^ (static_cast<std::uint64_t>(id) << 32) ^ p.evaluations);
     for (AneSurface* s : outputs)
       for (std::byte& b : s->bytes()) b = static_cast<std::byte>(rng.next_u64());

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compile/ane/ane_validator.h"
+#include "compile/ane/weight_slots.h"
 #include "compile/mil/mil_parser.h"
 #include "compile/mil/mil_to_ir.h"
 #include "compile/blob/weight_blob_writer.h"
@@ -51,6 +52,41 @@ TEST(AneMilRules, EachRuleHasATrigger) {
   EXPECT_EQ(ids_of(program("1.3", "ios18", kRelu), {.m1_m2 = true}), std::set<std::string>{"ANE024"});
   EXPECT_EQ(ids_of(program("1.3", "ios18", kRelu, "tensor<fp16, [1, 64, 1, 384]> x", "x")),
             std::set<std::string>{"ANE007"});
+  // concat: the inline axis and the missing interleave of the refused form, one finding each;
+  // the named-const form that ran is clean.
+  EXPECT_EQ(ids_of(program("1.3", "ios18",
+                           "    tensor<fp16, [1, 128, 1, 384]> y = concat(axis = int32(1), values = (x, x));\n")),
+            std::set<std::string>{"ANE004"});
+  EXPECT_TRUE(ids_of(program("1.3", "ios18",
+                             "    int32 a = const()[name = string(\"a\"), val = int32(1)];\n"
+                             "    bool i = const()[name = string(\"i\"), val = bool(false)];\n"
+                             "    tensor<fp16, [1, 128, 1, 384]> y = concat(axis = a, interleave = i, values = (x, x));\n"))
+                  .empty());
+  // ANE037: 16 BLOBFILE tensors compile, 17 do not, and a scalar operand costs one slot.
+  const auto weights = [](int n, bool scalar) {
+    std::string body;
+    for (int i = 0; i < n; ++i)
+      body += "    tensor<fp16, [1, 64, 1, 1]> w" + std::to_string(i) +
+              " = const()[name = string(\"w\"), val = tensor<fp16, [1, 64, 1, 1]>(BLOBFILE(path = "
+              "string(\"@model_path/weights/weight.bin\"), offset = uint64(" + std::to_string(64 + 192 * i) + ")))];\n";
+    body += "    fp16 k = const()[name = string(\"k\"), val = fp16(0x1p+0)];\n";
+    body += scalar ? "    tensor<fp16, [1, 64, 1, 384]> y = mul(x = x, y = k)[name = string(\"y\")];\n" : kRelu;
+    return program("1.3", "ios18", body);
+  };
+  // ANE037 is counted, not enforced yet (its rule says why).
+  const auto slots = [](const std::string& text) {
+    return count_weight_slots(parse_mil_ast(text, "k.mil").functions[0]).total();
+  };
+  EXPECT_EQ(slots(weights(16, false)), 16);
+  EXPECT_EQ(slots(weights(17, false)), 17);
+  EXPECT_EQ(slots(weights(15, true)), 16);
+  EXPECT_EQ(slots(weights(16, true)), 17);
+  // ANE039: several tensors in one file on an M1/M2 target (the dialect right for it).
+  std::string m1 = weights(2, false);
+  m1.replace(m1.find("program(1.3)"), 12, "program(1.0)");
+  m1.replace(m1.find("main<ios18>"), 11, "main<ios16>");
+  EXPECT_EQ(ids_of(m1, {.m1_m2 = true}), std::set<std::string>{"ANE039"});
+  EXPECT_TRUE(ids_of(m1).empty());
   const std::string m = check_mil_program(parse_mil_ast(program("1.3", "ios18",
                                               "    tensor<fp16, [1, 64, 1, 768]> y = tile(reps = r, x = x);\n"),
                                               "k.mil"),

@@ -46,6 +46,7 @@ SliceErrors run_slice(const model::Gpt2BlockShape& shape, compile::MilDialect di
   const compile::AneLowered k = compile::lower_for_ane(b.graph, b.params, lo);
   compile::MilWriteOptions mo;
   mo.dialect = dialect;
+  mo.one_file_per_tensor = m1_m2;  // ANE039
   const compile::MilProgram p = compile::write_mil(k.graph, mo);
   testing_util::TempDir dir;
   compile::write_model_folder(p, dir.path(), mo);

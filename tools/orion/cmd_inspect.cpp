@@ -5,6 +5,9 @@
 
 #include "commands.h"
 #include "compile/ane/ane_package.h"
+#include "compile/ane/weight_slots.h"
+#include "compile/mil/mil_parser.h"
+#include "core/mapped_file.h"
 
 namespace orion::cli {
 
@@ -27,6 +30,20 @@ std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
   return s.empty() ? "-" : s;
+}
+
+// The program's weight slots against the target's limit (ANE037), counted on its MIL text.
+void print_weight_slots(const std::string& mil, const compile::AneTarget& target) {
+  const auto file = MappedFile::open(mil);
+  const compile::MilAst ast =
+      compile::parse_mil_ast(std::string_view(reinterpret_cast<const char*>(file->bytes().data()), file->size()), mil);
+  for (const compile::MilFunction& f : ast.functions) {
+    const compile::WeightSlots w = compile::count_weight_slots(f);
+    std::printf("      weight slots %lld of %lld (%lld BLOBFILE tensors%s, ANE037)%s\n", static_cast<long long>(w.total()),
+                static_cast<long long>(target.max_weight_tensors), static_cast<long long>(w.blobfile_tensors),
+                w.scalar_operand ? " + 1 for scalar operands" : "",
+                w.total() > target.max_weight_tensors ? ": over the limit a program was seen to compile with" : "");
+  }
 }
 
 void print(const compile::PackageManifest& m, const std::string& dir) {
@@ -65,6 +82,7 @@ void print(const compile::PackageManifest& m, const std::string& dir) {
                     static_cast<long long>(s.io.output_bytes));
         print_surfaces("in ", s.io.inputs);
         print_surfaces("out", s.io.outputs);
+        print_weight_slots(dir + "/" + s.name + "/model.mil", m.target);
         for (const std::string& w : s.warnings) std::printf("      warning: %s\n", w.c_str());
       } else {
         std::printf("  [stage %d] host %-16s reads %s; writes %s; params %s\n", s.stage, s.name.c_str(),

@@ -64,6 +64,13 @@ void check_command(const std::string& dir, const TargetOpts& t) {
               v.outputs.size());
   for (std::size_t i = 0; i < v.weight_files.size(); ++i) std::printf("%s%s", i ? ", " : "", v.weight_files[i].c_str());
   std::printf("%s\n", v.weight_files.empty() ? "none" : "");
+  const compile::AneTarget target = target_of(t);
+  std::printf("  weight slots: %lld of %lld (%lld BLOBFILE tensors%s; ANE037)\n", static_cast<long long>(v.slots.total()),
+              static_cast<long long>(target.max_weight_tensors), static_cast<long long>(v.slots.blobfile_tensors),
+              v.slots.scalar_operand ? " + 1 for scalar operands" : "");
+  if (v.slots.total() > target.max_weight_tensors)
+    std::printf("  warning: over the %lld weight slots a program was seen to compile with (ANE037)\n",
+                static_cast<long long>(target.max_weight_tensors));
   for (const compile::MilVar& in : v.inputs) std::printf("  input  %-24s %s\n", in.name.c_str(), type_str(in).c_str());
   for (const compile::MilVar& out : v.outputs) std::printf("  output %-24s %s\n", out.name.c_str(), type_str(out).c_str());
   for (const compile::ProgramFinding& f : v.findings) std::fputs(compile::describe_finding(f).c_str(), stdout);

@@ -26,10 +26,13 @@ constexpr std::array kRules = {
     AneRule{"ANE003", "`silu` is not accepted: write mul(x, sigmoid(x)).", F::loud, S::graph,
             "run the legalize pass", "docs/ane/HARDWARE.md, Program text and compilation (gelu/silu)"},
     AneRule{"ANE004",
-            "`concat` is forbidden unless opted in (then with named axis and interleave consts).",
-            F::loud, S::graph,
-            "rewrite with slices or a multi-output kernel, or opt in (--allow-concat)",
-            "docs/ane/HARDWARE.md, Program text and compilation (concat: rejected by one project, used by two)"},
+            "`concat` runs only with `axis` and `interleave` (false) as named consts; the form with an inline "
+            "axis and no interleave was refused.",
+            F::loud, S::mil,
+            "the MIL writer declares both as named consts; Orion's compiler still keeps concat on the host unless "
+            "opted in (--allow-concat), the side with no failure report",
+            "docs/ane/HARDWARE.md, Program text and compilation; Reported since (concat ran in maderix/ANE and ANE-LM "
+            "in the named-const form; mechramc/Orion's refused form was inline)"},
     AneRule{"ANE005", "A `conv` weight must be a compile-time const.", F::silent, S::graph,
             "use matmul for runtime weights: a conv ignores a runtime weight input",
             "docs/ane/HARDWARE.md, Program text and compilation (conv with runtime weight)"},
@@ -39,13 +42,16 @@ constexpr std::array kRules = {
     AneRule{"ANE007", "Every kernel output is a value computed in the body.", F::loud, S::graph,
             "do not return an input or a const: compute the value on the host instead",
             "docs/ane/HARDWARE.md, Program text and compilation (return tuple, InvalidMILProgram)"},
-    AneRule{"ANE008", "Kernel inputs and outputs are [1, C, 1, S] tensors, channel-major.",
-            F::silent, S::graph, "run the layout lowering pass (sequence on the last axis)",
-            "docs/ane/HARDWARE.md, Inputs, outputs and memory"},
+    AneRule{"ANE008",
+            "Kernel inputs and outputs are 4-D [1, C, H, W] tensors, channel-major ([1, C, 1, S] for a sequence).",
+            F::silent, S::graph, "run the layout lowering pass (sequence on the last axis, H = 1)",
+            "docs/ane/HARDWARE.md, Inputs, outputs and memory; Reported since (4-D [1, C, H, W] I/O ran in "
+            "maderix/ANE's conv benchmarks)"},
     AneRule{"ANE009",
             "Kernel inputs and outputs are fp16 (fp32 only with a cast inside, never on M1/M2).",
             F::loud, S::graph, "run the fp16 conversion pass",
-            "docs/ane/HARDWARE.md, Inputs, outputs and memory; docs/ane/FORMATS.md, How working programs write the common pieces (I/O dtype)"},
+            "docs/ane/HARDWARE.md, Inputs, outputs and memory; docs/ane/FORMATS.md, How working programs write the common pieces (I/O dtype); "
+            "Reported since (fp32 I/O refused on M1: Orion fork 18)"},
     AneRule{"ANE010",
             "All input surfaces of a kernel have one allocation size, and all output surfaces one.",
             F::loud, S::runtime,
@@ -53,12 +59,20 @@ constexpr std::array kRules = {
             "the kernel's I/O; the package runner allocates it; ane-sim refuses unequal sizes)",
             "docs/ane/HARDWARE.md, Inputs, outputs and memory (eval status 0x1d)"},
     AneRule{"ANE011",
-            "The last (sequence) axis of every I/O surface holds at least 64 bytes (S >= 32 in fp16).",
-            F::silent, S::graph, "pad the sequence axis to 32 (prefill buckets of 32, 64, ...)",
-            "docs/ane/HARDWARE.md, Inputs, outputs and memory (one token fails; [1,4,1,4] fails)"},
-    AneRule{"ANE012", "Every I/O surface is at least 49,152 bytes.", F::silent, S::graph,
-            "pad the sequence axis (or the channels) until the surface reaches 48 KiB",
-            "docs/ane/HARDWARE.md, Inputs, outputs and memory ([768, 32] fp16 worked, smaller did not)"},
+            "The last axis of an I/O tensor is wide enough: 32 fp16 values (64 bytes) in Orion's programs; a "
+            "[1, 768, 1, 16] input ran in a full-size surface, one project says W >= 32, another a multiple of 16.",
+            F::silent, S::graph,
+            "the compiler pads the sequence axis to 32 (prefill buckets of 32, 64, ...), the side every report "
+            "accepts; ane-sim warns below it and fails only below 16 columns, where no program was seen to run",
+            "docs/ane/HARDWARE.md, Inputs, outputs and memory (one token fails; [1,4,1,4] fails); Reported since "
+            "(mechramc/Orion tests/test_lora.m; ANE-LM; rustane)",
+            AneEvidence::disputed},
+    AneRule{"ANE012", "Every I/O surface is allocated at least 49,152 bytes (the tensor in it may be smaller).",
+            F::silent, S::runtime,
+            "legalize_io pads Orion's kernels until a direction's largest surface reaches 48 KiB and the runtime "
+            "allocates every surface of the direction at that size; ane-sim checks the surfaces it is given",
+            "docs/ane/HARDWARE.md, Inputs, outputs and memory ([768, 32] fp16 worked, smaller did not); Reported "
+            "since (a [1, 768, 1, 16] input ran in a 49,152-byte surface)"},
     AneRule{"ANE013", "On M1/M2, a matmul's inner dimension is a multiple of 32.", F::silent,
             S::graph, "pad the inner dimension with zeros to a multiple of 32",
             "docs/ane/HARDWARE.md, Program text and compilation (reported on M1: zeros otherwise)"},
@@ -93,9 +107,11 @@ constexpr std::array kRules = {
             F::silent, S::mil, "the blob writer returns record offsets; the first blob is at 64",
             "docs/ane/HARDWARE.md, Weights; docs/ane/FORMATS.md, weights/weight.bin"},
     AneRule{"ANE023",
-            "A weight file is complete: version 2, a correct blob count, every record valid.",
+            "A weight file has the blob sentinel, format version 2, the data type its reader asks for, and every "
+            "blob within the file; the header's count and a record's offset field are not checked.",
             F::loud, S::mil, "write weight files with the blob writer only",
-            "docs/ane/HARDWARE.md, Weights; docs/ane/FORMATS.md, weights/weight.bin"},
+            "docs/ane/HARDWARE.md, Weights; docs/ane/FORMATS.md, weights/weight.bin; Reported since (files with "
+            "count 1, type code 1 on int8, no data offset ran; coremltools' MILBlob reader)"},
     AneRule{"ANE024",
             "Programs for M1/M2 use program(1.0), main<ios16> and the verbose scalar spelling.",
             F::loud, S::mil, "compile with --dialect ios16 for M1/M2",
@@ -154,6 +170,42 @@ constexpr std::array kRules = {
             "training: weights as inputs (each kernel compiled once, the weights written into their surfaces "
             "after each step, fp16 clamped, ANE032); weights that do not change stay baked consts for conv",
             "docs/ane/HARDWARE.md, Reported since (weights as inputs: maderix/ANE training_dynamic, PR 22)"},
+    AneRule{"ANE037",
+            "A program holds at most 16 BLOBFILE weight tensors (a bias is one); an elementwise op on an inline "
+            "scalar const (add, mul, pow...) takes one slot more, once per program.",
+            F::loud, S::mil,
+            "`orion mil check` and `orion inspect` count each program's slots against AneTarget::max_weight_tensors; "
+            "not enforced yet: Orion's partitioner does not foresee the constants lowering adds (a tiny GPT-2's "
+            "training kernel holds 24), so kernels can exceed it",
+            "docs/ane/HARDWARE.md, Reported since (17 BLOBFILE consts fail with InvalidMILProgram, 16 compile; a "
+            "scalar-operand op makes it 15: Orion fork constraints 15-16, mechramc/Orion issue 3)"},
+    AneRule{"ANE038", "`rsqrt` is not an op the ANE compiler accepts, in any program.", F::loud, S::graph,
+            "the legalize pass writes pow(x, -0.5)",
+            "docs/ane/HARDWARE.md, Reported since (rsqrt fails with 0 or 15 weights: Orion fork 17; sqrt/rsqrt "
+            "after a reduction failed in rustane)"},
+    AneRule{"ANE039",
+            "On M1/M2, a weight file holds one tensor: files holding several were refused.", F::loud, S::mil,
+            "compile for --m1-m2 writes one file per weight tensor (weights/NAME.bin)",
+            "docs/ane/HARDWARE.md, Reported since (M1 refuses multi-tensor blob files)"},
+    AneRule{"ANE040",
+            "`softmax` over an axis whose length is not a power of 2 failed in one project; not reproduced.",
+            F::loud, S::graph,
+            "keep softmax axes at powers of 2 (prefill windows of 32, 64, 128...); ane-sim warns",
+            "docs/ane/HARDWARE.md, Reported since (Espresso)", AneEvidence::single},
+    AneRule{"ANE041",
+            "`reduce_mean` was reported missing by one project; another's LayerNorm ran it on an M4 Max.",
+            F::loud, S::graph,
+            "none: Orion emits reduce_mean, the side seen to run; reduce_sum times 1/n is the rewrite if a "
+            "device refuses it",
+            "docs/ane/HARDWARE.md, Reported since (Espresso against mechramc/Orion)", AneEvidence::disputed},
+    AneRule{"ANE042",
+            "A dimension of 32,768 or more was said to be refused (a 32K-channel conv), yet 32,000- and "
+            "32,768-wide convs ran in two projects and one gives 65,536 as the largest dimension.",
+            F::loud, S::graph,
+            "the chunking pass keeps every dimension under 32,768 on the ANE, the side no report disputes",
+            "docs/ane/HARDWARE.md, Reported since (mechramc/Orion paper against maderix/ANE train_large_ane and "
+            "ANE-LM)",
+            AneEvidence::disputed},
 };
 
 constexpr bool ids_in_order() {
@@ -192,6 +244,15 @@ std::string_view ane_failure_name(AneFailure f) {
   return "?";
 }
 
+std::string_view ane_evidence_name(AneEvidence e) {
+  switch (e) {
+    case AneEvidence::seen: return "seen";
+    case AneEvidence::single: return "one report";
+    case AneEvidence::disputed: return "disputed";
+  }
+  return "?";
+}
+
 std::string_view ane_stage_name(AneStage s) {
   switch (s) {
     case S::graph: return "graph";
@@ -210,16 +271,19 @@ std::string ane_rules_markdown() {
       "or of docs/ane/FORMATS.md.\n\n"
       "- **on violation**: what the hardware does. *silent* means no error: wrong numbers,\n"
       "  zeros or stale results; *poison*: every later evaluation in the process fails. Rules whose violation is *slow* or *precision* are warnings;\n"
-      "  every other graph or MIL rule stops the compiler.\n"
+      "  every other graph or MIL rule stops the compiler, unless the record does not settle it.\n"
+      "- **evidence**: *seen* on hardware and not contradicted; *one report*, not reproduced; or\n"
+      "  *disputed*, where reports disagree (the rule names both sides). Rules of the last two kinds\n"
+      "  are warnings, and the fix says which side Orion's compiler keeps to: the one seen to run.\n"
       "- **checked**: *graph* rules are checked by the validator on every kernel before MIL is\n"
       "  written, *MIL* rules on the written text and weights, *runtime* rules by the runtime\n"
       "  and the ane-sim device.\n\n"
-      "| id | rule | on violation | checked | fix | source |\n"
-      "| --- | --- | --- | --- | --- | --- |\n";
+      "| id | rule | on violation | checked | evidence | fix | source |\n"
+      "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (const AneRule& r : kRules) {
     md += "| " + std::string(r.id) + " | " + std::string(r.summary) + " | " +
-          std::string(ane_failure_name(r.failure)) + " | " + std::string(ane_stage_name(r.stage)) +
-          " | " + std::string(r.fix) + " | " + std::string(r.source) + " |\n";
+          std::string(ane_failure_name(r.failure)) + " | " + std::string(ane_stage_name(r.stage)) + " | " +
+          std::string(ane_evidence_name(r.evidence)) + " | " + std::string(r.fix) + " | " + std::string(r.source) + " |\n";
   }
   return md;
 }

@@ -29,6 +29,15 @@ enum class AneStage : std::uint8_t {
   runtime,  // the device bridge, the runtime and ane-sim, while programs compile and run
 };
 
+// How firmly the record establishes the rule. Where one report stands alone or two disagree,
+// the validator warns (naming both sides in the rule's text) instead of refusing, and the
+// compiler keeps to the side that was seen to run.
+enum class AneEvidence : std::uint8_t {
+  seen,      // observed on hardware, not contradicted
+  single,    // one project's report, not reproduced
+  disputed,  // reports disagree
+};
+
 struct AneRule {
   std::string_view id;       // "ANE001": stable, never reused
   std::string_view summary;  // the rule, one sentence
@@ -36,6 +45,7 @@ struct AneRule {
   AneStage stage;
   std::string_view fix;     // what the compiler or the user does about it
   std::string_view source;  // where the rule is known from
+  AneEvidence evidence = AneEvidence::seen;
 };
 
 std::span<const AneRule> ane_rules();
@@ -44,10 +54,12 @@ const AneRule& ane_rule(std::string_view id);
 
 std::string_view ane_failure_name(AneFailure f);
 std::string_view ane_stage_name(AneStage s);
+std::string_view ane_evidence_name(AneEvidence e);
 
-// Violations of these rules stop the compiler; the others (slow, drift) are warnings.
+// Violations of these rules stop the compiler; the others (slow, drift, and rules the record
+// does not settle) are warnings.
 constexpr bool ane_rule_is_error(const AneRule& r) {
-  return r.failure != AneFailure::slow && r.failure != AneFailure::drift;
+  return r.failure != AneFailure::slow && r.failure != AneFailure::drift && r.evidence == AneEvidence::seen;
 }
 
 // docs/ane/RULES.md: the catalogue as a Markdown page.

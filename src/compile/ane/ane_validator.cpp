@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "compile/ane/weight_slots.h"
 #include "compile/mil/mil_ops.h"
 #include "core/error.h"
 #include "core/half.h"
@@ -42,9 +43,8 @@ class Checker {
       case Op::constant: return check_const(n);
       case Op::gelu: return add("ANE002", n, "gelu has no ANE form");
       case Op::silu: return add("ANE003", n, "silu has no ANE form");
-      case Op::concat:
-        if (!t_.allow_concat) add("ANE004", n, "concat is not opted in");
-        return;
+      case Op::rsqrt: return add("ANE038", n, "rsqrt has no ANE form");
+      case Op::softmax: return check_softmax(n);
       case Op::conv: return check_conv(n);
       case Op::matmul: return check_matmul(n);
       case Op::cast:
@@ -91,6 +91,16 @@ class Checker {
       add("ANE013", n, "inner dimension " + std::to_string(k) + " is not a multiple of 32");
   }
 
+  void check_softmax(const Node& n) {
+    const Shape& x = n.type.shape;
+    if (x.empty()) return;
+    std::int64_t axis = n.attr_int("axis");
+    if (axis < 0) axis += static_cast<std::int64_t>(x.size());
+    if (axis < 0 || axis >= static_cast<std::int64_t>(x.size())) return;
+    const std::int64_t len = x[static_cast<std::size_t>(axis)];
+    if (len > 0 && (len & (len - 1)) != 0) add("ANE040", n, "softmax over " + std::to_string(len) + " values");
+  }
+
   void check_reduce(const Node& n) {
     const Shape& x = g_.node(n.inputs[0]).type.shape;
     std::int64_t len = 1;
@@ -110,12 +120,13 @@ class Checker {
     }
   }
 
-  // ANE008-ANE012 for one surface; returns its allocation size when its layout is right.
+  // ANE008, ANE009 and ANE011 for one surface; returns its tensor's bytes when its layout is
+  // right.
   std::optional<std::int64_t> check_surface(const Node& n, const char* role) {
     const ir::TensorType& t = n.type;
     const Shape& s = t.shape;
-    if (s.size() != 4 || s[0] != 1 || s[2] != 1) {
-      add("ANE008", n, std::string(role) + " of type " + t.str() + " is not [1, C, 1, S]");
+    if (s.size() != 4 || s[0] != 1) {
+      add("ANE008", n, std::string(role) + " of type " + t.str() + " is not [1, C, H, W]");
       return std::nullopt;
     }
     const bool fp32_ok = !t_.m1_m2 && t.dtype == DType::f32;
@@ -125,17 +136,14 @@ class Checker {
     if (s[3] * elem < kMinLastAxisBytes)
       add("ANE011", n, std::string(role) + " of type " + t.str() + " has " + std::to_string(s[3] * elem) +
                            " bytes on its last axis");
-    const std::int64_t bytes = t.numel() * elem;
-    if (bytes < kMinSurfaceBytes)
-      add("ANE012", n, std::string(role) + " of type " + t.str() + " is a surface of " + std::to_string(bytes) +
-                           " bytes");
-    return bytes;
+    return t.numel() * elem;
   }
 
-  // One allocation size per direction (ANE010) is the runtime's to keep: legalize_io records
-  // the largest surface of each direction in KernelIo, the runtime allocates every surface at
-  // that size, and ane-sim refuses unequal ones (status 0x1d). Tensors of different sizes are
-  // legal: each sits packed at the start of its surface (ANE028).
+  // One allocation size per direction (ANE010) and the minimum size of a surface (ANE012) are
+  // the runtime's to keep: legalize_io pads Orion's kernels so that the largest surface of each
+  // direction reaches the minimum and records it in KernelIo, the runtime allocates every
+  // surface at that size, and ane-sim checks the surfaces it is given. Tensors smaller than
+  // their surface are legal: each sits packed at its start (ANE028).
   void check_surfaces() {
     for (ir::ValueId id : g_.nodes_of(Op::input)) check_surface(g_.node(id), "input");
     for (ir::ValueId id : g_.outputs()) check_surface(g_.node(id), "output");
@@ -165,6 +173,7 @@ std::vector<AneViolation> check_kernel_graph(const ir::Graph& kernel, const AneT
   return Checker(kernel, target).run();
 }
 
+
 std::vector<AneViolation> check_mil_program(const MilAst& program, const AneTarget& target,
                                             std::string_view file) {
   std::vector<AneViolation> out;
@@ -182,11 +191,21 @@ std::vector<AneViolation> check_mil_program(const MilAst& program, const AneTarg
       add("ANE024", at(f.pos, f.name), "opset " + f.opset + " on an M1/M2 target");
     for (const MilOperation& op : f.ops) {
       if (op.op == "tile") add("ANE020", at(op.op_pos, op.op), "tile is emitted");
+      if (op.op == "concat") {
+        bool interleave = false;
+        for (const MilNamedArg& a : op.args) {
+          if (a.name == "interleave") interleave = true;
+          if ((a.name == "axis" || a.name == "interleave") && a.value.kind == MilValue::Kind::literal)
+            add("ANE004", at(a.pos, op.op), "concat's " + a.name + " is an inline literal");
+        }
+        if (!interleave) add("ANE004", at(op.op_pos, op.op), "concat has no interleave argument");
+      }
       if (op.op == "scaled_dot_product_attention")
         add("ANE021", at(op.op_pos, op.op), "scaled_dot_product_attention is emitted");
       if (op.op == "const") continue;
       for (const MilNamedArg& a : op.args) {
-        if (a.value.kind == MilValue::Kind::literal)
+        const bool concat_form = op.op == "concat" && (a.name == "axis" || a.name == "interleave");  // ANE004's
+        if (a.value.kind == MilValue::Kind::literal && !concat_form)
           add("ANE018", at(a.pos, op.op), "argument " + a.name + " is an inline literal");
         if (op.op == "conv" && a.name == "bias")
           add("ANE019", at(a.pos, op.op), "conv has a bias argument");
@@ -195,6 +214,11 @@ std::vector<AneViolation> check_mil_program(const MilAst& program, const AneTarg
     for (const auto& [name, pos] : f.outputs)
       for (const MilVar& in : f.inputs)
         if (in.name == name) add("ANE007", at(pos, name), "the input " + name + " is returned");
+    const WeightSlots slots = count_weight_slots(f);
+    if (target.m1_m2)
+      for (const auto& [path, tensors] : slots.tensors_per_file)
+        if (tensors > 1)
+          add("ANE039", at(f.pos, f.name), path + " holds " + std::to_string(tensors) + " weight tensors on an M1/M2 target");
   }
   return out;
 }

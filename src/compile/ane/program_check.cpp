@@ -46,6 +46,7 @@ ProgramVerdict check_program_folder(const std::string& folder, const AneTarget& 
   for (const MilFunction& fn : ast.functions) {
     if (fn.name != "main") continue;
     v.inputs = fn.inputs;
+    v.slots = count_weight_slots(fn);
     for (const MilVar& in : fn.inputs) written.emplace(ir_name(in.name), in.pos);
     for (const MilOperation& op : fn.ops) {
       ++v.ops;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compile/ane/ane_validator.h"
+#include "compile/ane/weight_slots.h"
 #include "compile/mil/mil_ast.h"
 
 namespace orion::compile {
@@ -20,6 +21,7 @@ struct ProgramVerdict {
   std::vector<ProgramFinding> findings;  // MIL-stage rules first, then graph-stage, in text order
   std::vector<MilVar> inputs, outputs;   // as the signature and the return name them
   std::vector<std::string> weight_files;  // each file a BLOBFILE names, once, relative to the folder
+  WeightSlots slots;                      // the per-program weight budget spent (ANE037)
   int ops = 0;
   // The MIL reader's error when the program has no IR form (an unknown op, an argument of the
   // wrong kind, a type that does not check, a weight file that cannot be read): the device's

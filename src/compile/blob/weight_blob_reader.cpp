@@ -64,6 +64,65 @@ WeightBlobReader WeightBlobReader::from_bytes(std::span<const std::byte> bytes, 
   return WeightBlobReader(std::move(name), view, std::move(buffer));
 }
 
+void WeightBlobReader::warn(std::uint64_t at, const std::string& what) const {
+  std::string w = Error::at_offset(name_, at, what).what();
+  if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(std::move(w));
+}
+
+BlobRecord WeightBlobReader::read_record(std::uint64_t pos, std::uint64_t known_size) const {
+  const std::uint64_t size = bytes_.size();
+  if (pos > size || size - pos < kBlobRecordSize)
+    fail_at(name_, pos, "truncated metadata record: " + num(pos > size ? 0 : size - pos) + " bytes left, a record has 64");
+  const auto sentinel = get_le<std::uint32_t>(bytes_, pos + kRecordSentinelAt);
+  if (sentinel != kBlobSentinel) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08X", sentinel);
+    fail_at(name_, pos, "metadata record has sentinel " + std::string(hex) + ", expected 0xDEADBEEF");
+  }
+  const auto code = get_le<std::uint32_t>(bytes_, pos + kRecordDTypeAt);
+  const std::optional<BlobDType> dtype = blob_dtype_from_code(code);
+  if (!dtype) fail_at(name_, pos + kRecordDTypeAt, "unknown blob data type code " + num(code) + " (known: 1 to 17)");
+  auto data_size = get_le<std::uint64_t>(bytes_, pos + kRecordSizeAt);
+  auto data_offset = get_le<std::uint64_t>(bytes_, pos + kRecordOffsetAt);
+  const auto unused = get_le<std::uint64_t>(bytes_, pos + kRecordUnusedBitsAt);
+  if (data_offset == 0) {
+    warn(pos + kRecordOffsetAt, "the record gives no data offset: its data is taken to follow it, at " +
+                                    num(pos + kBlobRecordSize) + " (files written so ran on the ANE)");
+    data_offset = pos + kBlobRecordSize;
+  } else if (data_offset != pos + kBlobRecordSize) {
+    warn(pos + kRecordOffsetAt, "data offset " + num(data_offset) + ", where writers put " + num(pos + kBlobRecordSize) +
+                                    " (the record's offset + 64); the record's value is used");
+  }
+  if (data_size == 0) {
+    if (known_size == 0) return BlobRecord{pos, *dtype, data_offset, 0, 0, {}};
+    warn(pos + kRecordSizeAt, "the record gives no size: the program's " + num(known_size) + " bytes are used");
+    data_size = known_size;
+  }
+  if (data_offset > size || data_size > size - data_offset)
+    fail_at(name_, pos + kRecordSizeAt, "blob of " + num(data_size) + " bytes at " + num(data_offset) +
+                                           " runs past the end of the file (" + num(size) + " bytes)");
+  const int bits = blob_dtype_bits(*dtype);
+  const std::string type(blob_dtype_name(*dtype));
+  if (is_sub_byte(*dtype)) {
+    if (unused > 7 || (data_size * 8 - unused) % static_cast<std::uint64_t>(bits) != 0)
+      fail_at(name_, pos + kRecordUnusedBitsAt, num(unused) + " unused bits do not leave whole " + type + " values in " +
+                                                    num(data_size) + " bytes");
+  } else {
+    if (unused != 0)
+      fail_at(name_, pos + kRecordUnusedBitsAt, num(unused) + " unused bits given for " + type + ", which is not a sub-byte type");
+    if (known_size == 0 && data_size % static_cast<std::uint64_t>(bits / 8) != 0)
+      fail_at(name_, pos + kRecordSizeAt, num(data_size) + " bytes are not a whole number of " + type + " values");
+  }
+  BlobRecord r;
+  r.record_offset = pos;
+  r.dtype = *dtype;
+  r.data_offset = data_offset;
+  r.size = data_size;
+  r.unused_bits = static_cast<std::uint32_t>(unused);
+  r.data = bytes_.subspan(static_cast<std::size_t>(data_offset), static_cast<std::size_t>(data_size));
+  return r;
+}
+
 void WeightBlobReader::walk() {
   const std::uint64_t size = bytes_.size();
   if (size < kBlobHeaderSize)
@@ -74,52 +133,20 @@ void WeightBlobReader::walk() {
   const auto count = get_le<std::uint32_t>(bytes_, kHeaderCountAt);
 
   std::uint64_t pos = kBlobHeaderSize;
+  bool stopped = false;
   while (pos < size) {
-    if (size - pos < kBlobRecordSize)
-      fail_at(name_, pos, "truncated metadata record: " + num(size - pos) + " bytes left, a record has 64");
-    const auto sentinel = get_le<std::uint32_t>(bytes_, pos + kRecordSentinelAt);
-    if (sentinel != kBlobSentinel) {
-      char hex[16];
-      std::snprintf(hex, sizeof hex, "0x%08X", sentinel);
-      fail_at(name_, pos, "metadata record has sentinel " + std::string(hex) + ", expected 0xDEADBEEF");
+    BlobRecord r = read_record(pos, 0);
+    if (r.size == 0) {  // no size: where the next record starts is the program's to say
+      stopped = true;
+      warn(pos + kRecordSizeAt, "the record gives no size: the blobs after it are found by the program's offsets");
+      break;
     }
-    const auto code = get_le<std::uint32_t>(bytes_, pos + kRecordDTypeAt);
-    const std::optional<BlobDType> dtype = blob_dtype_from_code(code);
-    if (!dtype) fail_at(name_, pos + kRecordDTypeAt, "unknown blob data type code " + num(code) + " (known: 1 to 17)");
-    const auto data_size = get_le<std::uint64_t>(bytes_, pos + kRecordSizeAt);
-    const auto data_offset = get_le<std::uint64_t>(bytes_, pos + kRecordOffsetAt);
-    const auto unused = get_le<std::uint64_t>(bytes_, pos + kRecordUnusedBitsAt);
-    if (data_offset != pos + kBlobRecordSize)
-      fail_at(name_, pos + kRecordOffsetAt, "data offset " + num(data_offset) + ", expected " +
-                                      num(pos + kBlobRecordSize) + " (the record's offset + 64)");
-    if (data_size == 0) fail_at(name_, pos + kRecordSizeAt, "zero-length blob");
-    if (data_size > size - data_offset)
-      fail_at(name_, pos + kRecordSizeAt, "blob of " + num(data_size) + " bytes at " + num(data_offset) +
-                                    " runs past the end of the file (" + num(size) + " bytes)");
-    const int bits = blob_dtype_bits(*dtype);
-    const std::string type(blob_dtype_name(*dtype));
-    if (is_sub_byte(*dtype)) {
-      if (unused > 7 || (data_size * 8 - unused) % static_cast<std::uint64_t>(bits) != 0)
-        fail_at(name_, pos + kRecordUnusedBitsAt, num(unused) + " unused bits do not leave whole " + type + " values in " +
-                                            num(data_size) + " bytes");
-    } else {
-      if (unused != 0)
-        fail_at(name_, pos + kRecordUnusedBitsAt, num(unused) + " unused bits given for " + type + ", which is not a sub-byte type");
-      if (data_size % static_cast<std::uint64_t>(bits / 8) != 0)
-        fail_at(name_, pos + kRecordSizeAt, num(data_size) + " bytes are not a whole number of " + type + " values");
-    }
-    BlobRecord r;
-    r.record_offset = pos;
-    r.dtype = *dtype;
-    r.data_offset = data_offset;
-    r.size = data_size;
-    r.unused_bits = static_cast<std::uint32_t>(unused);
-    r.data = bytes_.subspan(static_cast<std::size_t>(data_offset), static_cast<std::size_t>(data_size));
     records_.push_back(r);
-    pos = align_blob(data_offset + data_size);  // no overflow: data_offset + data_size <= size
+    pos = align_blob(r.data_offset + r.size);  // no overflow: data_offset + size <= file size
   }
-  if (records_.size() != count)
-    fail_at(name_, kHeaderCountAt, "the header counts " + num(count) + " blobs, the file holds " + num(records_.size()));
+  if (!stopped && records_.size() != count)
+    warn(kHeaderCountAt, "the header counts " + num(count) + " blobs, the file holds " + num(records_.size()) +
+                             " (files written so ran on the ANE)");
 }
 
 const BlobRecord& WeightBlobReader::at(std::uint64_t record_offset) const {
@@ -136,17 +163,33 @@ const BlobRecord& WeightBlobReader::at(std::uint64_t record_offset) const {
 }
 
 Tensor WeightBlobReader::tensor(std::uint64_t record_offset, DType dtype, const Shape& shape) const {
-  const BlobRecord& r = at(record_offset);
-  const std::optional<BlobDType> want = blob_type_of(dtype);
-  if (!want || *want != r.dtype)
-    throw Error::at_offset(name_, record_offset,
-                           "blob of type " + std::string(blob_dtype_name(r.dtype)) + " cannot be read as " +
-                               std::string(dtype_name(dtype)));
   const std::uint64_t numel = static_cast<std::uint64_t>(shape_numel(shape));
-  if (numel != r.size / dtype_size(dtype) || r.size % dtype_size(dtype) != 0)
+  const std::uint64_t want_bytes = numel * dtype_size(dtype);
+  const auto it = std::lower_bound(records_.begin(), records_.end(), record_offset,
+                                   [](const BlobRecord& r, std::uint64_t off) { return r.record_offset < off; });
+  BlobRecord r;
+  if (it != records_.end() && it->record_offset == record_offset) {
+    r = *it;
+  } else {
+    // Past a record without a size, or a file whose records do not follow each other: the
+    // record is read where the program says it is, as the hardware reads it.
+    const bool is_data = std::any_of(records_.begin(), records_.end(),
+                                     [&](const BlobRecord& x) { return x.data_offset == record_offset; });
+    if (is_data || record_offset < kBlobHeaderSize)
+      throw Error::at_offset(name_, record_offset,
+                             std::string("no blob record starts here") +
+                                 (is_data ? " (that is where a blob's data starts: BLOBFILE names its record, 64 bytes before)" : ""));
+    r = read_record(record_offset, want_bytes);
+  }
+  const std::optional<BlobDType> want = blob_type_of(dtype);
+  if (!want) throw Error::at_offset(name_, record_offset, "no blob type holds " + std::string(dtype_name(dtype)));
+  if (*want != r.dtype)
+    warn(record_offset + kRecordDTypeAt, "blob type code " + std::string(blob_dtype_name(r.dtype)) + " read as " +
+                                             std::string(dtype_name(dtype)) + ", the program's type (files written so ran on the ANE)");
+  if (r.size != want_bytes)
     throw Error::at_offset(name_, record_offset,
                            "blob of " + num(r.size) + " bytes does not hold " + std::string(dtype_name(dtype)) +
-                               shape_str(shape) + " (" + num(numel * dtype_size(dtype)) + " bytes)");
+                               shape_str(shape) + " (" + num(want_bytes) + " bytes)");
   auto buffer = Buffer::borrow(const_cast<std::byte*>(bytes_.data()), bytes_.size(), owner_);
   return Tensor::view_of(dtype, shape, std::move(buffer), static_cast<std::size_t>(r.data_offset));
 }

@@ -1,12 +1,15 @@
 #pragma once
 // Reads a weights/weight.bin file (blob storage version 2, docs/ane/FORMATS.md). The file is
-// untrusted: the constructor walks every blob and checks every field Apple's reader checks
-// (version 2, the sentinel, a known type code) and the ones a bad file could use to read out
-// of bounds (data offset = record + 64, sizes within the file, whole elements, unused bits,
-// the header's count against the records found). Reserved fields and gaps are ignored, as
-// Apple's reader ignores them (older writers left them uninitialised).
+// untrusted, and the reader accepts what the hardware was seen to accept: it checks what
+// coremltools' MILBlob reader checks (the format version, each record's sentinel) and what
+// keeps every read in bounds (a blob within the file, whole elements, unused bits), and it
+// tolerates, with a warning, the fields that files which ran on the ANE got wrong: a header
+// count that does not match the blobs, a record without a data offset (its data follows it)
+// or without a size (the program's type gives it), a type code other than the one the program
+// reads (the program's type is what is used). Reserved fields and gaps are ignored.
 //
-// Errors are orion::Error "FILE: at byte N: problem".
+// Errors are orion::Error "FILE: at byte N: problem"; warnings() lists the tolerated oddities
+// in the same form.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,8 +25,8 @@ namespace orion::compile {
 struct BlobRecord {
   std::uint64_t record_offset = 0;  // what BLOBFILE(offset = ...) names
   BlobDType dtype = BlobDType::fp16;
-  std::uint64_t data_offset = 0;    // record_offset + 64
-  std::uint64_t size = 0;           // bytes, > 0
+  std::uint64_t data_offset = 0;    // record_offset + 64 unless the record says otherwise
+  std::uint64_t size = 0;           // bytes; 0 when the record leaves it out (the reader's caller knows it)
   std::uint32_t unused_bits = 0;    // sub-byte types only
   std::span<const std::byte> data;  // into the reader's storage
 
@@ -40,23 +43,33 @@ class WeightBlobReader {
 
   const std::string& name() const { return name_; }
   std::uint32_t count() const { return static_cast<std::uint32_t>(records_.size()); }
+  // The blobs found walking the file from its header: all of them, unless a record without a
+  // size stops the walk (a program's BLOBFILE offsets still find the ones after it).
   const std::vector<BlobRecord>& records() const { return records_; }
+  // Tolerated oddities, "FILE: at byte N: ...", each once.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
   // The blob whose record starts at `record_offset`; throws orion::Error when none does.
   const BlobRecord& at(std::uint64_t record_offset) const;
   // The blob at `record_offset` as a tensor of `dtype` and `shape` sharing the reader's storage
-  // (it keeps it alive). f16 needs an fp16 blob, f32 fp32, bf16 bf16, i32 int32, i8 int8,
-  // u8 uint8; the blob's size must be the tensor's byte size. Throws orion::Error otherwise.
+  // (it keeps it alive). The record there must have the sentinel; its size, when it gives one,
+  // must be the tensor's byte size; its data must lie within the file. A type code that is not
+  // the dtype's (f16: fp16, f32: fp32, bf16, i32: int32, i8: int8, u8: uint8) is a warning.
   Tensor tensor(std::uint64_t record_offset, DType dtype, const Shape& shape) const;
 
  private:
   WeightBlobReader(std::string name, std::span<const std::byte> bytes, std::shared_ptr<const void> owner);
   void walk();
+  // The record at `pos`; `known_size` is the size to assume when the record has none (0:
+  // unknown, which stops a walk). Throws for a record a reader cannot use.
+  BlobRecord read_record(std::uint64_t pos, std::uint64_t known_size) const;
+  void warn(std::uint64_t at, const std::string& what) const;
 
   std::string name_;
   std::span<const std::byte> bytes_;
   std::shared_ptr<const void> owner_;  // keeps bytes_ alive (a MappedFile or a Buffer)
   std::vector<BlobRecord> records_;    // in file order, so sorted by record_offset
+  mutable std::vector<std::string> warnings_;
 };
 
 }  // namespace orion::compile

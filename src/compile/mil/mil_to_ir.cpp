@@ -1,5 +1,7 @@
 #include "compile/mil/mil_to_ir.h"
 
+#include <cstdio>
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -494,6 +496,9 @@ Graph Converter::run(const MilAst& ast) {
   } catch (const Error& e) {
     throw Error::in_file(file_, e.what());
   }
+  // Weight files the hardware reads though a field is odd: said once per file, not refused.
+  for (const auto& [rel, reader] : blobs_)
+    for (const std::string& w : reader.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   return std::move(graph_);
 }
 

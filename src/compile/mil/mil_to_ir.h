@@ -9,7 +9,8 @@
 //   only for attribute arguments (named consts) is folded into the IR attributes; any other
 //   const becomes an IR const node. Inline literal arguments are accepted for attributes too.
 // - BLOBFILE paths must start with "@model_path/", which stands for `model_folder`; any file
-//   under it may be named (no absolute paths, no ".."). Blobs are read by WeightBlobReader.
+//   under it may be named (no absolute paths, no ".."). Blobs are read by WeightBlobReader;
+//   the oddities it tolerates (as the hardware did) are printed to stderr as warnings.
 // - Every op states its output type; it must equal the type the IR infers.
 // - Multi-output ops (split) and ops without an IR form are errors.
 // The graph is verified (ir::verify). Errors throw orion::Error "FILE:LINE:COL: message";

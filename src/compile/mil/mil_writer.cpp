@@ -119,8 +119,14 @@ void Writer::emit_const_node(const Node& n, const std::string& var) {
   if (t.rank() == 0) {
     val = scalar(dt, element(t, 0));
   } else if (t.dtype() == DType::f16 && t.numel() > opt_.max_inline_elements) {
-    const std::uint64_t at = prog_.weights.add_fp16(t.span<const std::uint16_t>());
-    val = ty + "(BLOBFILE(path = " + string_lit(opt_.blob_path) + ", offset = " +
+    std::string path = opt_.blob_path;
+    WeightBlobWriter* blob = &prog_.weights;
+    if (opt_.one_file_per_tensor) {
+      path = "@model_path/weights/" + var + ".bin";
+      blob = &prog_.tensor_files.emplace_back(path, WeightBlobWriter{}).second;
+    }
+    const std::uint64_t at = blob->add_fp16(t.span<const std::uint16_t>());
+    val = ty + "(BLOBFILE(path = " + string_lit(path) + ", offset = " +
           scalar("uint64", std::to_string(at)) + "))";
   } else {
     val = ty + "([";
@@ -287,15 +293,17 @@ void write_model_folder(const MilProgram& program, const std::string& folder, co
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec) throw Error::in_file(folder, "cannot create the folder: " + ec.message());
-  if (program.weights.count() > 0) {
+  const auto write_blob = [&](const std::string& path, const WeightBlobWriter& w) {
     constexpr std::string_view kPrefix = "@model_path/";
-    if (options.blob_path.compare(0, kPrefix.size(), kPrefix) != 0)
-      throw Error("blob path '" + options.blob_path + "' does not start with @model_path/");
-    const fs::path blob = fs::path(folder) / options.blob_path.substr(kPrefix.size());
+    if (path.compare(0, kPrefix.size(), kPrefix) != 0)
+      throw Error("blob path '" + path + "' does not start with @model_path/");
+    const fs::path blob = fs::path(folder) / path.substr(kPrefix.size());
     fs::create_directories(blob.parent_path(), ec);
     if (ec) throw Error::in_file(blob.parent_path().string(), "cannot create the folder: " + ec.message());
-    program.weights.write(blob.string());
-  }
+    w.write(blob.string());
+  };
+  if (program.weights.count() > 0) write_blob(options.blob_path, program.weights);
+  for (const auto& [path, w] : program.tensor_files) write_blob(path, w);
   write_file_atomic((fs::path(folder) / "model.mil").string(), program.text);
 }
 

@@ -20,6 +20,8 @@
 // The same graph always gives the same bytes.
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "compile/mil/mil_syntax.h"
 #include "compile/blob/weight_blob_writer.h"
@@ -31,18 +33,23 @@ struct MilWriteOptions {
   MilDialect dialect = MilDialect::ios18;
   std::int64_t max_inline_elements = 16;
   std::string blob_path = "@model_path/weights/weight.bin";
+  // One weight file per tensor, weights/<value>.bin, as M1/M2 chips need (ANE039); else every
+  // tensor in the one file `blob_path` names.
+  bool one_file_per_tensor = false;
 };
 
 struct MilProgram {
   std::string text;
   WeightBlobWriter weights;  // to be written at the folder `blob_path` names
+  // With one_file_per_tensor: each tensor's file, by its BLOBFILE path (weights stays empty).
+  std::vector<std::pair<std::string, WeightBlobWriter>> tensor_files;
 };
 
 MilProgram write_mil(const ir::Graph& graph, const MilWriteOptions& options = {});
 
-// Writes `folder`/model.mil and, when the program has blobs, the weight file its BLOBFILE
-// paths name (options.blob_path with @model_path/ standing for `folder`), creating the
-// folders; each file is written atomically.
+// Writes `folder`/model.mil and, when the program has blobs, the weight files its BLOBFILE
+// paths name (@model_path/ standing for `folder`), creating the folders; each file is written
+// atomically.
 void write_model_folder(const MilProgram& program, const std::string& folder,
                         const MilWriteOptions& options = {});
 
