@@ -30,6 +30,7 @@ constexpr AttrSpec kScatterAddAttrs[] = {{"axis", K::integer}, {"size", K::integ
 constexpr AttrSpec kBroadcastAttrs[] = {{"shape", K::ints, true}};
 constexpr AttrSpec kCastAttrs[] = {{"dtype", K::dtype, true}};
 constexpr AttrSpec kClampAttrs[] = {{"min", K::real, true}, {"max", K::real, true}};
+constexpr AttrSpec kQuantizeAttrs[] = {{"dtype", K::dtype, true}};
 
 using C = OpClass;
 
@@ -98,6 +99,13 @@ constexpr std::array<OpInfo, kOpCount> kOps = {{
      rules::softmax_cross_entropy_grad,
      "(softmax(logits) - one_hot(targets)) * dloss per row: inputs logits [..., V], targets [...], dloss [...]",
      nullptr, "a gradient op: second derivatives are not needed"},
+    {Op::dequantize, "dequantize", C::other, 2, 3, {}, rules::dequantize,
+     "(data - zero_point) * scale: data i8/u8, scale float and zero_point (default 0) either scalars or of data's "
+     "rank with each dim dividing data's (one value per block); the output has scale's dtype",
+     nullptr, "integer data takes no gradient"},
+    {Op::quantize, "quantize", C::other, 2, 3, kQuantizeAttrs, rules::quantize,
+     "round_half_even(x / scale + zero_point) clamped to dtype (i8/u8); scale and zero_point as dequantize's",
+     nullptr, "its output is integer: no gradient"},
 }};
 
 constexpr bool table_in_enum_order() {

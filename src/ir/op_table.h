@@ -40,6 +40,8 @@ enum class Op : std::uint8_t {
   cast, clamp, where,
   // Training: the fused loss and its gradient.
   softmax_cross_entropy, softmax_cross_entropy_grad,
+  // Integer weights and activations: affine (de)quantization with blockwise scales.
+  dequantize, quantize,
   count_  // not an op: the number of ops
 };
 

@@ -337,6 +337,37 @@ TensorType clamp(std::span<const TensorType> in, const Node& n) {
   return in[0];
 }
 
+namespace {
+// A scale or zero point of (de)quantization: a scalar, or one value per block of `data`.
+void check_blockwise(const TensorType& data, const TensorType& t, std::string_view what) {
+  if (t.shape.empty() || t.numel() == 1) return;
+  if (t.shape.size() != data.shape.size())
+    throw Error(std::string(what) + " " + t.str() + " must be a scalar or have the rank of " + data.str());
+  for (std::size_t i = 0; i < t.shape.size(); ++i)
+    if (t.shape[i] <= 0 || data.shape[i] % t.shape[i] != 0)
+      throw Error(std::string(what) + " " + t.str() + ": dimension " + std::to_string(i) + " does not divide " +
+                  data.str() + "'s");
+}
+}  // namespace
+
+TensorType dequantize(std::span<const TensorType> in, const Node&) {
+  if (in[0].dtype != DType::i8 && in[0].dtype != DType::u8) throw Error("data must be i8 or u8, not " + in[0].str());
+  require_float(in[1], "scale");
+  check_blockwise(in[0], in[1], "scale");
+  if (in.size() > 2) check_blockwise(in[0], in[2], "zero_point");
+  return {in[1].dtype, in[0].shape};
+}
+
+TensorType quantize(std::span<const TensorType> in, const Node& n) {
+  require_float(in[0], "x");
+  require_float(in[1], "scale");
+  const DType to = n.attr<DType>("dtype");
+  if (to != DType::i8 && to != DType::u8) throw Error("dtype must be i8 or u8, not " + std::string(dtype_name(to)));
+  check_blockwise(in[0], in[1], "scale");
+  if (in.size() > 2) check_blockwise(in[0], in[2], "zero_point");
+  return {to, in[0].shape};
+}
+
 TensorType where(std::span<const TensorType> in, const Node&) {
   if (in[0].dtype != DType::boolean) throw Error("cond must be bool, not " + in[0].str());
   require_same_dtype(in[1], in[2]);

@@ -33,6 +33,8 @@ TensorType softmax_cross_entropy_grad(std::span<const TensorType> in, const Node
 TensorType cast(std::span<const TensorType> in, const Node& n);
 TensorType clamp(std::span<const TensorType> in, const Node& n);
 TensorType where(std::span<const TensorType> in, const Node& n);
+TensorType dequantize(std::span<const TensorType> in, const Node& n);
+TensorType quantize(std::span<const TensorType> in, const Node& n);
 }  // namespace rules
 
 // The resolved target shape of a reshape node (its -1 filled in).

@@ -46,7 +46,7 @@ TEST(MilRoundTrip, EveryMappedOpInBothDialects) {
       ++graphs;
     }
   }
-  EXPECT_EQ(graphs, 2 * 26);
+  EXPECT_EQ(graphs, 2 * 28);
 }
 
 TEST(MilRoundTrip, ParsedGraphKeepsOpsAndAttributes) {

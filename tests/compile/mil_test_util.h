@@ -60,6 +60,27 @@ inline std::optional<ir::Graph> ane_graph_using(Op op) {
       b.output(b.name(b.matmul(k, q, true, false), "gram"));
       return b.finish();
     }
+    case Op::dequantize: {
+      // int8 weights with per-row scales into a conv, as constexpr_blockwise_shift_scale.
+      const Value x = b.input("x", h, {1, 8, 1, 32});
+      Tensor q(DType::i8, {12, 8, 1, 1});
+      for (std::int64_t i = 0; i < q.numel(); ++i) q.data<std::int8_t>()[i] = static_cast<std::int8_t>((i * 37) % 255 - 127);
+      const Value wq = b.name(b.constant(q), "wq");
+      const Value sc = b.name(b.constant(random_f16(rng, {12, 1, 1, 1}, 0.001f, 0.01f)), "sc");
+      b.output(b.name(b.conv(x, b.name(b.op(Op::dequantize, {wq, sc}), "w")), "y"));
+      return b.finish();
+    }
+    case Op::quantize: {
+      // W8A8: an activation quantized and dequantized with a scalar scale and zero point.
+      const Value x = b.input("x", h, {1, 4, 1, 32});
+      const Value sc = b.name(b.constant(Tensor::scalar(0.03125f).to(h)), "sc");
+      Tensor zero(DType::i8, {});
+      zero.data<std::int8_t>()[0] = 3;
+      const Value zp = b.name(b.constant(zero), "zp");
+      const Value q = b.name(b.op(Op::quantize, {x, sc, zp}, {{"dtype", DType::i8}}), "q");
+      b.output(b.name(b.op(Op::dequantize, {q, sc, zp}), "y"));
+      return b.finish();
+    }
     case Op::conv: {
       const Value x = b.input("x", h, {1, 8, 1, 32});
       const Value w = b.name(b.constant(random_f16(rng, {12, 8, 1, 1}, -1, 1)), "w");

@@ -171,3 +171,93 @@ TEST(Conformance, InlineConcatIsStillRefused) {
 
 }  // namespace
 }  // namespace orion::device
+
+namespace orion::device {
+namespace {
+
+// A blob file of int8 data and fp16 scales as one int8 benchmark wrote it: the int8 record
+// carries type code 1 (fp16's), and the header counts 1 blob of 2.
+std::vector<std::byte> int8_blob_file(const std::vector<std::int8_t>& q, const std::vector<float>& scales,
+                                      std::uint64_t* scale_at) {
+  std::vector<std::byte> b(64);
+  put_le(b, 0, 1, 4);
+  put_le(b, 4, 2, 4);
+  const auto record = [&](std::uint32_t code, std::size_t bytes) {
+    const std::size_t rec = b.size();
+    b.resize(rec + 64 + (bytes + 63) / 64 * 64);
+    put_le(b, rec, 0xDEADBEEF, 4);
+    put_le(b, rec + 4, code, 4);
+    put_le(b, rec + 8, bytes, 8);
+    put_le(b, rec + 16, rec + 64, 8);
+    return rec;
+  };
+  const std::size_t qr = record(1, q.size());
+  std::memcpy(b.data() + qr + 64, q.data(), q.size());
+  const std::size_t sr = record(1, scales.size() * 2);
+  for (std::size_t i = 0; i < scales.size(); ++i) put_le(b, sr + 64 + 2 * i, float_to_half(scales[i]), 2);
+  *scale_at = sr;
+  return b;
+}
+
+// int8 weights dequantized in the program: constexpr_blockwise_shift_scale of an int8 blob and
+// per-row fp16 scales feeding a conv, and constexpr_affine_dequantize with inline attribute
+// literals, both against naive loops.
+TEST(Conformance, Int8WeightsDequantizedInTheProgram) {
+  TempDir dir;
+  constexpr std::size_t C = 64, O = 64, S = 384;  // 64 * 384 * 2 = 49,152 bytes
+  std::vector<std::int8_t> q(O * C);
+  std::vector<float> scales(O);
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = static_cast<std::int8_t>(static_cast<int>((i * 37) % 255) - 127);
+  for (std::size_t o = 0; o < O; ++o) scales[o] = static_cast<float>(o + 1) / 4096.0f;
+  std::uint64_t scale_at = 0;
+  const std::vector<std::byte> blob = int8_blob_file(q, scales, &scale_at);
+  std::filesystem::create_directories(dir.path() + "/weights");
+  write_bytes(dir.path() + "/weights/weight.bin", std::string(reinterpret_cast<const char*>(blob.data()), blob.size()));
+  const std::string conv_tail =
+      "        tensor<int32, [2]> st = const()[name = string(\"st\"), val = tensor<int32, [2]>([1, 1])];\n"
+      "        tensor<int32, [2]> di = const()[name = string(\"di\"), val = tensor<int32, [2]>([1, 1])];\n"
+      "        tensor<int32, [4]> pd = const()[name = string(\"pd\"), val = tensor<int32, [4]>([0, 0, 0, 0])];\n"
+      "        string pt = const()[name = string(\"pt\"), val = string(\"valid\")];\n"
+      "        int32 gr = const()[name = string(\"gr\"), val = int32(1)];\n"
+      "        tensor<fp16, [1, 64, 1, 384]> y = conv(dilations = di, groups = gr, pad = pd, pad_type = pt, strides = st, weight = w, x = x)[name = string(\"y\")];\n";
+  const std::string data = "tensor<int8, [64, 64, 1, 1]>(BLOBFILE(path = string(\"@model_path/weights/weight.bin\"), offset = uint64(64)))";
+  const std::string blockwise =
+      "        tensor<int8, [64, 64, 1, 1]> wq = const()[name = string(\"wq\"), val = " + data + "];\n"
+      "        tensor<fp16, [64, 1, 1, 1]> sc = const()[name = string(\"sc\"), val = tensor<fp16, [64, 1, 1, 1]>(BLOBFILE(path = string(\"@model_path/weights/weight.bin\"), offset = uint64(" +
+      std::to_string(scale_at) + ")))];\n"
+      "        tensor<fp16, [64, 64, 1, 1]> w = constexpr_blockwise_shift_scale(data = wq, scale = sc)[name = string(\"w\")];\n";
+  // One scale for all: the attribute-block form with inline literals.
+  const std::string affine = "        tensor<fp16, [64, 64, 1, 1]> w = constexpr_affine_dequantize()[axis = int32(0), name = string(\"w\"), "
+                             "quantized_data = " + data + ", scale = fp16(0x1p-8), zero_point = int8(3)];\n";
+  std::vector<float> x(C * S);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = value_at(i, 4);
+  for (const bool per_row : {true, false}) {
+    write_bytes(dir.path() + "/model.mil", conformance_program("tensor<fp16, [1, 64, 1, 384]> x", (per_row ? blockwise : affine) + conv_tail, "y"));
+    for (const bool faithful : {false, true}) {
+      AneSimOptions o;
+      o.faithful = faithful;
+      AneSim sim(o);
+      const AneProgramId id = sim.compile(dir.path());
+      sim.load(id);
+      const AneSurface sx = packed(x, 49152);
+      AneSurface y(49152);
+      sim.evaluate(id, {&sx}, {&y});
+      const std::vector<float> got = unpacked(y, O * S);
+      double worst = 0;
+      for (std::size_t oc = 0; oc < O; ++oc) {
+        const float scale = per_row ? half_to_float(float_to_half(scales[oc])) : 1.0f / 256.0f;
+        const float zero = per_row ? 0.0f : 3.0f;
+        for (std::size_t s = 0; s < S; ++s) {
+          double want = 0;
+          for (std::size_t c = 0; c < C; ++c)
+            want += static_cast<double>(half_to_float(float_to_half((q[oc * C + c] - zero) * scale))) * x[c * S + s];
+          worst = std::max(worst, std::abs(want - got[oc * S + s]) / (1.0 + std::abs(want)));
+        }
+      }
+      EXPECT_LT(worst, 2e-3) << (per_row ? "blockwise" : "affine") << (faithful ? ", faithful" : "");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace orion::device

@@ -72,9 +72,18 @@ class Checker {
       add("ANE016", n, std::to_string(bad) + " value(s) are infinite or beyond fp16's 65504");
   }
 
+  // A compile-time const: a const, or the dequantization of consts (constexpr_* in MIL).
+  bool is_compile_time_const(const Node& w) const {
+    if (w.op == Op::constant) return true;
+    if (w.op != Op::dequantize) return false;
+    for (ir::ValueId in : w.inputs)
+      if (g_.node(in).op != Op::constant) return false;
+    return true;
+  }
+
   void check_conv(const Node& n) {
     const Node& w = g_.node(n.inputs[1]);
-    if (w.op != Op::constant) {
+    if (!is_compile_time_const(w)) {
       add("ANE005", n, "its weight " + ir::describe(w) + " is not a const");
       if (n.attr_int("groups") > 1)
         add("ANE006", n, "groups = " + std::to_string(n.attr_int("groups")) + " with a runtime weight");

@@ -52,6 +52,11 @@ constexpr MilArg kClip[] = {
     {"beta", E::real, 0, "max"},
     {"x", E::input, 0},
 };
+// constexpr_blockwise_shift_scale, the form hardware-run int8 programs wrote: named consts for
+// data (int8) and scale (fp16), the optional offset (a zero point) likewise.
+constexpr MilArg kBlockwiseShiftScale[] = {{"data", E::input, 0}, {"offset", E::input, 2}, {"scale", E::input, 1}};
+constexpr MilArg kQuantize[] = {
+    {"input", E::input, 0}, {"output_dtype", E::dtype_name, 0, "dtype"}, {"scale", E::input, 1}, {"zero_point", E::input, 2}};
 constexpr MilArg kSelect[] = {{"a", E::input, 1}, {"b", E::input, 2}, {"cond", E::input, 0}};
 
 constexpr std::array<MilOpInfo, ir::kOpCount> kMilOps = {{
@@ -93,6 +98,8 @@ constexpr std::array<MilOpInfo, ir::kOpCount> kMilOps = {{
     {Op::where, "select", kSelect},
     {Op::softmax_cross_entropy, {}, {}},  // the loss over the vocabulary runs on the host
     {Op::softmax_cross_entropy_grad, {}, {}},
+    {Op::dequantize, "constexpr_blockwise_shift_scale", kBlockwiseShiftScale},  // of consts: mil_to_ir reads the other forms
+    {Op::quantize, "quantize", kQuantize},  // W8A8 activations
 }};
 
 // Completeness: one entry per IR op, in the op enum's order, arguments alphabetical (so the
@@ -110,6 +117,12 @@ constexpr bool table_in_order_and_sorted() {
 static_assert(table_in_order_and_sorted(), "kMilOps must follow enum ir::Op, arguments alphabetical");
 
 }  // namespace
+
+const MilOpInfo& mil_runtime_dequantize() {
+  static constexpr MilArg kArgs[] = {{"input", E::input, 0}, {"scale", E::input, 1}, {"zero_point", E::input, 2}};
+  static constexpr MilOpInfo kInfo{Op::dequantize, "dequantize", kArgs};
+  return kInfo;
+}
 
 const MilOpInfo& mil_op_info(ir::Op op) {
   const auto i = static_cast<std::size_t>(op);

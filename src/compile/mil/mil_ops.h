@@ -46,6 +46,9 @@ struct MilOpInfo {
 };
 
 const MilOpInfo& mil_op_info(ir::Op op);
+// dequantize of a value computed at run time (W8A8 activations): MIL's `dequantize`, where the
+// table's form, constexpr_blockwise_shift_scale, is for consts only.
+const MilOpInfo& mil_runtime_dequantize();
 // The IR op a MIL op name maps to (the writer's inverse); nullopt for an unmapped name.
 std::optional<ir::Op> ir_op_from_mil(std::string_view mil_name);
 // The whole table, in the IR op order.

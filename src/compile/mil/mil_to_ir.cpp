@@ -80,6 +80,9 @@ class Converter {
   void define(const std::string& name, MilPos at, Defined d);
   void add_const(const MilOperation& op, bool node);
   void add_op(const MilOperation& op);
+  void add_quantization_op(const MilOperation& op);
+  void add_node(Node n, std::vector<std::pair<std::string, ir::AttrValue>> attrs, const MilOperation& op);
+  ValueId const_node(Tensor t, const std::string& name);
 
   // Attribute literals.
   std::vector<std::int64_t> ints_of(const MilLiteral& lit, const std::string& what) const;
@@ -283,7 +286,119 @@ void Converter::add_const(const MilOperation& op, bool node) {
   define(out.name, out.pos, d);
 }
 
+// The int8 ops of coremltools' MIL, as the IR's dequantize and quantize (one scale per block):
+//   constexpr_blockwise_shift_scale(data, scale[, offset])    iOS18; offset is a zero point
+//   constexpr_affine_dequantize(quantized_data, zero_point, scale, axis)  iOS16; arguments may be
+//       given in the attribute block, with inline literals, as programs that ran wrote them
+//   dequantize(input, scale[, zero_point][, axis])   quantize(input, scale[, zero_point][, axis],
+//       output_dtype)                                   iOS17 activations (W8A8)
+// A scale or zero point of one value per channel along `axis` becomes the IR's blockwise form
+// (the data's rank, 1 on every other axis).
+bool is_quantization_op(std::string_view op) {
+  return op == "constexpr_blockwise_shift_scale" || op == "constexpr_affine_dequantize" || op == "dequantize" ||
+         op == "quantize";
+}
+
+ValueId Converter::const_node(Tensor t, const std::string& name) {
+  Node n;
+  n.op = Op::constant;
+  n.name = name;
+  for (int i = 1; graph_.find(n.name); ++i) n.name = name + "_" + std::to_string(i);
+  n.type = {t.dtype(), t.shape()};
+  n.attrs = ir::make_attrs(Op::constant, {{"value", std::move(t)}});
+  return graph_.add(std::move(n));
+}
+
+void Converter::add_quantization_op(const MilOperation& op) {
+  const MilVar& out = op.outputs[0];
+  const std::string who = op.op + " " + out.name;
+  const bool constexpr_op = op.op.rfind("constexpr_", 0) == 0;
+  // Arguments by name, from the argument list or the attribute block.
+  std::map<std::string, std::pair<const MilValue*, const MilLiteral*>> given;
+  for (const MilNamedArg& a : op.args) given[a.name] = {&a.value, nullptr};
+  for (const MilNamedLiteral& a : op.attrs)
+    if (a.name != "name") given[a.name] = {nullptr, &a.value};
+  const auto find = [&](std::initializer_list<const char*> names) -> std::optional<std::pair<const MilValue*, const MilLiteral*>> {
+    for (const char* n : names)
+      if (const auto it = given.find(n); it != given.end()) return it->second;
+    return std::nullopt;
+  };
+  const auto tensor_arg = [&](const std::pair<const MilValue*, const MilLiteral*>& a, const std::string& what) -> Tensor {
+    if (a.second) return tensor_of(*a.second, what);
+    if (a.first->kind == MilValue::Kind::literal) return tensor_of(a.first->literal, what);
+    if (a.first->kind != MilValue::Kind::name) fail(a.first->pos, what + " must be a const or a literal");
+    const Defined& d = lookup(a.first->name, a.first->pos);
+    if (d.kind != Defined::Kind::constant) fail(a.first->pos, what + " must be a const, and '" + a.first->name + "' is not one");
+    return tensor_of(const_val(*d.op), what);
+  };
+  const char* data_names[] = {"data", "quantized_data", "input"};
+  const auto data_arg = find({data_names[0], data_names[1], data_names[2]});
+  const auto scale_arg = find({"scale"});
+  if (!data_arg || !scale_arg) fail(op.op_pos, who + ": needs its data and scale arguments");
+  // A value given by name is used as it is (a const's node keeps its name); a literal becomes a
+  // const of its own.
+  const auto named = [&](const std::pair<const MilValue*, const MilLiteral*>& a) -> ValueId {
+    if (a.second || a.first->kind != MilValue::Kind::name) return -1;
+    return lookup(a.first->name, a.first->pos).id;
+  };
+  ValueId data = named(*data_arg);
+  if (data < 0) data = const_node(tensor_arg(*data_arg, "the data of " + who), out.name + "_data");
+  if (constexpr_op && graph_.node(data).op != Op::constant) fail(op.op_pos, who + ": its data must be a const");
+  const Shape data_shape = graph_.node(data).type.shape;
+  std::optional<std::int64_t> axis;
+  if (const auto a = find({"axis"})) {
+    const MilLiteral* lit = a->second;
+    if (!lit && a->first->kind == MilValue::Kind::literal) lit = &a->first->literal;
+    if (!lit && a->first->kind == MilValue::Kind::name) lit = &const_val(*lookup(a->first->name, a->first->pos).op);
+    if (!lit) fail(op.op_pos, who + ": axis must be a const");
+    axis = int_of(*lit, "axis of " + who);
+    if (*axis < 0) *axis += static_cast<std::int64_t>(data_shape.size());
+    if (*axis < 0 || *axis >= static_cast<std::int64_t>(data_shape.size())) fail(op.op_pos, who + ": axis is outside the data's rank");
+  }
+  // A per-channel vector along `axis` in the IR's blockwise form.
+  const auto blockwise = [&](Tensor t) {
+    if (t.rank() == 1 && t.numel() > 1 && data_shape.size() > 1) {
+      if (!axis) fail(op.op_pos, who + ": a scale of one value per channel needs an axis");
+      Shape s(data_shape.size(), 1);
+      s[static_cast<std::size_t>(*axis)] = t.numel();
+      return t.contiguous().reshape(s);
+    }
+    return t;
+  };
+  // Scale and zero point: the named const as it is when already blockwise, else reshaped.
+  const auto operand = [&](const std::pair<const MilValue*, const MilLiteral*>& a, const std::string& what,
+                           const std::string& suffix) {
+    Tensor t = tensor_arg(a, what + " of " + who);
+    const ValueId id = named(a);
+    if (id >= 0 && blockwise(t).shape() == t.shape()) return id;
+    return const_node(blockwise(std::move(t)), out.name + suffix);
+  };
+  std::vector<ValueId> inputs{data, operand(*scale_arg, "the scale", "_scale")};
+  if (const auto z = find({"offset", "zero_point"})) inputs.push_back(operand(*z, "the zero point", "_zero_point"));
+
+  Node n;
+  n.name = ir_name(out.name, out.pos);
+  n.inputs = inputs;
+  std::vector<std::pair<std::string, ir::AttrValue>> attrs;
+  if (op.op == "quantize") {
+    n.op = Op::quantize;
+    const auto dt = find({"output_dtype"});
+    if (!dt) fail(op.op_pos, who + ": needs output_dtype (\"int8\" or \"uint8\")");
+    const MilLiteral* lit = dt->second ? dt->second
+                            : dt->first->kind == MilValue::Kind::literal ? &dt->first->literal
+                                                                         : &const_val(*lookup(dt->first->name, dt->first->pos).op);
+    const std::string s = string_of(*lit, "output_dtype of " + who);
+    const auto d = ir_dtype_from_mil(s);
+    if (!d) fail(lit->pos, who + ": output_dtype '" + s + "' is not int8 or uint8");
+    attrs.emplace_back("dtype", *d);
+  } else {
+    n.op = Op::dequantize;
+  }
+  add_node(std::move(n), std::move(attrs), op);
+}
+
 void Converter::add_op(const MilOperation& op) {
+  if (is_quantization_op(op.op)) return add_quantization_op(op);
   const std::optional<Op> irop = ir_op_from_mil(op.op);
   if (!irop) fail(op.op_pos, "MIL op '" + op.op + "' has no IR form");
   const MilOpInfo& m = mil_op_info(*irop);
@@ -428,8 +543,15 @@ void Converter::add_op(const MilOperation& op) {
     attrs.emplace_back("pads", std::move(pads));
   }
 
+  add_node(std::move(n), std::move(attrs), op);
+}
+
+// The node of `op` with its inputs set: attributes made, arity and type checked against the
+// op's declared output type, added and named.
+void Converter::add_node(Node n, std::vector<std::pair<std::string, ir::AttrValue>> attrs, const MilOperation& op) {
+  const MilVar& out = op.outputs[0];
   try {
-    n.attrs = ir::make_attrs(*irop, std::move(attrs));
+    n.attrs = ir::make_attrs(n.op, std::move(attrs));
     const ir::OpInfo& info = n.info();
     const int arity = static_cast<int>(n.inputs.size());
     if (arity < info.min_inputs || (info.max_inputs >= 0 && arity > info.max_inputs))
@@ -438,7 +560,7 @@ void Converter::add_op(const MilOperation& op) {
   } catch (const Error& e) {
     fail(op.op_pos, ir::describe(n) + ": " + e.what());
   }
-  const ir::TensorType declared = ir_type(out.type, who);
+  const ir::TensorType declared = ir_type(out.type, op.op + " " + out.name);
   if (declared != n.type)
     fail(out.type.pos, ir::describe(n) + ": declared type " + declared.str() + " but the inputs give " + n.type.str());
   const ValueId id = graph_.add(std::move(n));
@@ -458,6 +580,11 @@ Graph Converter::run(const MilAst& ast) {
     if (op.outputs.size() != 1)
       fail(op.outputs[1].pos, "multi-output op '" + op.op + "' has no IR form (IR nodes have one output)");
     if (op.op == "const") continue;
+    if (is_quantization_op(op.op)) {
+      for (const MilNamedArg& a : op.args)
+        if (a.value.kind == MilValue::Kind::name) value_use[a.value.name] |= a.name != "axis" && a.name != "output_dtype";
+      continue;
+    }
     const std::optional<Op> irop = ir_op_from_mil(op.op);
     if (!irop) fail(op.op_pos, "MIL op '" + op.op + "' has no IR form");
     for (const MilNamedArg& a : op.args) {

@@ -118,14 +118,19 @@ void Writer::emit_const_node(const Node& n, const std::string& var) {
   std::string val;
   if (t.rank() == 0) {
     val = scalar(dt, element(t, 0));
-  } else if (t.dtype() == DType::f16 && t.numel() > opt_.max_inline_elements) {
+  } else if ((t.dtype() == DType::f16 || t.dtype() == DType::i8 || t.dtype() == DType::u8) &&
+             t.numel() > opt_.max_inline_elements) {
     std::string path = opt_.blob_path;
     WeightBlobWriter* blob = &prog_.weights;
     if (opt_.one_file_per_tensor) {
       path = "@model_path/weights/" + var + ".bin";
       blob = &prog_.tensor_files.emplace_back(path, WeightBlobWriter{}).second;
     }
-    const std::uint64_t at = blob->add_fp16(t.span<const std::uint16_t>());
+    const std::uint64_t at =
+        t.dtype() == DType::f16
+            ? blob->add_fp16(t.span<const std::uint16_t>())
+            : blob->add(t.dtype() == DType::i8 ? BlobDType::int8 : BlobDType::uint8,
+                        std::span<const std::byte>(static_cast<const std::byte*>(t.raw()), t.nbytes()));
     val = ty + "(BLOBFILE(path = " + string_lit(path) + ", offset = " +
           scalar("uint64", std::to_string(at)) + "))";
   } else {
@@ -200,9 +205,13 @@ std::string Writer::arg_const(const Node& n, const std::string& var, const MilAr
 }
 
 void Writer::emit_op(const Node& n, const std::string& var) {
-  const MilOpInfo& m = mil_op_info(n.op);
+  const bool runtime_dequantize =
+      n.op == ir::Op::dequantize && g_.node(n.inputs[0]).op != ir::Op::constant;
+  const MilOpInfo& m = runtime_dequantize ? mil_runtime_dequantize() : mil_op_info(n.op);
   std::string args;
   for (const MilArg& arg : m.args) {
+    // An optional input the node does not have (dequantize's zero point) is left out.
+    if (arg.enc == MilEnc::input && static_cast<std::size_t>(arg.input) >= n.inputs.size()) continue;
     if (!args.empty()) args += ", ";
     args += arg.name;
     args += " = ";

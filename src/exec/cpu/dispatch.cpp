@@ -44,6 +44,8 @@ constexpr KernelTable make_table() {
   set(Op::where, kernels::where);
   set(Op::softmax_cross_entropy, kernels::softmax_cross_entropy);
   set(Op::softmax_cross_entropy_grad, kernels::softmax_cross_entropy_grad);
+  set(Op::dequantize, kernels::dequantize);
+  set(Op::quantize, kernels::quantize);
   return t;
 }
 

@@ -37,6 +37,8 @@ void conv(const KernelArgs& a);
 void binary(const KernelArgs& a);     // add sub mul div pow
 void unary(const KernelArgs& a);      // neg exp log sqrt rsqrt tanh sigmoid relu gelu silu
 void softmax(const KernelArgs& a);
+void dequantize(const KernelArgs& a);  // kernels/quantize.cpp
+void quantize(const KernelArgs& a);
 void layer_norm(const KernelArgs& a);
 void rms_norm(const KernelArgs& a);
 void reduce(const KernelArgs& a);     // reduce_sum reduce_mean reduce_max
