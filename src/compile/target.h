@@ -17,6 +17,9 @@ struct AneTarget {
   // BLOBFILE weight tensors per program (ANE037): 16 compiled on an M4 and 17 did not; one
   // slot more goes to elementwise ops on inline scalars. No report gives M1/M2 another count.
   std::int64_t max_weight_tensors = 16;
+  // Baked weights as int8 dequantized in the kernel (compile/passes/quantize_weights.h): -1
+  // off (fp16); 0 one scale per output channel; N > 0 one per N input channels.
+  std::int64_t int8_block = -1;
 };
 
 // Constants of ANE012, ANE011 and ANE017, shared with the passes that satisfy them.

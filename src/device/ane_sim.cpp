@@ -76,6 +76,29 @@ void zero_node(ir::Graph& g, ir::ValueId id) {
   n.attrs = {Tensor(n.type.dtype, n.type.shape)};
 }
 
+// The dequantization of consts (constexpr_* weights) computed once, at compile, into fp16 consts:
+// the same values every evaluation would compute (the executor's f16 numerics), without
+// dequantizing the weights again for every token.
+void fold_constant_dequantize(ir::Graph& g) {
+  for (ir::ValueId id = 0; id < g.size(); ++id) {
+    ir::Node& n = g.node(id);
+    if (n.op != ir::Op::dequantize) continue;
+    bool consts = true;
+    for (ir::ValueId in : n.inputs) consts = consts && g.node(in).op == ir::Op::constant;
+    if (!consts) continue;
+    ir::Graph one("dequantize");
+    std::vector<ir::ValueId> ins;
+    for (ir::ValueId in : n.inputs) ins.push_back(one.add(g.node(in)));
+    ir::Node copy = n;
+    copy.inputs = ins;
+    one.outputs().push_back(one.add(std::move(copy)));
+    Tensor value = exec::CpuExecutor(std::move(one), exec::CpuOptions{exec::Numerics::f16, 1}).run({})[0].to(n.type.dtype);
+    n.op = ir::Op::constant;
+    n.inputs.clear();
+    n.attrs = {std::move(value)};
+  }
+}
+
 // Copies `rows` rows of `bytes` bytes each, rows `from_pitch` and `to_pitch` bytes apart.
 void copy_rows(const std::byte* from, std::size_t from_pitch, std::byte* to, std::size_t to_pitch, std::size_t rows,
                std::size_t bytes) {
@@ -218,6 +241,7 @@ void AneSim::bake(Program& p) {
     n.attrs[0] = std::get<Tensor>(n.attrs[0]).clone();
   }
 
+  fold_constant_dequantize(graph);
   auto violations = compile::check_kernel_graph(graph, options_.target);
   if (!faithful) compile::refuse_errors(violations, p.folder);
   for (const auto& v : violations) {

@@ -18,6 +18,13 @@ compile::PackageReport compile_model_package(const model::CausalLm& m, const std
   po.target.m1_m2 = o.m1_m2;
   po.target.allow_concat = o.allow_concat;
   po.target.on_chip_bytes = static_cast<std::int64_t>(o.on_chip_mb * 1e6);
+  if (o.weights == "int8") {
+    if (o.dialect != "ios18")
+      throw Error("compile: --weights int8 writes constexpr_blockwise_shift_scale, an ios18 op: it needs --dialect ios18");
+    po.target.int8_block = o.int8_block;
+  } else if (o.weights != "fp16") {
+    throw Error("compile: --weights " + o.weights + ": expected fp16 or int8");
+  }
   po.dialect = o.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
   po.replace = replace;
   if (progress) po.progress = [](std::string_view line) { std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data()); };
@@ -40,7 +47,8 @@ std::string package_key(const model::CausalLm& m, const AnePackageOptions& o) {
     h.update(std::span(c.raw(), c.nbytes()));
   }
   h.update("seq " + std::to_string(o.seq) + " context " + std::to_string(o.context) + (o.host_attention ? " host-attention " : " ") + o.dialect +
-           (o.m1_m2 ? " m1" : "") + (o.allow_concat ? " concat" : "") + " chip " + std::to_string(o.on_chip_mb));
+           (o.m1_m2 ? " m1" : "") + (o.allow_concat ? " concat" : "") + " chip " + std::to_string(o.on_chip_mb) +
+           (o.weights == "int8" ? " int8 block " + std::to_string(o.int8_block) : ""));
   if (o.lora) {
     h.update("lora rank " + std::to_string(o.lora->rank));
     for (const std::string& t : o.lora->targets) h.update(" " + t);

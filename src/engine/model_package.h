@@ -20,6 +20,10 @@ struct AnePackageOptions {
   bool m1_m2 = false;
   bool allow_concat = false;
   double on_chip_mb = 32.0;
+  // "fp16", or "int8": baked weights as int8 with fp16 scales, one per output channel
+  // (int8_block 0) or per int8_block input channels.
+  std::string weights = "fp16";
+  std::int64_t int8_block = 0;
   // Kernels for LoRA adapters of this rank and these targets: the base weights baked, the
   // adapters' matrices kernel inputs (model::lora_runtime_weights; alpha is in them).
   std::optional<model::LoraConfig> lora;

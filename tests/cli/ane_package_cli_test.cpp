@@ -140,6 +140,30 @@ TEST_P(AnePackageArchCli, PerplexityOnAneSimIsWithinOnePercentOfTheCpuInEveryMod
   EXPECT_NE(orion("perplexity -m " + model_ + " -f " + t + " --device ane-sim --package " + pkg + " --window 129").status, 0);
 }
 
+// --weights int8: the kernels hold int8 weights and fp16 scales dequantized in the program
+// (constexpr_blockwise_shift_scale), ane-sim runs them, and the logits stay close to f32's while
+// differing from the fp16 package's (the int8 path really is taken).
+TEST_P(AnePackageArchCli, Int8WeightsRunOnAneSimCloseToF32) {
+  const std::string f16 = path("f16"), q8 = path("q8");
+  ASSERT_EQ(orion("compile -m " + model_ + " --target ane --seq 32 -o " + f16).status, 0);
+  const CliResult c = orion("compile -m " + model_ + " --target ane --seq 32 --weights int8 -o " + q8);
+  ASSERT_EQ(c.status, 0) << c.out;
+  const std::string mil = read(fs::path(q8) / "prefill_ane0" / "model.mil");
+  EXPECT_NE(mil.find("constexpr_blockwise_shift_scale(data = "), std::string::npos);
+  EXPECT_NE(mil.find("tensor<int8, ["), std::string::npos);
+  const auto bench = [&](const std::string& pkg) {
+    const CliResult r = orion("bench decode -m " + model_ + " --dtype f32 --package " + pkg + " --tokens 8 --runs 1 --json");
+    EXPECT_EQ(r.status, 0) << r.out;
+    return nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  };
+  const auto jq = bench(q8), jf = bench(f16);
+  const double eq = jq["ane_sim_logits_rel_error"].get<double>(), ef = jf["ane_sim_logits_rel_error"].get<double>();
+  std::cout << "[ info ] " << GetParam() << ": logits error against f32: fp16 package " << ef << ", int8 package " << eq
+            << ", top-1 agreement " << jq["ane_sim_top1_agreement"] << "\n";
+  EXPECT_LT(eq, 0.05);
+  EXPECT_GT(eq, ef);  // int8 weights cost precision that fp16 ones do not
+}
+
 // generate --device ane-sim compiles into the package cache on first use; the second run finds
 // the package and the device's program cache, and compiles nothing.
 TEST_P(AnePackageArchCli, GenerateOnAneSimCompilesOnceIntoTheCache) {

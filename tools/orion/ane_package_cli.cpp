@@ -2,7 +2,7 @@
 
 namespace orion::cli {
 
-void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o) {
+void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o, const std::string& kernel_weights_names) {
   cmd->add_option("--seq", o.seq, "Prefill window in tokens (shorter prompts are padded)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -18,6 +18,14 @@ void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o) {
   cmd->add_flag("--allow-concat", o.allow_concat, "Emit concat on the ANE (named-const form) instead of on the host");
   cmd->add_option("--on-chip-mb", o.on_chip_mb, "On-chip weight budget per kernel, MB (ANE015)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option(kernel_weights_names, o.weights,
+                  "Baked weights in the kernels: fp16, or int8 with fp16 scales dequantized in the kernel (half the bytes; ios18)")
+      ->check(CLI::IsMember({"fp16", "int8"}))
+      ->capture_default_str();
+  cmd->add_option("--int8-block", o.int8_block,
+                  "With --weights int8: input channels per scale (0: one scale per output channel)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 }
 

@@ -9,7 +9,10 @@
 
 namespace orion::cli {
 
-void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o);
+// `kernel_weights_names`: the option choosing fp16 or int8 kernel weights ("--weights" too for
+// `orion compile`, where no CPU weight format takes that name).
+void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o,
+                             const std::string& kernel_weights_names = "--kernel-weights");
 // --package, --ane-prefill, --no-cache and the package options.
 void add_device_run_options(CLI::App* cmd, engine::DeviceRunOptions& o);
 

@@ -42,21 +42,37 @@ struct FormatError {
   double top1 = 1;
 };
 
-// Teacher-forced over `n` positions: the format's logits against f32's.
-FormatError format_error(const model::FastEngine& ref, const model::FastEngine& fmt, std::int64_t vocab, int threads, int n) {
-  const auto a = ref.session(threads, exec::cpu::best_isa()), b = fmt.session(threads, exec::cpu::best_isa());
-  const auto tokens = bench_tokens(n, vocab);
+// Logits of the same positions, want (f32) against got: relative L2 error and top-1 agreement.
+FormatError compare_logits(const std::vector<std::vector<float>>& want, const std::vector<std::vector<float>>& got) {
   double num = 0, den = 0;
   int agree = 0;
-  for (std::int32_t t : tokens) {
-    const auto x = a->decode(t), y = b->decode(t);
+  for (std::size_t p = 0; p < want.size(); ++p) {
+    const std::vector<float>& x = want[p];
+    const std::vector<float>& y = got[p];
     for (std::size_t i = 0; i < x.size(); ++i) {
       num += (static_cast<double>(x[i]) - y[i]) * (static_cast<double>(x[i]) - y[i]);
       den += static_cast<double>(x[i]) * x[i];
     }
     agree += std::max_element(x.begin(), x.end()) - x.begin() == std::max_element(y.begin(), y.end()) - y.begin();
   }
-  return {true, std::sqrt(num / den), static_cast<double>(agree) / n};
+  return {true, std::sqrt(num / den), static_cast<double>(agree) / static_cast<double>(want.size())};
+}
+
+// Teacher-forced logits of an engine over `tokens`, from an empty context.
+std::vector<std::vector<float>> engine_logits(const model::FastEngine& e, std::span<const std::int32_t> tokens, int threads) {
+  const auto s = e.session(threads, exec::cpu::best_isa());
+  std::vector<std::vector<float>> out;
+  for (std::int32_t t : tokens) {
+    const auto x = s->decode(t);
+    out.emplace_back(x.begin(), x.end());
+  }
+  return out;
+}
+
+// Teacher-forced over `n` positions: the format's logits against f32's.
+FormatError format_error(const model::FastEngine& ref, const model::FastEngine& fmt, std::int64_t vocab, int threads, int n) {
+  const auto tokens = bench_tokens(n, vocab);
+  return compare_logits(engine_logits(ref, tokens, threads), engine_logits(fmt, tokens, threads));
 }
 
 // `v` printed with `format`, or JSON's null when it was not measured.
@@ -80,7 +96,8 @@ model::FastEngine reference_engine(const DecodeOpts& o, const model::Gpt2Config&
 void bench_decode(DecodeOpts o) {
   Stopwatch sw;
   model::FastEngine fast;
-  FormatError err;
+  FormatError err, ane_err;
+  std::vector<std::vector<float>> f32_logits;  // with --package: the f32 engine's, for ane-sim's error
   std::int64_t n_params = 0, context = 0, vocab = 0;
   bool mapped = false;
   {
@@ -104,6 +121,8 @@ void bench_decode(DecodeOpts o) {
     }
     const model::WeightDType dtype = model::weight_dtype_from_name(o.dtype);
     fast = model::make_fast_engine(any, dtype);
+    if (!o.package.empty() && !mapped)
+      f32_logits = engine_logits(model::make_fast_engine(any, model::WeightDType::f32), bench_tokens(32, vocab), o.threads);
     if (dtype != model::WeightDType::f32) {
       if (!mapped)
         err = format_error(model::make_fast_engine(any, model::WeightDType::f32), fast, vocab, o.threads, 32);
@@ -128,7 +147,10 @@ void bench_decode(DecodeOpts o) {
   // With --package, each run of the fast decoder is followed by one of ane-sim on the same
   // tokens, so that the two are compared on the same state of a shared machine.
   std::unique_ptr<AneSimDecodeBench> ane;
-  if (!o.package.empty()) ane = std::make_unique<AneSimDecodeBench>(o.package, pool.size());
+  if (!o.package.empty()) {
+    ane = std::make_unique<AneSimDecodeBench>(o.package, pool.size());
+    if (!f32_logits.empty()) ane_err = compare_logits(f32_logits, ane->logits(bench_tokens(32, vocab)));
+  }
   std::vector<double> rates, probes{exec::cpu::measure_read_bandwidth_gbps(pool)}, ane_rates;
   for (int r = 0; r < o.runs; ++r) {
     session->reset();
@@ -154,13 +176,15 @@ void bench_decode(DecodeOpts o) {
                 "\"bytes_per_token\": %.0f, \"achieved_gbps\": %.3f, \"measured_bandwidth_gbps\": %.3f, "
                 "\"bandwidth_fraction\": %.4f, \"bandwidth_fraction_min\": %.4f, \"bandwidth_fraction_max\": %.4f, "
                 "\"measured_bandwidth_min_gbps\": %.3f, \"measured_bandwidth_max_gbps\": %.3f, \"logits_rel_error\": %s, \"top1_agreement\": %s, \"weights_mapped\": %s, "
-                "\"resident_mb\": %.1f, \"needed_mb\": %.1f, \"ane_sim_tok_per_s\": %s, \"ane_sim_fraction_of_cpu\": %s}\n",
+                "\"resident_mb\": %.1f, \"needed_mb\": %.1f, \"ane_sim_tok_per_s\": %s, \"ane_sim_fraction_of_cpu\": %s, "
+                "\"ane_sim_logits_rel_error\": %s, \"ane_sim_top1_agreement\": %s}\n",
                 o.model_dir.empty() ? o.arch.c_str() : o.model_dir.c_str(), static_cast<long long>(n_params), o.dtype.c_str(),
                 pool.size(), isa, o.tokens, o.runs, tok_s.median, tok_s.min, tok_s.max, bytes, gbps, bandwidth.median,
                 fraction.median, fraction.min, fraction.max, bandwidth.min, bandwidth.max,
                 json_number(err.measured, err.rel_l2, "%.3g").c_str(), json_number(err.measured, err.top1, "%.4f").c_str(),
                 mapped ? "true" : "false", rss, need_mb, json_number(ane != nullptr, ane_tok_s.median, "%.3f").c_str(),
-                json_number(ane != nullptr, ane_tok_s.median / tok_s.median, "%.4f").c_str());
+                json_number(ane != nullptr, ane_tok_s.median / tok_s.median, "%.4f").c_str(),
+                json_number(ane_err.measured, ane_err.rel_l2, "%.3g").c_str(), json_number(ane_err.measured, ane_err.top1, "%.4f").c_str());
     return;
   }
   std::printf("decode %s (%.1fM params), %s weights%s, %d threads, %s kernels, %d tokens x %d runs (setup %.1f s)\n",
@@ -182,6 +206,9 @@ void bench_decode(DecodeOpts o) {
     std::printf("  ane-sim running %s, same tokens after each run: %.2f tok/s median (min %.2f, max %.2f), %.1f%% of "
                 "the above\n",
                 o.package.c_str(), ane_tok_s.median, ane_tok_s.min, ane_tok_s.max, 100 * ane_tok_s.median / tok_s.median);
+  if (ane_err.measured)
+    std::printf("  ane-sim running %s against f32 weights over 32 positions: logits relative L2 error %.3g, top-1 agreement %.1f%%\n",
+                o.package.c_str(), ane_err.rel_l2, 100 * ane_err.top1);
 }
 
 }  // namespace

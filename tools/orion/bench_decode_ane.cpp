@@ -38,4 +38,17 @@ double AneSimDecodeBench::run(std::span<const std::int32_t> tokens) {
   return static_cast<double>(tokens.size() - 1) / sw.seconds();
 }
 
+std::vector<std::vector<float>> AneSimDecodeBench::logits(std::span<const std::int32_t> tokens) {
+  std::vector<std::vector<float>> out;
+  if (tokens.empty()) return out;
+  const auto last_row = [](const Tensor& t) {
+    const std::vector<float> all = t.to_floats();
+    const auto v = static_cast<std::size_t>(t.shape().back());
+    return std::vector<float>(all.end() - static_cast<std::ptrdiff_t>(v), all.end());
+  };
+  out.push_back(last_row(impl_->session.prefill(tokens.first(1))));
+  for (std::int32_t t : tokens.subspan(1)) out.push_back(last_row(impl_->session.decode(t)));
+  return out;
+}
+
 }  // namespace orion::cli

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace orion::cli {
 
@@ -21,6 +22,9 @@ class AneSimDecodeBench {
   // A one-token prefill of tokens[0], then one decode step per other token: tok/s of those
   // steps. Throws orion::Error when they do not fit the package's decode capacity.
   double run(std::span<const std::int32_t> tokens);
+  // Teacher-forced logits over `tokens` from an empty context (a one-token prefill, then a
+  // decode step per token): what the package computes, for its error against f32 weights.
+  std::vector<std::vector<float>> logits(std::span<const std::int32_t> tokens);
 
  private:
   struct Impl;

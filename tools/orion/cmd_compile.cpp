@@ -83,7 +83,7 @@ void run_package(const CompileOptions& o) {
   const compile::PackageReport r = engine::compile_model_package(m, o.model, o.pkg, o.out, o.force, true);
   if (o.verbose)
     for (const ir::Diagnostic& d : r.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
-  std::printf("wrote %s: %d kernels (%.1f MB of fp16 weights), %d host segments (%.1f MB of host weights) in %.2f s "
+  std::printf("wrote %s: %d kernels (%.1f MB of kernel weights), %d host segments (%.1f MB of host weights) in %.2f s "
               "(model loaded in %.2f s); see `orion inspect %s`\n",
               o.out.c_str(), r.kernels, static_cast<double>(r.kernel_weight_bytes) / 1e6, r.host_segments,
               static_cast<double>(r.host_weight_bytes) / 1e6, sw.seconds(), load_s, o.out.c_str());
@@ -134,7 +134,7 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--dim", o->dim, "n_embd, without --model")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--heads", o->heads, "n_head, without --model")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the initialisation, without --model")->capture_default_str();
-  add_ane_package_options(cmd, o->pkg);
+  add_ane_package_options(cmd, o->pkg, "--weights,--kernel-weights");
   cmd->add_option("--dump-after", o->dump_after, "Block mode: print the IR after these passes ('all': every pass)");
   cmd->callback([o] { run(*o); });
 }

@@ -5,6 +5,7 @@
 #include "ir/transforms/dce.h"
 #include "ir/transforms/fold_constants.h"
 #include "compile/passes/lower_layout.h"
+#include "compile/passes/quantize_weights.h"
 #include "compile/passes/to_fp16.h"
 
 namespace orion::compile {
@@ -18,7 +19,9 @@ AneLowered lower_for_ane(const ir::Graph& graph, const TensorMap& weights, const
   p.add(ir::bind_params_pass(weights, {.require_all = !options.runtime_weights}));
   p.add(ir::fold_constants_pass()).add(legalize_pass(options.legalize));
   p.add(lower_layout_pass(&runtime)).add(legalize_io_pass(out.io, io)).add(ir::cse_pass({.merge_tensor_constants = !options.weights_vary})).add(ir::dce_pass());
-  p.add(clamp_boundaries_pass(&runtime)).add(to_fp16_pass()).add(ir::fold_constants_pass());
+  p.add(clamp_boundaries_pass(&runtime));
+  if (options.target.int8_block >= 0) p.add(quantize_weights_pass(options.target.int8_block)).add(ir::dce_pass());
+  p.add(to_fp16_pass()).add(ir::fold_constants_pass());
   ir::PipelineOptions po;
   po.after_pass = options.after_pass;
   out.diagnostics = p.run(out.graph, po).diagnostics;

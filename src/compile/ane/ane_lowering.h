@@ -10,6 +10,8 @@
 //   legalize_io       the sequence padded to a bucket that makes every surface legal; KernelIo
 //   cse, dce          merge the scalars the expansions repeat, drop the IR-shaped consts
 //   clamp_boundaries  +-65504 where values cross host/device
+//   quantize_weights  with int8_weights: baked conv weights as int8 + scales, dequantized in
+//                     the kernel (half the bytes on the device)
 //   to_fp16           every f32 value and weight to fp16 (the mask's -inf saturates)
 //   fold_constants    anything the rewrites left foldable
 //   validate          every graph-stage rule of the catalogue; errors throw, warnings are returned

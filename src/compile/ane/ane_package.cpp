@@ -225,7 +225,7 @@ json manifest_to_json(const PackageManifest& m) {
           {"version", kPackageVersion},
           {"dialect", m.dialect},
           {"target", {{"m1_m2", m.target.m1_m2}, {"allow_concat", m.target.allow_concat},
-                      {"on_chip_bytes", m.target.on_chip_bytes}}},
+                      {"on_chip_bytes", m.target.on_chip_bytes}, {"int8_block", m.target.int8_block}}},
           {"rules_checked", m.rules_checked},
           {"model", m.model},
           {"host_weights", {{"file", kHostWeightsFile}, {"tensors", hw}}},
@@ -250,6 +250,7 @@ PackageManifest manifest_from_json(const json& j, const std::string& file) {
   m.target.m1_m2 = r.boolean(t, "/target", "m1_m2");
   m.target.allow_concat = r.boolean(t, "/target", "allow_concat");
   m.target.on_chip_bytes = r.integer(t, "/target", "on_chip_bytes", 1);
+  m.target.int8_block = r.integer(t, "/target", "int8_block", -1);
   m.rules_checked = r.strings(j, "", "rules_checked");
   m.model = r.field(j, "", "model");
   const json& hw = r.field(j, "", "host_weights");

@@ -80,11 +80,16 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
         for (const ir::Diagnostic& d : k.diagnostics) report.diagnostics.push_back({seg.name + ": " + d.pass, d.message});
         for (const AneViolation& w : k.warnings) step.warnings.push_back(w.message());
         step.io = k.io;
-        step.weight_bytes = seg.weight_bytes;
-        report.kernel_weight_bytes += static_cast<std::int64_t>(fs::file_size(dir / "weights" / "weight.bin", ec));
+        // What the device reads: the weight files as written (int8 or fp16, one file or one per
+        // tensor on M1/M2).
+        std::int64_t written = 0;
+        for (const auto& e : fs::directory_iterator(dir / "weights", ec))
+          if (e.is_regular_file()) written += static_cast<std::int64_t>(e.file_size());
+        step.weight_bytes = seg.weight_bytes;  // the on-chip budget's measure: the weights in fp16
+        report.kernel_weight_bytes += written;
         ++report.kernels;
         say(seg.name + ": kernel, " + std::to_string(k.graph.size()) + " ops, " +
-            std::to_string(seg.weight_bytes / 1000000) + " MB of weights, sequence " + std::to_string(k.io.seq) +
+            std::to_string(written / 1000000) + " MB of weight files, sequence " + std::to_string(k.io.seq) +
             " padded to " + std::to_string(k.io.padded_seq));
       } else {
         fs::create_directories(dir, ec);

@@ -1,9 +1,8 @@
 #include "exec/cpu/quantize.h"
 
-#include <algorithm>
-#include <cmath>
 #include <string>
 
+#include "core/absmax_int8.h"
 #include "core/error.h"
 
 namespace orion::exec::cpu {
@@ -26,35 +25,13 @@ void check(const char* what, std::int64_t rows, std::int64_t cols, int block) {
 void quantize_q8(const float* W, std::int64_t rows, std::int64_t cols, int block, std::int8_t* q,
                  float* scales) {
   check("quantize_q8", rows, cols, block);
-  const std::int64_t blocks = rows * (cols / block);
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const float* w = W + b * block;
-    std::int8_t* out = q + b * block;
-    float absmax = 0.0f;
-    for (int i = 0; i < block; ++i) absmax = std::max(absmax, std::fabs(w[i]));
-    const float scale = absmax / 127.0f;
-    scales[b] = scale;
-    if (scale == 0.0f) {  // all zeros (or all below the smallest float times 127)
-      std::fill(out, out + block, std::int8_t{0});
-      continue;
-    }
-    // Divide in double: w / scale is then exact to far below the spacing of the halves, so
-    // round() picks the nearest q.
-    for (int i = 0; i < block; ++i) {
-      const double v = std::round(static_cast<double>(w[i]) / static_cast<double>(scale));
-      out[i] = static_cast<std::int8_t>(std::clamp(v, -127.0, 127.0));
-    }
-  }
+  quantize_absmax_int8(W, rows, cols, block, q, scales);
 }
 
 void dequantize_q8(const std::int8_t* q, const float* scales, std::int64_t rows,
                    std::int64_t cols, int block, float* W) {
   check("dequantize_q8", rows, cols, block);
-  const std::int64_t blocks = rows * (cols / block);
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const float s = scales[b];
-    for (int i = 0; i < block; ++i) W[b * block + i] = s * static_cast<float>(q[b * block + i]);
-  }
+  dequantize_absmax_int8(q, scales, rows, cols, block, W);
 }
 
 }  // namespace orion::exec::cpu

@@ -1,5 +1,6 @@
 #pragma once
-// Block-wise absmax int8 quantisation of row-major weights, the format gemv_q8 reads.
+// Block-wise absmax int8 quantisation of row-major weights, the format gemv_q8 reads: the rule
+// of core/absmax_int8.h with blocks of 32 or 64.
 //
 // Each row of W [rows, cols] is cut into blocks of `block` (32 or 64) consecutive weights;
 // block b of row r gets one float scale s = absmax / 127 (absmax: the largest |w| in the
