@@ -285,6 +285,28 @@ std::string ane_rules_markdown() {
           std::string(ane_failure_name(r.failure)) + " | " + std::string(ane_stage_name(r.stage)) + " | " +
           std::string(ane_evidence_name(r.evidence)) + " | " + std::string(r.fix) + " | " + std::string(r.source) + " |\n";
   }
+  md +=
+      "\n## Reports considered that are not rules\n\n"
+      "Each report of docs/ane/HARDWARE.md, \"Reported since\", is a rule above or one of these:\n\n"
+      "| report | why it is not a rule |\n"
+      "| --- | --- |\n"
+      "| Inline literals are accepted in constexpr ops' attribute blocks | a form the MIL reader accepts "
+      "(compile/mil/mil_to_ir.cpp), not a constraint; ANE018 is about op inputs |\n"
+      "| int8 weights through constexpr_blockwise_shift_scale and constexpr_affine_dequantize ran; W8A8 measured "
+      "35.1 TOPS on an M4 | a capability: `orion compile --weights int8`, and ane-sim reads both forms and "
+      "quantize/dequantize |\n"
+      "| Weights as inputs (\"dynamic\" training), one packed input or separate inputs | ANE035 and ANE036 "
+      "hold what it constrains; the rest is how Orion trains (docs/ane/DEVICE.md) |\n"
+      "| Plain reload kept the old weights on an M5; the donor-plist variant worked | ANE029 |\n"
+      "| The ~119-compile limit is a leak of the in-memory model wrapper; _ANEClient is said to avoid it | "
+      "ANE030 keeps the limit; the cause does not change what Orion must do until the bridge uses _ANEClient |\n"
+      "| Dispatch costs about 119 us plus bytes / 78 GB/s per evaluation; doEvaluateDirect 106 us; chaining "
+      "requests are a dead end on macOS 15 | a cost model, used for the projection in a training run's "
+      "summary.json, not a rule |\n"
+      "| A program compiled by an earlier process loads without a compile when its work folder is kept | "
+      "a capability: ane-sim's program cache models it (device/ane_sim.h) |\n"
+      "| macOS 26 broke several projects' private-API paths | no constraint to check; the bridge names the "
+      "call that failed (docs/ane/DEVICE.md) |\n";
   return md;
 }
 
