@@ -73,7 +73,7 @@ TEST_F(MilCli, ChecksAndRunsEveryKernelFolderOrionWrites) {
     EXPECT_GT(err, 0.0) << run.out;
     EXPECT_LT(err, 5e-3) << run.out;
   }
-  EXPECT_EQ(kernels, 2);
+  EXPECT_GE(kernels, 2);
 }
 
 // Inputs from numpy, outputs back to numpy, and the values numpy computes from the same fp16

@@ -5,11 +5,14 @@
 #include <map>
 
 #include "compile/ane/ane_rules.h"
+#include "compile/ane/weight_slots.h"
 #include "compile/blob/weight_blob_writer.h"
 #include "compile/driver.h"
+#include "compile/mil/mil_parser.h"
 #include "core/atomic_file.h"
 #include "core/atomic_folder.h"
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "ir/printer.h"
 
 namespace orion::compile {
@@ -55,6 +58,7 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
     po.seq = spec.seq;
     po.host_nodes = spec.host_nodes;
     po.prefix = spec.name + "_";
+    po.weight_tensor_budget = o.target.max_weight_tensors - 1;  // ANE037, a slot kept for scalar operands
     Partition part = plan_segments(spec.graph, po);
 
     PackageProgram prog;
@@ -79,6 +83,17 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
         const AneLowered k = build_kernel(seg.graph, weights, dir.string(), ko).lowered;
         for (const ir::Diagnostic& d : k.diagnostics) report.diagnostics.push_back({seg.name + ": " + d.pass, d.message});
         for (const AneViolation& w : k.warnings) step.warnings.push_back(w.message());
+        // ANE037 is counted, not yet refused (its rule says why): a kernel over it is said loudly.
+        const auto file = MappedFile::open((dir / "model.mil").string());
+        const MilAst ast = parse_mil_ast(
+            std::string_view(reinterpret_cast<const char*>(file->bytes().data()), file->size()), (dir / "model.mil").string());
+        const WeightSlots slots = count_weight_slots(ast.functions.at(0));
+        if (slots.total() > o.target.max_weight_tensors) {
+          step.warnings.push_back("ANE037 warning " + seg.name + ": " + std::to_string(slots.total()) +
+                                  " weight slots, over the " + std::to_string(o.target.max_weight_tensors) +
+                                  " a program was seen to compile with");
+          say(step.warnings.back());
+        }
         step.io = k.io;
         // What the device reads: the weight files as written (int8 or fp16, one file or one per
         // tensor on M1/M2).

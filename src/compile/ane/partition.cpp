@@ -194,6 +194,14 @@ class Partitioner {
     return w;
   }
 
+  // The BLOBFILE tensors a use of weight `w` costs: none when small enough to be written inline,
+  // two for an int8 matrix (data and scales), else one.
+  std::int64_t weight_slots(ValueId w) const {
+    const ir::TensorType& t = g_.node(w).type;
+    if (t.numel() <= MilWriteOptions{}.max_inline_elements) return 0;
+    return o_.target.int8_block >= 0 && t.rank() == 2 ? 2 : 1;
+  }
+
   bool token_major(ValueId id) const {
     const ir::TensorType& t = g_.node(id).type;
     return t.rank() == 2 && t.shape[0] == o_.seq && is_float(t.dtype);
@@ -247,12 +255,16 @@ class Partitioner {
     while (begin < nodes.size()) {
       // The longest run from `begin` whose weights fit.
       std::unordered_set<ValueId> seen;
-      std::int64_t bytes = 0;
+      std::int64_t bytes = 0, tensors = 0;
       std::size_t end = begin;
       for (; end < nodes.size(); ++end) {
-        std::int64_t add = 0;
-        for (ValueId w : weights_read(nodes[end]))
+        std::int64_t add = 0, add_tensors = 0;
+        for (ValueId w : weights_read(nodes[end])) {
           if (!seen.contains(w)) add += device_bytes(g_.node(w).type);
+          add_tensors += weight_slots(w);
+        }
+        if (o_.weight_tensor_budget > 0 && end > begin && tensors + add_tensors > o_.weight_tensor_budget) break;
+        tensors += add_tensors;
         if (add > o_.target.on_chip_bytes)
           throw Error("partition: " + ir::describe(g_.node(nodes[end])) + " reads " + std::to_string(add) +
                       " bytes of weights, more than the " + std::to_string(o_.target.on_chip_bytes) + " on chip (ANE015): " +

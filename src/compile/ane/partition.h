@@ -53,6 +53,11 @@ struct PartitionOptions {
   std::int64_t seq = 0;                          // tokens in the window: kernel I/O is [seq, X]
   std::set<std::string, std::less<>> host_nodes;  // by the graph's names
   std::string prefix;                            // segment names: prefix + "ane3", prefix + "host1"
+  // Weight tensors a kernel may read (ANE037), each use of a weight counted once (twice for an
+  // int8 matrix: its data and its scales); 0: no limit. Packages set target.max_weight_tensors
+  // - 1 (a slot for scalar operands). Training kernels do not: lowering adds constants to them
+  // that the count here does not foresee (docs/ane/RULES.md, ANE037).
+  std::int64_t weight_tensor_budget = 0;
 };
 
 struct Segment {
