@@ -261,3 +261,69 @@ TEST(Conformance, Int8WeightsDequantizedInTheProgram) {
 
 }  // namespace
 }  // namespace orion::device
+
+namespace orion::device {
+namespace {
+
+// A fused FFN in the ios16 dialect with its verbose scalar spelling, one weight file per tensor
+// (portable to M1), run with the M1/M2 target's rules: conv, relu, conv.
+TEST(Conformance, FusedFfnInTheIos16DialectOnTheM1Target) {
+  TempDir dir;
+  constexpr std::size_t C = 64, H = 128, S = 384;
+  std::vector<float> w1(H * C), w2(C * H);
+  for (std::size_t i = 0; i < w1.size(); ++i) w1[i] = value_at(i, 6) / 8.0f;
+  for (std::size_t i = 0; i < w2.size(); ++i) w2[i] = value_at(i, 9) / 8.0f;
+  std::filesystem::create_directories(dir.path() + "/weights");
+  for (const auto& [name, w] : {std::pair<std::string, const std::vector<float>*>{"w1", &w1}, {"w2", &w2}}) {
+    const std::vector<std::byte> blob = sloppy_blob_file({*w});
+    write_bytes(dir.path() + "/weights/" + name + ".bin", std::string(reinterpret_cast<const char*>(blob.data()), blob.size()));
+  }
+  const auto conv = [](const std::string& out, const std::string& in, const std::string& w, int o) {
+    const std::string t = "tensor<fp16, [1, " + std::to_string(o) + ", 1, 384]>";
+    return "        " + t + " " + out + " = conv(dilations = di, groups = gr, pad = pd, pad_type = pt, strides = st, weight = " + w +
+           ", x = " + in + ")[name = tensor<string, []>(\"" + out + "\")];\n";
+  };
+  const std::string body =
+      "        tensor<fp16, [128, 64, 1, 1]> w1 = const()[name = tensor<string, []>(\"w1\"), val = tensor<fp16, [128, 64, 1, 1]>(BLOBFILE(path = tensor<string, []>(\"@model_path/weights/w1.bin\"), offset = tensor<uint64, []>(64)))];\n"
+      "        tensor<fp16, [64, 128, 1, 1]> w2 = const()[name = tensor<string, []>(\"w2\"), val = tensor<fp16, [64, 128, 1, 1]>(BLOBFILE(path = tensor<string, []>(\"@model_path/weights/w2.bin\"), offset = tensor<uint64, []>(64)))];\n"
+      "        tensor<int32, [2]> st = const()[name = tensor<string, []>(\"st\"), val = tensor<int32, [2]>([1, 1])];\n"
+      "        tensor<int32, [2]> di = const()[name = tensor<string, []>(\"di\"), val = tensor<int32, [2]>([1, 1])];\n"
+      "        tensor<int32, [4]> pd = const()[name = tensor<string, []>(\"pd\"), val = tensor<int32, [4]>([0, 0, 0, 0])];\n"
+      "        tensor<string, []> pt = const()[name = tensor<string, []>(\"pt\"), val = tensor<string, []>(\"valid\")];\n"
+      "        tensor<int32, []> gr = const()[name = tensor<string, []>(\"gr\"), val = tensor<int32, []>(1)];\n" +
+      conv("h", "x", "w1", 128) + "        tensor<fp16, [1, 128, 1, 384]> r = relu(x = h)[name = tensor<string, []>(\"r\")];\n" +
+      conv("y", "r", "w2", 64);
+  write_bytes(dir.path() + "/model.mil",
+              "program(1.0)\n[buildInfo = dict<tensor<string, []>, tensor<string, []>>({{\"coremlc-version\", \"3505.4.1\"}})]\n{\n"
+              "    func main<ios16>(tensor<fp16, [1, 64, 1, 384]> x) {\n" + body + "    } -> (y);\n}\n");
+  std::vector<float> x(C * S);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = value_at(i, 11);
+  AneSimOptions o;
+  o.target.m1_m2 = true;
+  AneSim sim(o);
+  const AneProgramId id = sim.compile(dir.path());
+  sim.load(id);
+  const AneSurface sx = packed(x, 49152);
+  AneSurface y(49152);
+  sim.evaluate(id, {&sx}, {&y});
+  const std::vector<float> got = unpacked(y, C * S);
+  const auto h16 = [](double v) { return static_cast<double>(half_to_float(float_to_half(static_cast<float>(v)))); };
+  double worst = 0;
+  for (std::size_t s = 0; s < S; ++s) {
+    std::vector<double> r(H);
+    for (std::size_t j = 0; j < H; ++j) {
+      double acc = 0;
+      for (std::size_t c = 0; c < C; ++c) acc += h16(w1[j * C + c]) * x[c * S + s];
+      r[j] = std::max(0.0, h16(acc));
+    }
+    for (std::size_t c = 0; c < C; ++c) {
+      double acc = 0;
+      for (std::size_t j = 0; j < H; ++j) acc += h16(w2[c * H + j]) * r[j];
+      worst = std::max(worst, std::abs(acc - got[c * S + s]) / (1.0 + std::abs(acc)));
+    }
+  }
+  EXPECT_LT(worst, 4e-3);
+}
+
+}  // namespace
+}  // namespace orion::device
