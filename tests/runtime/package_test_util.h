@@ -131,7 +131,9 @@ inline void expect_kernels_round_trip(const std::string& dir, compile::MilDialec
       o.one_file_per_tensor = per_tensor;
       const compile::MilProgram again = compile::write_mil(compile::parse_mil(text, "model.mil", folder.string()), o);
       EXPECT_EQ(again.text, text) << s.name;
-      if (!per_tensor) EXPECT_EQ(again.weights.bytes().size(), fs::file_size(folder / "weights" / "weight.bin")) << s.name;
+      if (!per_tensor) {
+        EXPECT_EQ(again.weights.bytes().size(), fs::file_size(folder / "weights" / "weight.bin")) << s.name;
+      }
       for (const auto& [path, w] : again.tensor_files)
         EXPECT_EQ(w.bytes().size(), fs::file_size(folder / path.substr(std::string("@model_path/").size()))) << path;
       ++kernels;
