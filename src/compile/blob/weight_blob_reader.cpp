@@ -142,7 +142,13 @@ void WeightBlobReader::walk() {
       break;
     }
     records_.push_back(r);
-    pos = align_blob(r.data_offset + r.size);  // no overflow: data_offset + size <= file size
+    if (r.data_offset != pos + kBlobRecordSize) {  // data elsewhere: where the next record is is not known
+      stopped = true;
+      warn(pos + kRecordOffsetAt, "the walk stops at a record whose data is not after it: the blobs after it are found "
+                                  "by the program's offsets");
+      break;
+    }
+    pos = align_blob(r.data_offset + r.size);  // no overflow: data_offset + size <= file size; always past pos
   }
   if (!stopped && records_.size() != count)
     warn(kHeaderCountAt, "the header counts " + num(count) + " blobs, the file holds " + num(records_.size()) +
