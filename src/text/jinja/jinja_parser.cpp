@@ -3,6 +3,7 @@
 #include <cctype>
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "core/error.h"
 
@@ -401,7 +402,12 @@ class ExprParser {
         if (peek().kind == Token::Kind::integer) {  // x.0 is x[0] in Jinja
           a->kind = Expr::Kind::item;
           a->b = node(Expr::Kind::literal, peek().pos);
-          a->b->value = Value::integer(std::stoll(next().text));
+          const Token index = next();
+          std::int64_t v = 0;
+          const auto [end, ec] = std::from_chars(index.text.data(), index.text.data() + index.text.size(), v);
+          if (ec != std::errc() || end != index.text.data() + index.text.size())
+            fail(index, "index " + index.text + " is out of range");
+          a->b->value = Value::integer(v);
         } else {
           a->name = expect_name();
         }
@@ -493,7 +499,7 @@ class ExprParser {
       }
       case Token::Kind::floating: {
         auto e = node(Expr::Kind::literal, t.pos);
-        e->value = Value::floating(std::stod(t.text));
+        e->value = Value::floating(std::strtod(t.text.c_str(), nullptr));  // out of range: +-inf, as Python
         return e;
       }
       case Token::Kind::name: {

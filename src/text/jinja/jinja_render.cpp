@@ -342,7 +342,7 @@ class Renderer {
       const bool r = contains(b, a, e);
       return Value::boolean(op == "in" ? r : !r);
     }
-    if (op == "~") return Value::string(to_str(a) + to_str(b));
+    if (op == "~") return bounded(Value::string(to_str(a) + to_str(b)), e);
     if (a.is_undefined()) undefined_use(*e.a, "in '" + op + "'");
     if (b.is_undefined()) undefined_use(*e.b, "in '" + op + "'");
     if (op == "<" || op == "<=" || op == ">" || op == ">=") {
@@ -353,8 +353,9 @@ class Renderer {
       return Value::boolean(op == "<" ? c < 0 : op == "<=" ? c <= 0 : op == ">" ? c > 0 : c >= 0);
     }
     if (op == "+") {
-      if (a.kind == K::string && b.kind == K::string) return Value::string(a.s + b.s);
+      if (a.kind == K::string && b.kind == K::string) return bounded(Value::string(a.s + b.s), e);
       if (a.kind == K::list && b.kind == K::list) {
+        if (a.list->size() + b.list->size() > kMaxOutput) fail(e.pos, "a list of more than " + std::to_string(kMaxOutput) + " items");
         List l = *a.list;
         l.insert(l.end(), b.list->begin(), b.list->end());
         return Value::of_list(std::move(l));
@@ -363,9 +364,12 @@ class Renderer {
     if (op == "*") {
       if ((a.kind == K::string && b.kind == K::integer) || (a.kind == K::integer && b.kind == K::string)) {
         const Value& s = a.kind == K::string ? a : b;
+        const std::int64_t times = a.kind == K::integer ? a.i : b.i;
+        if (times > 0 && s.s.size() > kMaxOutput / static_cast<std::size_t>(times))
+          fail(e.pos, "a string of more than " + std::to_string(kMaxOutput) + " bytes");
         std::string r;
-        for (std::int64_t k = 0; k < (a.kind == K::integer ? a.i : b.i); ++k) r += s.s;
-        return Value::string(std::move(r));
+        for (std::int64_t k = 0; k < times; ++k) r += s.s;
+        return bounded(Value::string(std::move(r)), e);
       }
     }
     if (!a.is_number() || !b.is_number()) type_error(e, a, b);
@@ -399,6 +403,18 @@ class Renderer {
     }
     fail(e.pos, "unknown operator " + op);
   }
+
+  // A string past the output bound (a template doubling a string in a loop) is an error, not
+  // gigabytes of memory.
+  // The bytes all such strings add up to are bounded too, so that a loop of large copies ends.
+  Value bounded(Value v, const Expr& e) {
+    if (v.s.size() > kMaxOutput) fail(e.pos, "a string of more than " + std::to_string(kMaxOutput) + " bytes");
+    if ((string_work_ += v.s.size()) > kMaxStringWork)
+      fail(e.pos, "the template built more than " + std::to_string(kMaxStringWork) + " bytes of strings");
+    return v;
+  }
+  static constexpr std::size_t kMaxStringWork = 1u << 28;
+  std::size_t string_work_ = 0;
 
   [[noreturn]] void type_error(const Expr& e, const Value& a, const Value& b) const {
     fail(e.pos, "unsupported operand types for " + e.name + ": " + std::string(kind_name(a.kind)) + " and " +
@@ -618,7 +634,7 @@ class Renderer {
         if (!l || l->kind != K::list) fail(e.pos, "join's argument must be a list");
         std::string r;
         for (std::size_t k = 0; k < l->list->size(); ++k) r += (k ? s : "") + to_str((*l->list)[k]);
-        return Value::string(std::move(r));
+        return bounded(Value::string(std::move(r)), e);
       }
     } else if (obj.is_mapping()) {
       if (name == "items" || name == "keys" || name == "values") {
@@ -780,7 +796,7 @@ class Renderer {
         const Value x = attr ? attribute(items[k], *attr, e) : items[k];
         r += (k && sep ? to_str(*sep) : "") + to_str(x);
       }
-      return Value::string(std::move(r));
+      return bounded(Value::string(std::move(r)), e);
     }
     if (f == "first" || f == "last") {
       const List items = iterate(v, e.pos);
