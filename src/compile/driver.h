@@ -13,6 +13,7 @@
 
 #include "compile/ane/ane_lowering.h"
 #include "compile/ane/partition.h"
+#include "compile/ane/weight_slots.h"
 #include "compile/mil/mil_writer.h"
 
 namespace orion::compile {
@@ -29,6 +30,7 @@ struct KernelOptions {
 struct BuiltKernel {
   AneLowered lowered;  // the graph in ANE form, its KernelIo, the passes' notes and warnings
   MilProgram mil;      // the text and weight blob written to the folder
+  WeightSlots slots;   // what the program spends of the per-program weight budget (ANE037)
 };
 
 // Lowers `graph` (every param bound from `weights`) and writes the kernel into `folder`

@@ -63,6 +63,22 @@ std::vector<float> unpacked(const AneSurface& s, std::size_t n) {
 
 float value_at(std::size_t i, int salt) { return static_cast<float>(static_cast<int>((i * 7 + salt) % 17) - 8) / 8.0f; }
 
+// The program in `dir` compiled, loaded and evaluated once on an ane-sim of options `o`, each
+// input packed into a 49,152-byte surface (the minimum, ANE012); the first `n` output values.
+std::vector<float> run_once(const std::string& dir, const AneSimOptions& o, const std::vector<std::vector<float>>& inputs,
+                            std::size_t n) {
+  AneSim sim(o);
+  const AneProgramId id = sim.compile(dir);
+  sim.load(id);
+  std::vector<AneSurface> in;
+  for (const std::vector<float>& v : inputs) in.push_back(packed(v, 49152));
+  std::vector<const AneSurface*> in_ptrs;
+  for (const AneSurface& a : in) in_ptrs.push_back(&a);
+  AneSurface y(49152);
+  sim.evaluate(id, in_ptrs, {&y});
+  return unpacked(y, n);
+}
+
 // concat in the named-const form (axis, interleave false) of two [1, 768, 1, 16] inputs, each in
 // a 49,152-byte surface, times a per-channel weight read from a sloppy blob file.
 TEST(Conformance, NamedConstConcatOfSixteenColumnInputsTimesASloppyBlob) {
@@ -87,13 +103,7 @@ TEST(Conformance, NamedConstConcatOfSixteenColumnInputsTimesASloppyBlob) {
   for (const bool faithful : {false, true}) {
     AneSimOptions o;
     o.faithful = faithful;
-    AneSim sim(o);
-    const AneProgramId id = sim.compile(dir.path());
-    sim.load(id);
-    const AneSurface sa = packed(a, 49152), sb = packed(b, 49152);
-    AneSurface y(49152);
-    sim.evaluate(id, {&sa, &sb}, {&y});
-    const std::vector<float> got = unpacked(y, C * 2 * W);
+    const std::vector<float> got = run_once(dir.path(), o, {a, b}, C * 2 * W);
     int wrong = 0;
     for (std::size_t c = 0; c < C; ++c)
       for (std::size_t s = 0; s < 2 * W; ++s) {
@@ -125,13 +135,7 @@ TEST(Conformance, FourDimensionalIoThroughAConv) {
                                   "y"));
   std::vector<float> x(C * H * W);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = value_at(i, 2);
-  AneSim sim;
-  const AneProgramId id = sim.compile(dir.path());
-  sim.load(id);
-  const AneSurface sx = packed(x, 49152);
-  AneSurface y(49152);
-  sim.evaluate(id, {&sx}, {&y});
-  const std::vector<float> got = unpacked(y, O * H * W);
+  const std::vector<float> got = run_once(dir.path(), {}, {x}, O * H * W);
   double worst = 0;
   for (std::size_t o = 0; o < O; ++o)
     for (std::size_t p = 0; p < H * W; ++p) {
@@ -236,13 +240,7 @@ TEST(Conformance, Int8WeightsDequantizedInTheProgram) {
     for (const bool faithful : {false, true}) {
       AneSimOptions o;
       o.faithful = faithful;
-      AneSim sim(o);
-      const AneProgramId id = sim.compile(dir.path());
-      sim.load(id);
-      const AneSurface sx = packed(x, 49152);
-      AneSurface y(49152);
-      sim.evaluate(id, {&sx}, {&y});
-      const std::vector<float> got = unpacked(y, O * S);
+      const std::vector<float> got = run_once(dir.path(), o, {x}, O * S);
       double worst = 0;
       for (std::size_t oc = 0; oc < O; ++oc) {
         const float scale = per_row ? half_to_float(float_to_half(scales[oc])) : 1.0f / 256.0f;
@@ -300,13 +298,7 @@ TEST(Conformance, FusedFfnInTheIos16DialectOnTheM1Target) {
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = value_at(i, 11);
   AneSimOptions o;
   o.target.m1_m2 = true;
-  AneSim sim(o);
-  const AneProgramId id = sim.compile(dir.path());
-  sim.load(id);
-  const AneSurface sx = packed(x, 49152);
-  AneSurface y(49152);
-  sim.evaluate(id, {&sx}, {&y});
-  const std::vector<float> got = unpacked(y, C * S);
+  const std::vector<float> got = run_once(dir.path(), o, {x}, C * S);
   const auto h16 = [](double v) { return static_cast<double>(half_to_float(float_to_half(static_cast<float>(v)))); };
   double worst = 0;
   for (std::size_t s = 0; s < S; ++s) {

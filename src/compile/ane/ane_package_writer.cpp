@@ -5,14 +5,11 @@
 #include <map>
 
 #include "compile/ane/ane_rules.h"
-#include "compile/ane/weight_slots.h"
 #include "compile/blob/weight_blob_writer.h"
 #include "compile/driver.h"
-#include "compile/mil/mil_parser.h"
 #include "core/atomic_file.h"
 #include "core/atomic_folder.h"
 #include "core/error.h"
-#include "core/mapped_file.h"
 #include "ir/printer.h"
 
 namespace orion::compile {
@@ -80,14 +77,12 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
         ko.lowering.runtime_weights = o.runtime_weights;
         ko.lowering.io.seq = spec.seq;  // inputs of another length (a decode step's KV cache) are fixed-length
         ko.mil.dialect = o.dialect;
-        const AneLowered k = build_kernel(seg.graph, weights, dir.string(), ko).lowered;
+        const BuiltKernel built = build_kernel(seg.graph, weights, dir.string(), ko);
+        const AneLowered& k = built.lowered;
         for (const ir::Diagnostic& d : k.diagnostics) report.diagnostics.push_back({seg.name + ": " + d.pass, d.message});
         for (const AneViolation& w : k.warnings) step.warnings.push_back(w.message());
         // ANE037 is counted, not yet refused (its rule says why): a kernel over it is said loudly.
-        const auto file = MappedFile::open((dir / "model.mil").string());
-        const MilAst ast = parse_mil_ast(
-            std::string_view(reinterpret_cast<const char*>(file->bytes().data()), file->size()), (dir / "model.mil").string());
-        const WeightSlots slots = count_weight_slots(ast.functions.at(0));
+        const WeightSlots& slots = built.slots;
         if (slots.total() > o.target.max_weight_tensors) {
           step.warnings.push_back("ANE037 warning " + seg.name + ": " + std::to_string(slots.total()) +
                                   " weight slots, over the " + std::to_string(o.target.max_weight_tensors) +
@@ -97,9 +92,8 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
         step.io = k.io;
         // What the device reads: the weight files as written (int8 or fp16, one file or one per
         // tensor on M1/M2).
-        std::int64_t written = 0;
-        for (const auto& e : fs::directory_iterator(dir / "weights", ec))
-          if (e.is_regular_file()) written += static_cast<std::int64_t>(e.file_size());
+        auto written = static_cast<std::int64_t>(built.mil.weights.count() > 0 ? built.mil.weights.bytes().size() : 0);
+        for (const auto& [path, w] : built.mil.tensor_files) written += static_cast<std::int64_t>(w.bytes().size());
         step.weight_bytes = seg.weight_bytes;  // the on-chip budget's measure: the weights in fp16
         report.kernel_weight_bytes += written;
         ++report.kernels;

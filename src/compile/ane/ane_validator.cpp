@@ -1,7 +1,6 @@
 #include "compile/ane/ane_validator.h"
 
 #include <cmath>
-#include <optional>
 
 #include "compile/ane/weight_slots.h"
 #include "compile/mil/mil_ops.h"
@@ -129,14 +128,13 @@ class Checker {
     }
   }
 
-  // ANE008, ANE009 and ANE011 for one surface; returns its tensor's bytes when its layout is
-  // right.
-  std::optional<std::int64_t> check_surface(const Node& n, const char* role) {
+  // ANE008, ANE009 and ANE011 for one surface.
+  void check_surface(const Node& n, const char* role) {
     const ir::TensorType& t = n.type;
     const Shape& s = t.shape;
     if (s.size() != 4 || s[0] != 1) {
       add("ANE008", n, std::string(role) + " of type " + t.str() + " is not [1, C, H, W]");
-      return std::nullopt;
+      return;
     }
     const bool fp32_ok = !t_.m1_m2 && t.dtype == DType::f32;
     if (t.dtype != DType::f16 && !fp32_ok)
@@ -145,7 +143,6 @@ class Checker {
     if (s[3] * elem < kMinLastAxisBytes)
       add("ANE011", n, std::string(role) + " of type " + t.str() + " has " + std::to_string(s[3] * elem) +
                            " bytes on its last axis");
-    return t.numel() * elem;
   }
 
   // One allocation size per direction (ANE010) and the minimum size of a surface (ANE012) are

@@ -47,20 +47,12 @@ ProgramVerdict check_program_folder(const std::string& folder, const AneTarget& 
     if (fn.name != "main") continue;
     v.inputs = fn.inputs;
     v.slots = count_weight_slots(fn);
+    for (const auto& [path, tensors] : v.slots.tensors_per_file)
+      v.weight_files.push_back(path.rfind("@model_path/", 0) == 0 ? path.substr(12) : path);
     for (const MilVar& in : fn.inputs) written.emplace(ir_name(in.name), in.pos);
     for (const MilOperation& op : fn.ops) {
       ++v.ops;
       for (const MilVar& out : op.outputs) written.emplace(ir_name(out.name), op.op_pos);
-      const auto note_blob = [&](const MilLiteral& lit) {
-        if (!lit.is_blob) return;
-        std::string rel = lit.blob_path;
-        if (rel.rfind("@model_path/", 0) == 0) rel = rel.substr(12);
-        if (std::find(v.weight_files.begin(), v.weight_files.end(), rel) == v.weight_files.end())
-          v.weight_files.push_back(rel);
-      };
-      for (const MilNamedLiteral& a : op.attrs) note_blob(a.value);
-      for (const MilNamedArg& a : op.args)
-        if (a.value.kind == MilValue::Kind::literal) note_blob(a.value.literal);
     }
     for (const auto& [name, pos] : fn.outputs) {
       MilVar out;

@@ -20,7 +20,7 @@ struct ProgramVerdict {
   std::string mil_path;
   std::vector<ProgramFinding> findings;  // MIL-stage rules first, then graph-stage, in text order
   std::vector<MilVar> inputs, outputs;   // as the signature and the return name them
-  std::vector<std::string> weight_files;  // each file a BLOBFILE names, once, relative to the folder
+  std::vector<std::string> weight_files;  // each file a BLOBFILE names, once, relative to the folder, sorted
   WeightSlots slots;                      // the per-program weight budget spent (ANE037)
   int ops = 0;
   // The MIL reader's error when the program has no IR form (an unknown op, an argument of the

@@ -368,9 +368,11 @@ void Converter::add_quantization_op(const MilOperation& op) {
   // Scale and zero point: the named const as it is when already blockwise, else reshaped.
   const auto operand = [&](const std::pair<const MilValue*, const MilLiteral*>& a, const std::string& what,
                            const std::string& suffix) {
-    Tensor t = tensor_arg(a, what + " of " + who);
+    // A const the program names is already a node: its value, not the literal read again.
     const ValueId id = named(a);
-    if (id >= 0 && blockwise(t).shape() == t.shape()) return id;
+    const bool node = id >= 0 && graph_.node(id).op == Op::constant;
+    Tensor t = node ? graph_.node(id).attr<Tensor>("value") : tensor_arg(a, what + " of " + who);
+    if (node && blockwise(t).shape() == t.shape()) return id;
     return const_node(blockwise(std::move(t)), out.name + suffix);
   };
   std::vector<ValueId> inputs{data, operand(*scale_arg, "the scale", "_scale")};

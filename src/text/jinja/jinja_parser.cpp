@@ -637,6 +637,18 @@ class StmtParser {
     return b;
   }
 
+  // After a block that stopped at `stop`: the {% else %} block up to `end` if there is one (else
+  // an empty body), then the end tag.
+  Body else_and_end(std::string& stop, std::string_view end, Pos opened) {
+    Body b;
+    if (stop == "else") {
+      tag_->expect_end("else");
+      b = block_until({end}, stop, opened);
+    }
+    tag_->expect_end(end);
+    return b;
+  }
+
   std::unique_ptr<Stmt> statement(const Token& kw, ExprParser& ep) {
     const std::string& k = kw.text;
     std::string stop;
@@ -652,11 +664,7 @@ class StmtParser {
           tag_->expect_end("the condition");
           continue;
         }
-        if (stop == "else") {
-          tag_->expect_end("else");
-          s->else_body = block_until({"endif"}, stop, kw.pos);
-        }
-        tag_->expect_end("endif");
+        s->else_body = else_and_end(stop, "endif", kw.pos);
         return s;
       }
     }
@@ -677,11 +685,7 @@ class StmtParser {
       if (ep.is_name("recursive")) ep.fail(ep.peek(), "recursive loops are not supported");
       ep.expect_end("the loop");
       s->body = block_until({"else", "endfor"}, stop, kw.pos);
-      if (stop == "else") {
-        tag_->expect_end("else");
-        s->else_body = block_until({"endfor"}, stop, kw.pos);
-      }
-      tag_->expect_end("endfor");
+      s->else_body = else_and_end(stop, "endfor", kw.pos);
       return s;
     }
     if (k == "set") {
