@@ -21,8 +21,8 @@ nlohmann::json read_folder_config(const std::string& dir, const std::string& pat
 std::string supported_model_type(const nlohmann::json& j, const std::string& path) {
   const std::string type = config_model_type(j, path);
   if (type.empty() || type == "gpt2") return "gpt2";
-  if (type == "llama") return "llama";
-  throw Error::in_file(path, "model_type \"" + type + "\" is not supported (gpt2 or llama)");
+  if (is_llama_family(type)) return type;
+  throw Error::in_file(path, "model_type \"" + type + "\" is not supported (gpt2, llama, mistral, qwen2, qwen3)");
 }
 
 }  // namespace
@@ -35,7 +35,7 @@ std::string read_model_type(const std::string& dir) {
 AnyModel load_any_model(const std::string& dir) {
   const std::string path = model_config_path(dir);
   const nlohmann::json j = read_folder_config(dir, path);
-  if (supported_model_type(j, path) == "llama") return LlamaModel::load(dir, llama_config_from_json(j, path));
+  if (is_llama_family(supported_model_type(j, path))) return LlamaModel::load(dir, llama_config_from_json(j, path));
   return Gpt2Model::load(dir, gpt2_config_from_json(j, path));
 }
 

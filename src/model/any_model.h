@@ -1,6 +1,7 @@
 #pragma once
 // A model folder of any supported architecture, chosen by config.json's model_type ("gpt2",
-// or absent: GPT-2, as older GPT-2 configs have none; "llama").
+// or absent: GPT-2, as older GPT-2 configs have none; the Llama family: "llama", "mistral",
+// "qwen2", "qwen3", model/llama/llama_config.h).
 #include <string>
 #include <variant>
 

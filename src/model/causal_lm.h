@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "exec/cpu/executor.h"
 #include "ir/graph.h"
@@ -37,6 +38,8 @@ class CausalLm {
   virtual std::int64_t context() const = 0;
   virtual std::int64_t vocab_size() const = 0;
   virtual std::int64_t eos_token_id() const = 0;
+  // Every id that ends a generated text (config.json's eos_token_id may list several).
+  virtual std::vector<std::int32_t> stop_ids() const { return {static_cast<std::int32_t>(eos_token_id())}; }
   // The token every text starts with (Llama's BOS), if the model was trained with one.
   virtual std::optional<std::int32_t> bos_token_id() const = 0;
 

@@ -17,14 +17,14 @@ std::string model_config_path(const std::string& dir) { return (fs::path(dir) / 
 std::string model_weights_path(const std::string& dir) { return (fs::path(dir) / kWeightsFile).string(); }
 
 void write_model_folder(const std::string& dir, const TensorMap& weights, const std::string& config_json,
-                        const text::Tokenizer& tokenizer) {
+                        const text::Tokenizer& tokenizer, const CheckpointLayout& layout) {
   const fs::path target = fs::absolute(dir).lexically_normal();
   const fs::path folder = target.has_filename() ? target : target.parent_path();
   if (!folder.has_parent_path() || folder == folder.root_path())
     throw Error::in_file(dir, "cannot be replaced as a whole (it has no parent folder)");
   fs::create_directories(folder.parent_path());
   AtomicFolderWriter out(folder.string());
-  write_safetensors(out.file(kWeightsFile), {weights.begin(), weights.end()}, {{"format", "pt"}});
+  write_checkpoint(out.temp_path(), {weights.begin(), weights.end()}, layout);
   write_file_atomic(out.file(kConfigFile), config_json);
   tokenizer.save(out.temp_path());
   out.commit(/*replace=*/true);

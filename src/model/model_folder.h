@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/any_model.h"
+#include "model/formats/checkpoint.h"
 #include "text/bpe_tokenizer.h"
 #include "text/tokenizer.h"
 
@@ -18,7 +19,7 @@ namespace orion::model {
 // The model's files: the Hugging Face config and the weights.
 inline constexpr const char* kConfigFile = "config.json";
 inline constexpr const char* kWeightsFile = "model.safetensors";
-// A sharded checkpoint's index, which Orion names in its error but does not read.
+// A sharded checkpoint's index (model/formats/checkpoint.h reads and writes it).
 inline constexpr const char* kShardIndexFile = "model.safetensors.index.json";
 
 // DIR/config.json and DIR/model.safetensors.
@@ -46,7 +47,7 @@ struct ModelFolder {
 // old folder or the complete new one, never new weights beside an old config.json. An existing
 // folder is replaced with everything in it: the caller checks that it holds nothing else.
 void write_model_folder(const std::string& dir, const TensorMap& weights, const std::string& config_json,
-                        const text::Tokenizer& tokenizer);
+                        const text::Tokenizer& tokenizer, const CheckpointLayout& layout = {});
 
 // The tokenizer in DIR: tokenizer.model (SentencePiece), else vocab.json and merges.txt (or
 // OpenAI's names for them, encoder.json and vocab.bpe).

@@ -37,15 +37,37 @@ namespace fs = std::filesystem;
   return out;
 }
 
-// Hugging Face's GPT-2 sizes, and the Llama-shaped model the ANE training results are quoted on.
+// Hugging Face's GPT-2 sizes, the Llama-shaped model the ANE training results are quoted on,
+// and the shapes of the small Hugging Face models people run (their config.json's numbers).
 void apply_preset(InitOptions& o) {
-  struct P { const char* name; const char* arch; std::int64_t layers, dim, heads, hidden, context, vocab; };
+  struct P {
+    const char* name;
+    const char* arch;
+    std::int64_t layers, dim, heads, kv_heads, head_dim, hidden, context, vocab;
+    double theta = 10000.0, eps = 1e-6;
+    bool tied = false;
+    const char* rope_scaling = "";
+  };
   const model::LlamaConfig s = model::stories110m_config();
-  for (const P& p : {P{"gpt2", "gpt2", 12, 768, 12, 0, 1024, 50257}, P{"gpt2-medium", "gpt2", 24, 1024, 16, 0, 1024, 50257},
-                     P{"gpt2-large", "gpt2", 36, 1280, 20, 0, 1024, 50257}, P{"gpt2-xl", "gpt2", 48, 1600, 25, 0, 1024, 50257},
-                     P{"stories110m", "llama", s.num_hidden_layers, s.hidden_size, s.num_attention_heads, s.intermediate_size,
-                       s.max_position_embeddings, s.vocab_size}})
+  const P presets[] = {
+      {"gpt2", "gpt2", 12, 768, 12, 0, 0, 0, 1024, 50257},
+      {"gpt2-medium", "gpt2", 24, 1024, 16, 0, 0, 0, 1024, 50257},
+      {"gpt2-large", "gpt2", 36, 1280, 20, 0, 0, 0, 1024, 50257},
+      {"gpt2-xl", "gpt2", 48, 1600, 25, 0, 0, 0, 1024, 50257},
+      {"stories110m", "llama", s.num_hidden_layers, s.hidden_size, s.num_attention_heads, 0, 0, s.intermediate_size,
+       s.max_position_embeddings, s.vocab_size},
+      {"qwen3-0.6b", "qwen3", 28, 1024, 16, 8, 128, 3072, 40960, 151936, 1e6, 1e-6, true},
+      {"qwen3-1.7b", "qwen3", 28, 2048, 16, 8, 128, 6144, 40960, 151936, 1e6, 1e-6, true},
+      {"qwen2.5-0.5b", "qwen2", 24, 896, 14, 2, 0, 4864, 32768, 151936, 1e6, 1e-6, true},
+      {"llama3.2-1b", "llama", 16, 2048, 32, 8, 0, 8192, 131072, 128256, 500000, 1e-5, true, "llama3"},
+      {"smollm2-135m", "llama", 30, 576, 9, 3, 0, 1536, 8192, 49152, 100000, 1e-5, true},
+      {"smollm2-360m", "llama", 32, 960, 15, 5, 0, 2560, 8192, 49152, 100000, 1e-5, true},
+      {"tinyllama-1.1b", "llama", 22, 2048, 32, 4, 0, 5632, 2048, 32000, 10000, 1e-5, false},
+      {"mistral-7b", "mistral", 32, 4096, 32, 8, 0, 14336, 32768, 32768, 1e6, 1e-5, false},
+  };
+  for (const P& p : presets)
     if (o.preset == p.name) {
+      const bool llama_family = std::string_view(p.arch) != "gpt2";
       if (o.arch_given && o.arch != p.arch)
         throw Error("--preset " + o.preset + " is a " + p.arch + " model, not --arch " + o.arch);
       o.arch = p.arch;
@@ -55,14 +77,38 @@ void apply_preset(InitOptions& o) {
       o.hidden = p.hidden;
       o.context = p.context;
       if (o.vocab == 0) o.vocab = p.vocab;
+      if (llama_family && o.preset != "stories110m") {
+        o.kv_heads = p.kv_heads;
+        o.head_dim = p.head_dim;
+        o.rope_theta = p.theta;
+        o.rms_norm_eps = p.eps;
+        o.tied = p.tied;
+        o.rope_scaling = p.rope_scaling;
+        if (o.rope_scaling == "llama3") {  // Llama 3.2's
+          o.rope_factor = 32;
+          o.rope_original = 8192;
+        }
+      }
       return;
     }
   throw Error("unknown preset '" + o.preset + "'");
 }
 
 // The files a model folder made by init may hold; any other file in the folder stops init.
-constexpr const char* kModelFiles[] = {model::kConfigFile, model::kWeightsFile, text::kBpeVocabFile, text::kBpeMergesFile,
-                                      text::kSentencePieceFile};
+constexpr const char* kModelFiles[] = {model::kConfigFile, text::kBpeVocabFile, text::kBpeMergesFile,
+                                      text::kSentencePieceFile, text::kTokenizerJsonFile, text::kTokenizerConfigFile,
+                                      text::kGenerationConfigFile};
+
+bool is_model_file(const std::string& name) {
+  return is_checkpoint_file(name) ||
+         std::find(std::begin(kModelFiles), std::end(kModelFiles), name) != std::end(kModelFiles);
+}
+
+CheckpointLayout checkpoint_layout(const InitOptions& o) {
+  if (o.dtype != "f32" && o.dtype != "bf16" && o.dtype != "f16")
+    throw Error("--dtype " + o.dtype + ": the weights are written as f32, bf16 or f16");
+  return {.shards = o.shards, .dtype = o.dtype == "bf16" ? DType::bf16 : o.dtype == "f16" ? DType::f16 : DType::f32};
+}
 
 std::int64_t vocab_for(const InitOptions& o, const text::Tokenizer& tok) {
   const std::int64_t v = o.vocab > 0 ? o.vocab : tok.vocab_size();
@@ -87,7 +133,7 @@ std::string init_gpt2(const InitOptions& o, const text::Tokenizer& tok) {
   check_fits_in_memory(c.weight_bytes(sizeof(float)), "the weights (f32)", "orion init");
 
   Stopwatch sw;
-  write_model_folder(o.out, model::gpt2_init_weights(c, o.seed), model::gpt2_config_json(c), tok);
+  write_model_folder(o.out, model::gpt2_init_weights(c, o.seed), model::gpt2_config_json(c), tok, checkpoint_layout(o));
   return init_summary("wrote %s: gpt2, %lld layers, dim %lld, %lld heads, context %lld, vocab %lld, %.1fM params, seed %llu (%.1f s)",
               o.out.c_str(), static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd),
               static_cast<long long>(c.n_head), static_cast<long long>(c.n_positions),
@@ -97,6 +143,22 @@ std::string init_gpt2(const InitOptions& o, const text::Tokenizer& tok) {
 
 std::string init_llama(const InitOptions& o, const text::Tokenizer& tok) {
   model::LlamaConfig c;
+  c.model_type = o.arch;
+  c.qkv_bias = o.arch == "qwen2" || o.attention_bias;
+  c.o_bias = o.arch != "qwen2" && o.attention_bias;
+  if (o.attention_bias && o.arch == "qwen2") throw Error("--attention-bias: Qwen2 has its q/k/v biases always and none on o");
+  c.qk_norm = o.arch == "qwen3";
+  c.head_size = o.head_dim > 0 ? o.head_dim : o.arch == "qwen3" ? o.dim / o.heads : 0;
+  c.rms_norm_eps = o.rms_norm_eps;
+  c.torch_dtype = o.dtype == "bf16" ? "bfloat16" : o.dtype == "f16" ? "float16" : "float32";
+  if (o.rope_scaling == "linear" || o.rope_scaling == "llama3") {
+    c.rope_scaling.type = o.rope_scaling == "linear" ? RopeScaling::Type::linear : RopeScaling::Type::llama3;
+    c.rope_scaling.factor = o.rope_factor;
+    c.rope_scaling.original_max_position_embeddings =
+        o.rope_original > 0 ? o.rope_original : std::max<std::int64_t>(1, static_cast<std::int64_t>(o.context / o.rope_factor));
+  } else if (!o.rope_scaling.empty()) {
+    throw Error("--rope-scaling " + o.rope_scaling + ": linear or llama3");
+  }
   c.num_hidden_layers = o.layers;
   c.hidden_size = o.dim;
   c.num_attention_heads = o.heads;
@@ -108,17 +170,18 @@ std::string init_llama(const InitOptions& o, const text::Tokenizer& tok) {
   c.tie_word_embeddings = o.tied;
   c.vocab_size = vocab_for(o, tok);
   if (!tok.eos_id()) throw Error("the tokenizer has no end-of-text token, which generation needs");
-  c.eos_token_id = *tok.eos_id();
+  c.eos_token_ids = {*tok.eos_id()};
   if (tok.bos_id())
     c.bos_token_id = *tok.bos_id();
   else
     c.bos_token_id.reset();
   c.validate("orion init");
   Stopwatch sw;
-  write_model_folder(o.out, model::llama_init_weights(c, o.seed), model::llama_config_json(c), tok);
-  return init_summary("wrote %s: llama, %lld layers, dim %lld, %lld heads (%lld key/value), hidden %lld, context %lld, vocab %lld (%s), "
+  check_fits_in_memory(static_cast<std::uint64_t>(c.parameter_count()) * sizeof(float), "the weights (f32)", "orion init");
+  write_model_folder(o.out, model::llama_init_weights(c, o.seed), model::llama_config_json(c), tok, checkpoint_layout(o));
+  return init_summary("wrote %s: %s, %lld layers, dim %lld, %lld heads (%lld key/value), hidden %lld, context %lld, vocab %lld (%s), "
               "%s embeddings, %.1fM params, seed %llu (%.1f s)",
-              o.out.c_str(), static_cast<long long>(c.num_hidden_layers), static_cast<long long>(c.hidden_size),
+              o.out.c_str(), c.model_type.c_str(), static_cast<long long>(c.num_hidden_layers), static_cast<long long>(c.hidden_size),
               static_cast<long long>(c.num_attention_heads), static_cast<long long>(c.num_key_value_heads),
               static_cast<long long>(c.intermediate_size), static_cast<long long>(c.max_position_embeddings),
               static_cast<long long>(c.vocab_size), std::string(tok.kind()).c_str(), c.tie_word_embeddings ? "tied" : "untied",
@@ -133,20 +196,19 @@ std::string init_model(InitOptions o) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw Error::in_file(o.out, "is not a folder");
   for (const auto& e : fs::directory_iterator(dir, ec))
-    if (std::find(std::begin(kModelFiles), std::end(kModelFiles), e.path().filename().string()) == std::end(kModelFiles))
+    if (!is_model_file(e.path().filename().string()))
       throw Error::in_file(e.path().string(), "is not a model folder's file; orion init writes the folder as a whole and "
                                               "would delete it, so choose a new or empty folder");
-  for (const char* f : {model::kConfigFile, model::kWeightsFile})
-    if (fs::exists(dir / f) && !o.force)
-      throw Error::in_file((dir / f).string(), "exists already (use --force to overwrite)");
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if ((e.path().filename() == model::kConfigFile || is_checkpoint_file(e.path().filename().string())) && !o.force)
+      throw Error::in_file(e.path().string(), "exists already (use --force to overwrite)");
   if (o.preset == "stories110m" && o.tokenizer.empty())
     throw Error("--preset stories110m needs --tokenizer DIR with its 32000-token SentencePiece model "
                 "(train one with: orion tokenizer train --vocab 32000 --in TEXT --out DIR)");
   const std::shared_ptr<const text::Tokenizer> tok =
       o.tokenizer.empty() ? std::make_shared<const text::BpeTokenizer>(text::BpeTokenizer::byte_level())
                           : model::load_tokenizer(o.tokenizer);
-  if (o.arch == "llama")
-    return init_llama(o, *tok);
+  if (is_llama_family(o.arch)) return init_llama(o, *tok);
   return init_gpt2(o, *tok);
 }
 

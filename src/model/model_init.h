@@ -12,8 +12,17 @@ struct InitOptions {
   bool arch_given = false;  // --arch was on the command line (a preset must then agree with it)
   std::string preset;
   std::int64_t layers = 4, dim = 256, heads = 4, kv_heads = 0, context = 256, vocab = 0, hidden = 0;
-  double rope_theta = 10000.0;
+  // The Llama family's (model/llama/llama_config.h): 0 head_dim is dim / heads.
+  std::int64_t head_dim = 0;
+  double rope_theta = 10000.0, rms_norm_eps = 1e-6;
+  std::string rope_scaling;  // "", "linear" or "llama3"
+  double rope_factor = 8.0;
+  std::int64_t rope_original = 0;  // llama3's original_max_position_embeddings; 0: context / factor
+  bool attention_bias = false;     // llama, mistral, qwen3: biases on q, k, v and o
   bool tied = false;
+  // How the weights are written: Hugging Face's sharded layout when shards > 1.
+  std::int64_t shards = 1;
+  std::string dtype = "f32";  // f32, bf16 or f16
   std::uint64_t seed = 0;
   std::string tokenizer;
   bool force = false;  // replace an existing model in `out`

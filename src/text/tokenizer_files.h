@@ -11,5 +11,11 @@ inline constexpr const char* kBpeMergesFile = "merges.txt";
 // The same two files in OpenAI's release of GPT-2.
 inline constexpr const char* kOpenAiVocabFile = "encoder.json";
 inline constexpr const char* kOpenAiMergesFile = "vocab.bpe";
+// Hugging Face's tokenizers format (JsonTokenizer), and the config beside it that carries the
+// chat template and the special tokens' roles.
+inline constexpr const char* kTokenizerJsonFile = "tokenizer.json";
+inline constexpr const char* kTokenizerConfigFile = "tokenizer_config.json";
+// generation_config.json: the end-of-text ids generation stops at, when they differ from config.json's.
+inline constexpr const char* kGenerationConfigFile = "generation_config.json";
 
 }  // namespace orion::text

@@ -31,10 +31,15 @@ struct LlamaPrefillCase {
   std::int64_t dim, heads, kv_heads, hidden, vocab;
   bool tied;
   WeightDType dtype;
+  const char* family = "llama";  // testing::make_family
+  std::int64_t head_dim = 0;
+  bool bias = false;
 };
 
 LlamaConfig config_of(const LlamaPrefillCase& k) {
-  return testing::small_llama_config({2, k.dim, k.heads, k.kv_heads, k.hidden, k.vocab, k.tied, 300});
+  LlamaConfig c = testing::small_llama_config({2, k.dim, k.heads, k.kv_heads, k.hidden, k.vocab, k.tied, 300});
+  testing::make_family(c, k.family, k.head_dim, k.bias);
+  return c;
 }
 
 using testing::llama_large_weights;
@@ -61,7 +66,10 @@ INSTANTIATE_TEST_SUITE_P(
                       LlamaPrefillCase{"f16_gqa_untied", 48, 6, 3, 100, 77, false, WeightDType::f16},
                       // q8 blocks are 32 weights: rows of 64 and 96
                       LlamaPrefillCase{"q8_gqa_untied", 64, 4, 2, 96, 77, false, WeightDType::q8},
-                      LlamaPrefillCase{"q8_mha_tied", 64, 8, 8, 128, 50, true, WeightDType::q8}),
+                      LlamaPrefillCase{"q8_mha_tied", 64, 8, 8, 128, 50, true, WeightDType::q8},
+                      LlamaPrefillCase{"f32_qwen3_head_dim", 40, 4, 2, 67, 101, true, WeightDType::f32, "qwen3", 14},
+                      LlamaPrefillCase{"q8_qwen2_bias", 64, 4, 2, 96, 77, true, WeightDType::q8, "qwen2"},
+                      LlamaPrefillCase{"f16_llama_bias_rope3", 48, 6, 3, 100, 77, false, WeightDType::f16, "llama", 0, true}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 LlamaFastSession f32_session(const LlamaConfig& c, int threads) {

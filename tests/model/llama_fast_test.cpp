@@ -25,10 +25,15 @@ struct LlamaFastCase {
   std::int64_t layers, dim, heads, kv_heads, hidden, vocab;
   bool tied;
   WeightDType dtype;
+  const char* family = "llama";  // qwen2: q/k/v biases; qwen3: q/k norms; llama with `bias`: q/k/v/o biases
+  std::int64_t head_dim = 0;
+  bool bias = false;
 };
 
 LlamaConfig config_of(const LlamaFastCase& k) {
-  return testing::small_llama_config({k.layers, k.dim, k.heads, k.kv_heads, k.hidden, k.vocab, k.tied, 48});
+  LlamaConfig c = testing::small_llama_config({k.layers, k.dim, k.heads, k.kv_heads, k.hidden, k.vocab, k.tied, 48});
+  testing::make_family(c, k.family, k.head_dim, k.bias);
+  return c;
 }
 
 using testing::llama_large_weights;
@@ -55,7 +60,11 @@ INSTANTIATE_TEST_SUITE_P(
                       LlamaFastCase{"f16_odd_mha_tied", 2, 40, 5, 5, 67, 101, true, WeightDType::f16},
                       LlamaFastCase{"f16_gqa_untied", 2, 48, 6, 3, 100, 77, false, WeightDType::f16},
                       LlamaFastCase{"q8_gqa_untied", 2, 64, 4, 2, 96, 77, false, WeightDType::q8},
-                      LlamaFastCase{"q8_mha_tied", 2, 64, 8, 8, 128, 50, true, WeightDType::q8}),
+                      LlamaFastCase{"q8_mha_tied", 2, 64, 8, 8, 128, 50, true, WeightDType::q8},
+                      LlamaFastCase{"f32_qwen3_head_dim", 2, 40, 4, 2, 67, 101, true, WeightDType::f32, "qwen3", 14},
+                      LlamaFastCase{"q8_qwen3", 2, 64, 4, 2, 96, 77, true, WeightDType::q8, "qwen3", 32},
+                      LlamaFastCase{"f16_qwen2_bias", 2, 48, 6, 2, 100, 77, true, WeightDType::f16, "qwen2"},
+                      LlamaFastCase{"f32_llama_bias_rope3", 2, 48, 6, 3, 100, 77, false, WeightDType::f32, "llama", 0, true}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(LlamaFastDecoder, QuantizationKeepsTheLogitsClose) {

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/half.h"
 #include "core/testing_temp_dir.h"
 #include "model/any_model.h"
 #include "model/golden_logits.h"
@@ -22,31 +23,38 @@ namespace {
 
 using testing::GoldenLogits;
 
+// The golden's config: the original Llama goldens carry a few keys (model_type llama implied),
+// the family goldens their whole config.json.
 LlamaConfig llama_golden_config(const GoldenLogits& g) {
   LlamaConfig c = parse_llama_config(
       [&] {
         nlohmann::json j = g.config;
-        j["model_type"] = "llama";
+        if (!j.contains("model_type")) j["model_type"] = "llama";
         return j.dump();
       }(),
       g.name);
   return c;
 }
 
+// The golden's model: the seed's weights, rounded as the checkpoint the reference read stored them.
+LlamaModel llama_golden_model(const GoldenLogits& g) {
+  const LlamaConfig c = llama_golden_config(g);
+  TensorMap w = llama_init_weights(c, g.seed);
+  if (c.torch_dtype == "bfloat16")
+    for (auto& [name, t] : w) round_to_bf16(t.span<float>());
+  return LlamaModel::from_weights(c, std::move(w), g.name);
+}
+
 class LlamaGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LlamaGolden, PrefillMatchesTorch) {
   const GoldenLogits g = testing::load_golden("llama_" + GetParam());
-  const LlamaConfig c = llama_golden_config(g);
-  const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, g.seed), g.name);
-  testing::expect_prefill_matches(g, m, 1e-4);
+  testing::expect_prefill_matches(g, llama_golden_model(g), 1e-4);
 }
 
 TEST_P(LlamaGolden, KvCacheDecodingMatchesTorchAndRecomputation) {
   const GoldenLogits g = testing::load_golden("llama_" + GetParam());
-  const LlamaConfig c = llama_golden_config(g);
-  const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, g.seed), g.name);
-  testing::expect_kv_cache_decoding_matches(g, m, 1e-4);
+  testing::expect_kv_cache_decoding_matches(g, llama_golden_model(g), 1e-4);
 }
 
 // The model with its graphs in their ANE form (model/llama/llama.h: RoPE's rotation as a product with
@@ -75,8 +83,7 @@ class AneForm final : public CausalLm {
 
 TEST_P(LlamaGolden, TheAneFormMatchesTorchInPrefillAndDecoding) {
   const GoldenLogits g = testing::load_golden("llama_" + GetParam());
-  const LlamaConfig c = llama_golden_config(g);
-  const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, g.seed), g.name);
+  const LlamaModel m = llama_golden_model(g);
   const AneForm ane(m);
   testing::expect_prefill_matches(g, ane, 1e-4);
   testing::expect_kv_cache_decoding_matches(g, ane, 1e-4);
@@ -96,7 +103,13 @@ TEST(LlamaAneForm, RotateHalfMatrixIsRotateHalfPerHead) {
 
 // gqa: 4 query heads on 2 key/value heads, untied; mha_tied: no grouping, tied head;
 // mqa_tied: one key/value head, rope_theta 500000; gqa_wide: 8 heads on 2, 3 layers.
-INSTANTIATE_TEST_SUITE_P(Models, LlamaGolden, ::testing::Values("gqa", "mha_tied", "mqa_tied", "gqa_wide"));
+// The families (tests/reference/golden_family_models.txt): qwen3_gqa (q/k norms, head_dim 24
+// with dim 64), qwen2_bias (q/k/v biases), llama3_rope (rope_scaling llama3 with frequencies in
+// all three bands), llama_bias (attention_bias on q/k/v/o, linear rope scaling), mistral_mqa
+// (one key/value head, the reference reading bf16 weights from 3 shards).
+INSTANTIATE_TEST_SUITE_P(Models, LlamaGolden,
+                         ::testing::Values("gqa", "mha_tied", "mqa_tied", "gqa_wide", "qwen3_gqa", "qwen2_bias", "llama3_rope",
+                                           "llama_bias", "mistral_mqa"));
 
 TEST(LlamaGolden, TheGoldenModelsCoverGroupingAndTying) {
   bool grouped = false, ungrouped = false, tied = false, untied = false;
@@ -125,7 +138,7 @@ TEST(LlamaConfig, ErrorsNameTheFileAndTheField) {
   EXPECT_EQ(c.num_key_value_heads, 4);  // absent: as many as the query heads
   EXPECT_FALSE(c.tie_word_embeddings);
   EXPECT_EQ(c.bos_token_id, 1);
-  EXPECT_EQ(c.eos_token_id, 2);
+  EXPECT_EQ(c.eos_token_id(), 2);
 
   struct Case { std::string json, expect; };
   for (const Case& k : std::vector<Case>{
@@ -134,14 +147,14 @@ TEST(LlamaConfig, ErrorsNameTheFileAndTheField) {
            {"{" + base + R"("num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 100})",
             "dir/config.json: \"num_attention_heads\" (4) is not a multiple of \"num_key_value_heads\" (3)"},
            {"{" + base + R"("num_attention_heads": 3, "vocab_size": 100})", "dir/config.json: \"hidden_size\" (64) is not a multiple"},
-           {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "rope_scaling": {"type": "linear", "factor": 2}})",
-            "dir/config.json: key \"rope_scaling\""},
+           {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "rope_scaling": {"type": "dynamic", "factor": 2}})",
+            "dir/config.json: key \"rope_scaling\" has rope_type \"dynamic\"; Orion implements"},
            {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "hidden_act": "gelu"})", "dir/config.json: key \"hidden_act\""},
-           {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "attention_bias": true})", "dir/config.json: key \"attention_bias\" is true"},
+           {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "mlp_bias": true})", "dir/config.json: key \"mlp_bias\" is true"},
            {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "eos_token_id": 100})", "dir/config.json: \"eos_token_id\" 100 is outside"},
            {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "tie_word_embeddings": 1})",
             "dir/config.json: key \"tie_word_embeddings\" must be true or false"},
-           {R"({"model_type": "gpt2"})", "dir/config.json: model_type is \"gpt2\", expected \"llama\""},
+           {R"({"model_type": "gpt2"})", "dir/config.json: model_type is \"gpt2\", expected one of llama, mistral, qwen2, qwen3"},
            {R"({"model_type": "llama",)", "dir/config.json: at byte"},
        }) {
     const std::string e = llama_config_error(k.json);
@@ -153,7 +166,7 @@ TEST(LlamaConfig, JsonRoundTrips) {
   LlamaConfig c;
   c.hidden_size = 96; c.intermediate_size = 200; c.num_hidden_layers = 3; c.num_attention_heads = 6;
   c.num_key_value_heads = 2; c.max_position_embeddings = 77; c.vocab_size = 300; c.tie_word_embeddings = true;
-  c.rope_theta = 500000; c.bos_token_id.reset(); c.eos_token_id = 7;
+  c.rope_theta = 500000; c.bos_token_id.reset(); c.eos_token_ids = {7};
   const LlamaConfig r = parse_llama_config(llama_config_json(c), "x");
   EXPECT_EQ(llama_config_json(r), llama_config_json(c));
   EXPECT_FALSE(r.bos_token_id.has_value());
@@ -228,7 +241,7 @@ TEST_F(LlamaFolder, MissingAndForeignTensorsAreNamed) {
   w = llama_init_weights(c, 1);
   w.emplace("model.layers.0.self_attn.q_proj.bias", Tensor(DType::f32, {32}));
   write(c, w);
-  EXPECT_NE(load_error().find("tensor model.layers.0.self_attn.q_proj.bias is not part of a Llama model"), std::string::npos)
+  EXPECT_NE(load_error().find("tensor model.layers.0.self_attn.q_proj.bias is not part of a llama model"), std::string::npos)
       << load_error();
   w = llama_init_weights(c, 1);
   w["model.norm.weight"] = Tensor(DType::f32, {31});

@@ -24,8 +24,24 @@ inline LlamaConfig small_llama_config(const SmallLlama& s) {
   c.tie_word_embeddings = s.tied;
   c.max_position_embeddings = s.positions;
   c.rms_norm_eps = 1e-5;
-  c.eos_token_id = 0;
+  c.eos_token_ids = {0};
   return c;
+}
+
+// `c` as a model of `family` (model/llama/llama_config.h): qwen2's q/k/v biases, qwen3's q/k
+// norms and head_dim, llama with `bias` (q/k/v/o biases, and llama3 rope scaling so that every
+// band of frequencies is used).
+inline void make_family(LlamaConfig& c, const char* family, std::int64_t head_dim = 0, bool bias = false) {
+  c.model_type = family;
+  c.head_size = head_dim;
+  c.qkv_bias = c.model_type == "qwen2" || bias;
+  c.o_bias = c.model_type != "qwen2" && bias;
+  c.qk_norm = c.model_type == "qwen3";
+  if (bias) {
+    c.rope_scaling.type = RopeScaling::Type::llama3;
+    c.rope_scaling.factor = 4;
+    c.rope_scaling.original_max_position_embeddings = 16;
+  }
 }
 
 // Weights far larger than init's 0.02 and norm gains away from 1, so that activations are of

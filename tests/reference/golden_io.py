@@ -4,6 +4,7 @@ golden file of logits that the C++ tests compare against (tests/model/golden_log
 for every position, the logits of a fixed set of vocabulary ids spread over the vocabulary and
 the log-sum-exp of the whole row, so that a few KB check every position against every logit."""
 import json
+import os
 import struct
 import sys
 
@@ -11,6 +12,11 @@ import numpy as np
 import torch
 
 DTYPES = {"F32": np.float32, "F16": np.float16}
+
+
+def bf16_to_f32(raw):
+    # bfloat16 is the top half of a float32: widen the bits, as torch's bfloat16 -> float does.
+    return (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
 def read_safetensors(path):
@@ -24,7 +30,11 @@ def read_safetensors(path):
         if name == "__metadata__":
             continue
         b, end = e["data_offsets"]
-        arr = np.frombuffer(data[base + b : base + end], dtype=DTYPES[e["dtype"]]).reshape(e["shape"])
+        raw = data[base + b : base + end]
+        if e["dtype"] == "BF16":
+            arr = bf16_to_f32(raw).reshape(e["shape"])
+        else:
+            arr = np.frombuffer(raw, dtype=DTYPES[e["dtype"]]).reshape(e["shape"])
         out[name] = torch.from_numpy(arr.astype(np.float64))
     return out
 
@@ -33,7 +43,15 @@ def read_model(model_dir):
     """config.json and the weights (float64 tensors) of a model folder."""
     with open(f"{model_dir}/config.json") as f:
         cfg = json.load(f)
-    return cfg, read_safetensors(f"{model_dir}/model.safetensors")
+    if os.path.exists(f"{model_dir}/model.safetensors"):
+        return cfg, read_safetensors(f"{model_dir}/model.safetensors")
+    # Hugging Face's sharded layout: the index names each tensor's file.
+    with open(f"{model_dir}/model.safetensors.index.json") as f:
+        files = sorted(set(json.load(f)["weight_map"].values()))
+    w = {}
+    for name in files:
+        w.update(read_safetensors(f"{model_dir}/{name}"))
+    return cfg, w
 
 
 def run(generator, forward, config_keys):
@@ -52,7 +70,7 @@ def write_golden(generator, cfg, config_keys, seed, tokens, logits, out_path, ex
     picked = sorted(set([0, 1, V - 1] + [int(i) for i in np.linspace(0, V - 1, 29)] + tokens[:8]))
     golden = {
         "generator": "%s (torch %s, float64)" % (generator, torch.__version__),
-        "config": {k: cfg[k] for k in config_keys},
+        "config": cfg if config_keys is None else {k: cfg[k] for k in config_keys},
         "seed": int(seed),
         "tokens": tokens,
         "vocab_ids": picked,

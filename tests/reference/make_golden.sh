@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed golden logits in tests/reference/golden/ with the torch references
 # (GPT-2: gpt2_reference.py over golden_models.txt; Llama: llama_reference.py over
-# golden_llama_models.txt; a LoRA adapter on one model of each, with lora_reference.py).
+# golden_llama_models.txt and golden_family_models.txt; a LoRA adapter on one model of each, with lora_reference.py).
 # Needs Debian's python3-torch (installed here if missing) and a built orion (make).
 # Usage: tests/reference/make_golden.sh [BUILD_DIR]
 set -euo pipefail
@@ -47,3 +47,14 @@ while read -r name layers dim heads kv_heads hidden context vocab tied seed thet
   rm -rf "${tmp:?}/$name"
   echo "wrote tests/reference/golden/llama_$name.json"
 done < tests/reference/golden_llama_models.txt
+# name seed orion-init-options...: the other families, each golden with its whole config.json
+while read -r name seed options; do
+  [[ -z $name || $name == \#* ]] && continue
+  # shellcheck disable=SC2086  # the options are words
+  $orion init --out "$tmp/$name" --seed "$seed" $options >/dev/null
+  vocab=$($py -c "import json; print(json.load(open('$tmp/$name/config.json'))['vocab_size'])")
+  tokens=$($py -c "print(','.join(str((i * 7919 + 13) % $vocab) for i in range(40)))")
+  $py tests/reference/llama_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/llama_$name.json" --whole-config
+  rm -rf "${tmp:?}/$name"
+  echo "wrote tests/reference/golden/llama_$name.json"
+done < tests/reference/golden_family_models.txt

@@ -20,15 +20,19 @@ struct Case {
   const char* name;
   std::int64_t heads, kv_heads;
   bool tied;
+  const char* family = "llama";  // model::testing::make_family
+  std::int64_t head_dim = 0;
+  bool bias = false;
 };
 
 model::LlamaModel small_llama(const Case& k) {
-  const model::LlamaConfig c = model::testing::small_llama_config({2, 64, k.heads, k.kv_heads, 160, 300, k.tied, 96});
+  model::LlamaConfig c = model::testing::small_llama_config({2, 64, k.heads, k.kv_heads, 160, 300, k.tied, 96});
+  model::testing::make_family(c, k.family, k.head_dim, k.bias);
   TensorMap w = model::llama_init_weights(c, 5);
   // Gains away from 1, so that a dropped or misplaced RMSNorm weight shows.
   Rng rng(6);
   for (auto& [name, t] : w)
-    if (t.rank() == 1) rng.fill_uniform(t.span<float>(), 0.5f, 1.5f);
+    if (t.rank() == 1 && !name.ends_with(".bias")) rng.fill_uniform(t.span<float>(), 0.5f, 1.5f);
   return model::LlamaModel::from_weights(c, std::move(w), std::string("llama ") + k.name);
 }
 
@@ -54,7 +58,9 @@ TEST_P(LlamaPackage, EveryKernelRoundTripsThroughTheMilParser) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, LlamaPackage,
-                         ::testing::Values(Case{"gqa", 4, 2, false}, Case{"mha_tied", 4, 4, true}, Case{"mqa_tied", 4, 1, true}),
+                         ::testing::Values(Case{"gqa", 4, 2, false}, Case{"mha_tied", 4, 4, true}, Case{"mqa_tied", 4, 1, true},
+                                           Case{"qwen3", 4, 2, true, "qwen3", 32}, Case{"qwen2_bias", 4, 2, true, "qwen2"},
+                                           Case{"llama_bias_rope3", 4, 2, false, "llama", 0, true}),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace

@@ -51,7 +51,9 @@ std::vector<Arch> archs() {
   return {{"Gpt2", model_loss_graph(tiny_config()), model_ane_loss_graph(tiny_config()), model::gpt2_init_weights(tiny_config(), 7),
            tiny_config().vocab_size},
           {"LlamaGqa", model_loss_graph(tiny_llama()), model_ane_loss_graph(tiny_llama()),
-           model::llama_init_weights(tiny_llama(), 7), tiny_llama().vocab_size}};
+           model::llama_init_weights(tiny_llama(), 7), tiny_llama().vocab_size},
+          {"Qwen3Bias", model_loss_graph(tiny_qwen3()), model_ane_loss_graph(tiny_qwen3()),
+           model::llama_init_weights(tiny_qwen3(), 7), tiny_qwen3().vocab_size}};
 }
 
 using Weights = runtime::DeviceGraphWeights;

@@ -61,6 +61,14 @@ std::vector<ModelCase> cases() {
           {"LlamaGqaUntied", [](const model::DecoderGraphOptions& o) { return model::llama_graph(grad_llama(false), o); },
            "model.embed_tokens.weight"},
           {"LlamaGqaTied", [](const model::DecoderGraphOptions& o) { return model::llama_graph(grad_llama(true), o); },
+           "model.embed_tokens.weight"},
+          {"Qwen3BiasHeadDim", [](const model::DecoderGraphOptions& o) {
+             model::LlamaConfig c = grad_llama(true);
+             c.model_type = "qwen3";
+             c.qk_norm = c.qkv_bias = c.o_bias = true;
+             c.head_size = 6;
+             return model::llama_graph(c, o);
+           },
            "model.embed_tokens.weight"}};
 }
 

@@ -59,4 +59,16 @@ inline model::LlamaConfig tiny_llama() {
   return c;
 }
 
+// tiny_llama as Qwen3 (q/k norms, head_dim 20 where dim / heads is 8) with Qwen2's q/k/v biases
+// as well, so that one model trains every piece the families add. head_dim above 16: a smaller
+// q/k norm gain is written inline in the MIL text, which then changes with every baked step.
+inline model::LlamaConfig tiny_qwen3() {
+  model::LlamaConfig c = tiny_llama();
+  c.model_type = "qwen3";
+  c.qk_norm = true;
+  c.qkv_bias = true;
+  c.head_size = 20;
+  return c;
+}
+
 }  // namespace orion::train::testing

@@ -35,10 +35,12 @@ bool drops_tokens(const ir::Graph& g, const Node& n, const std::vector<bool>& we
     case Op::reduce_mean:
     case Op::reduce_max: {
       const int rank = static_cast<int>(g.node(n.inputs[0]).type.rank());
-      if (rank > 2) return false;
-      for (int a : ir::reduce_axes(n, rank))
-        if (a == 0) return true;
-      return false;
+      const std::vector<int> axes = ir::reduce_axes(n, rank);
+      const bool first = std::find(axes.begin(), axes.end(), 0) != axes.end();
+      // A 3-D value's tokens are axis 0 ([S, H, D]) or 1 ([H, S, D]); reduced over both, it has
+      // none either way (a per-head gain's gradient).
+      if (rank == 3) return first && std::find(axes.begin(), axes.end(), 1) != axes.end();
+      return rank <= 2 && first;
     }
     case Op::matmul:
       return !weight[at(n.inputs[0])] && !weight[at(n.inputs[1])] && g.node(n.inputs[0]).type.rank() == 2 &&

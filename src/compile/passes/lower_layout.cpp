@@ -193,13 +193,18 @@ class Lowering {
       unsupported(reader, "mixes a " + std::string(layout_name(layout(old))) + " and a " + layout_name(l) + " operand");
     const Node& c = g_.node(old);
     if (runtime(old)) {
-      if (l != Layout::tokens || c.type.rank() != 1)
+      // A vector broadcasts along the last IR axis: the channels of a token-major value
+      // ([1, N, 1, 1]), a head's columns of a head-split one ([1, 1, N, 1], Qwen3's q/k norms).
+      if ((l != Layout::tokens && l != Layout::head_split) || c.type.rank() != 1)
         unsupported(reader, "reads the runtime weight " + ir::describe(c) + " as a " + layout_name(l) +
-                                " operand: only vectors on token-major values are lowered");
+                                " operand: only vectors on token-major and head-split values are lowered");
+      const std::int64_t N = c.type.shape[0];
       auto [it, fresh] = converted_.try_emplace({old, l}, -1);
       if (fresh)
-        it->second = rw_.op(Op::reshape, {weight_input(old)}, {{"shape", std::vector<std::int64_t>{1, c.type.shape[0], 1, 1}}},
-                            rw_.node(weight_input(old)).name + ".ane");
+        it->second = rw_.op(Op::reshape, {weight_input(old)},
+                            {{"shape", l == Layout::tokens ? std::vector<std::int64_t>{1, N, 1, 1}
+                                                           : std::vector<std::int64_t>{1, 1, N, 1}}},
+                            rw_.node(weight_input(old)).name + (l == Layout::tokens ? ".ane" : ".ane_heads"));
       return it->second;
     }
     if (c.op != Op::constant)

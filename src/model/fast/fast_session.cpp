@@ -30,7 +30,7 @@ FastSession::FastSession(FastSessionShape shape, int threads, exec::cpu::Isa isa
   x_.resize(C);
   h_.resize(C);
   qkv_.resize(static_cast<std::size_t>(s.qkv_width));
-  att_.resize(C);
+  att_.resize(s.att_width > 0 ? static_cast<std::size_t>(s.att_width) : C);
   tmp_.resize(C);
   mlp_.resize(static_cast<std::size_t>(s.mlp_width));
   scores_.resize(static_cast<std::size_t>(s.heads) * P);
@@ -78,7 +78,7 @@ void FastSession::prefill_scratch() {
   bx_.resize(P * C);
   bh_.resize(P * C);
   bqkv_.resize(P * static_cast<std::size_t>(s.qkv_width));
-  batt_.resize(P * C);
+  batt_.resize(P * (s.att_width > 0 ? static_cast<std::size_t>(s.att_width) : C));
   bmlp_.resize(P * static_cast<std::size_t>(s.mlp_width));
   bscores_.resize(prefill::attention_scratch_floats(s.heads, s.positions));
   bweights_.resize(prefill::weight_scratch_floats(s.dtype, s.matrices));

@@ -78,6 +78,7 @@ struct FastSessionShape {
   std::int64_t width = 0;      // the residual stream of one token
   std::int64_t kv_width = 0;   // one layer's keys (and values) of one position
   std::int64_t qkv_width = 0;  // q, k and v of one token
+  std::int64_t att_width = 0;  // the attention's output of one token (heads * head_dim); 0: width
   std::int64_t mlp_width = 0;  // the feed-forward's activations of one token
   WeightDType dtype = WeightDType::f32;
   const PackedLinear* head = nullptr;         // the model's: the session holds the model

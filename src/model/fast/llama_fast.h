@@ -2,9 +2,10 @@
 // Llama in the fast CPU engine (model/fast/gpt2_fast.h's approach, on the scaffold both share,
 // model/fast/fast_session.h): one token at a time, each weight streamed once per token by the
 // GEMV kernels in f32, f16 or q8, the KV cache and activations allocated once. The maths is
-// model/llama/llama.h's: RMSNorm, rotary embeddings (Hugging Face's half rotation, tables made
-// once; the cache holds rotated keys), grouped-query attention, SwiGLU, no biases, tied or
-// untied head. The graph executor (GraphSession) stays the reference: tests hold this decoder
+// model/llama/llama.h's: RMSNorm, Qwen3's per-head q/k norms, rotary embeddings (Hugging
+// Face's half rotation, tables made once, scaled as the config says; the cache holds rotated
+// keys), grouped-query attention, SwiGLU, the q/k/v and o biases a family has, tied or untied
+// head. The graph executor (GraphSession) stays the reference: tests hold this decoder
 // to it.
 #include <array>
 #include <memory>
@@ -17,6 +18,7 @@ namespace orion::model {
 
 struct LlamaFastLayer {
   std::vector<float> attn_norm, mlp_norm;
+  std::vector<float> q_norm, k_norm;  // Qwen3's per-head gains; empty without qk_norm
   // q, k and v stacked as one matrix's rows (and gate over up): one parallel section each
   // instead of three (two). Rows are packed independently, so stacking changes no number.
   PackedLinear qkv, o, gate_up, down;
@@ -43,6 +45,11 @@ class LlamaFastModel : public FastModel<LlamaConfig, LlamaFastLayer> {
   std::vector<float> embed_;    // [vocab, C] f32 when untied (rows are looked up, never streamed)
   std::vector<float> norm_;
   std::vector<float> cos_, sin_;  // [positions, head_dim]: model/llama/rope.h's tables
+
+ public:
+  // Per-head RMSNorm of q's and k's heads (qk_norm) and the rotation, in place, of one token's
+  // q and k (contiguous, q's heads first) at `position`: what step() and the prefill share.
+  void norm_and_rotate(const LlamaFastLayer& L, float* qk, std::int64_t position) const;
 };
 
 class LlamaFastSession final : public FastSession {

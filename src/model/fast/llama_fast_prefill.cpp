@@ -2,7 +2,7 @@
 // through oneDNN's sgemm, where step() streams every weight once per token; GPT-2's
 // (gpt2_fast_prefill.cpp) with Llama's maths, sharing its linear layers and causal attention
 // (model/fast/fast_prefill.h). Per row: RMSNorm, the rotation of q and k at the row's position
-// (model/llama/rope.h's tables, as step() rotates them), SwiGLU. The rotated keys and the values go
+// (model/llama/rope.h's tables, after Qwen3's per-head norms, as step() does), SwiGLU. The rotated keys and the values go
 // into the session's cache where step() puts them, so decoding continues from a batched prompt
 // as from a token-by-token one; f16 and q8 matrices are expanded to f32 for the BLAS.
 #include <cmath>
@@ -34,7 +34,7 @@ void LlamaFastSession::prefill_layers(std::int64_t T) {
   const auto& c = m.config();
   const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   const std::int64_t QW = H * D, KVW = c.kv_width(), QKVW = QW + 2 * KVW, F = c.intermediate_size;
-  const std::int64_t P = c.max_position_embeddings, pos = position_;
+  const std::int64_t P = c.context(), pos = position_;
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
   float* X = bx_.data();
   float* Hn = bh_.data();
@@ -54,12 +54,7 @@ void LlamaFastSession::prefill_layers(std::int64_t T) {
     norm_rows(L.attn_norm);
     linear(L.qkv, Hn, T, QKV, false, bweights_);
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
-      for (std::int64_t t = t0; t < t1; ++t) {
-        const float* cos = m.cos_.data() + (pos + t) * D;
-        const float* sin = m.sin_.data() + (pos + t) * D;
-        float* q = QKV + t * QKVW;
-        for (std::int64_t h = 0; h < H + KV; ++h) rotate_half_head(q + h * D, cos, sin, D);  // q's heads, then k's
-      }
+      for (std::int64_t t = t0; t < t1; ++t) m.norm_and_rotate(L, QKV + t * QKVW, pos + t);
     });
     float* kc = k_cache_[l].get();
     float* vc = v_cache_[l].get();

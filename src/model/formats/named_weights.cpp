@@ -20,29 +20,31 @@ void check_named_weights(const TensorMap& weights, const ParamShapes& params, co
   }
 }
 
-TensorMap read_named_weights(const SafetensorsFile& file, const ParamShapes& params, const std::string& prefix,
+TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& params, const std::string& prefix,
                                   const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch) {
-  const std::string& path = file.path();
   TensorMap weights;
   for (const auto& [pname, shape] : params) {
     const std::string name = prefix + pname;
-    const SafetensorsEntry* e = file.find(name);
-    if (!e) throw Error::in_file(path, "tensor " + name + " is missing");
+    const SafetensorsFile* file = checkpoint.file_of(name);
+    if (!file) throw Error::in_file(checkpoint.path(), "tensor " + name + " is missing");
+    const std::string& path = file->path();
+    const SafetensorsEntry* e = file->find(name);
     if (e->shape != shape)
       throw Error::in_file(path, "tensor " + name + " has shape " + shape_str(e->shape) + ", config.json needs " +
                                      shape_str(shape));
     if (!is_float(e->dtype))
       throw Error::in_file(path, "tensor " + name + " has dtype " + std::string(dtype_name(e->dtype)) +
                                      ", expected a float type");
-    weights.emplace(pname, file.tensor_as(name, DType::f32));
+    weights.emplace(pname, file->tensor_as(name, DType::f32));
   }
-  for (const SafetensorsEntry& e : file.entries()) {
-    std::string_view n = e.name;
-    if (n.starts_with(prefix)) n.remove_prefix(prefix.size());
-    if (!weights.contains(n) && !is_known_extra(n))
-      throw Error::in_file(path, "tensor " + e.name + " is not part of a " + std::string(arch) +
-                                     " model with this config");
-  }
+  for (const SafetensorsFile& file : checkpoint.files())
+    for (const SafetensorsEntry& e : file.entries()) {
+      std::string_view n = e.name;
+      if (n.starts_with(prefix)) n.remove_prefix(prefix.size());
+      if (!weights.contains(n) && !is_known_extra(n))
+        throw Error::in_file(file.path(), "tensor " + e.name + " is not part of a " + std::string(arch) +
+                                              " model with this config");
+    }
   return weights;
 }
 

@@ -9,7 +9,7 @@
 
 #include "exec/cpu/executor.h"
 #include "ir/graph.h"
-#include "model/formats/safetensors.h"
+#include "model/formats/checkpoint.h"
 
 namespace orion::model {
 
@@ -22,11 +22,11 @@ ParamShapes graph_param_shapes(const ir::Graph& graph);
 // `weights` or has another shape.
 void check_named_weights(const TensorMap& weights, const ParamShapes& params, const std::string& source);
 
-// Every one of `params` from `file` as f32 (zero-copy views of f32 tensors; f16 and bf16
+// Every one of `params` from the checkpoint's files as f32 (zero-copy views of f32 tensors; f16 and bf16
 // widened once), looked up as `prefix` + name. A tensor of the file that is none of them, and
-// for which `is_known_extra` (name without the prefix) is false, is an error: a file of another
+// for which `is_known_extra` (name without the prefix) is false, is an error: a checkpoint of another
 // model is refused rather than half-used. `arch` names the architecture in that error.
-TensorMap read_named_weights(const SafetensorsFile& file, const ParamShapes& params, const std::string& prefix,
+TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& params, const std::string& prefix,
                                   const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch);
 
 }  // namespace orion::model

@@ -63,7 +63,7 @@ Gpt2Model Gpt2Model::load(const std::string& dir, Gpt2Config config) {
 
   // Hugging Face's layout is used as f32 (f16 and bf16 widened): that much must fit.
   check_fits_in_memory(m.config_.weight_bytes(sizeof(float)), "the weights as f32", config_path);
-  TensorMap weights = read_named_weights(file, params, prefix, is_known_gpt2_extra, "GPT-2");
+  TensorMap weights = read_named_weights(Checkpoint::single(file), params, prefix, is_known_gpt2_extra, "GPT-2");
   m.graph_->weights = std::move(weights);
   return m;
 }

@@ -14,9 +14,19 @@ namespace {
 using ir::Builder;
 using ir::Value;
 
-// nn.Linear without bias: y = x W^T, W stored [out, in].
-Value linear(Builder& b, Value x, const std::string& name, std::int64_t in, std::int64_t out) {
-  return b.matmul(x, b.param(name + ".weight", DType::f32, {out, in}), false, true);
+// nn.Linear: y = x W^T (+ bias), W stored [out, in].
+Value linear(Builder& b, Value x, const std::string& name, std::int64_t in, std::int64_t out, bool bias = false) {
+  Value y = b.matmul(x, b.param(name + ".weight", DType::f32, {out, in}), false, true);
+  return bias ? b.add(y, b.param(name + ".bias", DType::f32, {out})) : y;
+}
+
+// Qwen3's q_norm / k_norm: RMSNorm of every head's head_dim columns with one gain [head_dim],
+// on the head split [S, heads, D] the ANE lowering also knows (a reduction over D per head).
+Value head_rms_norm(Builder& b, Value x, const std::string& name, std::int64_t heads, const LlamaConfig& c) {
+  const std::int64_t rows = b.shape(x)[0], D = c.head_dim();
+  Value split = b.reshape(x, {rows, heads, D});
+  Value normed = b.rms_norm(split, b.param(name + ".weight", DType::f32, {D}), c.rms_norm_eps);
+  return b.reshape(normed, {rows, heads * D});
 }
 
 Value rms_norm(Builder& b, Value x, const std::string& name, const LlamaConfig& c) {
@@ -34,7 +44,7 @@ struct LayerInputs {
 // (h / G == kv); x E repeats every key/value head for its G query heads, as repeat_kv does.
 Tensor expand_kv_matrix(const LlamaConfig& c) {
   const std::int64_t D = c.head_dim(), G = c.num_attention_heads / c.num_key_value_heads;
-  const std::int64_t rows = c.kv_width(), cols = c.hidden_size;
+  const std::int64_t rows = c.kv_width(), cols = c.q_width();
   Tensor e(DType::f32, {rows, cols});  // zero-filled
   float* p = e.data<float>();
   for (std::int64_t h = 0; h < c.num_attention_heads; ++h)
@@ -66,13 +76,13 @@ Value attention(Builder& b, Value q, Value k_all, Value v_all, Value mask, const
                        b.scalar(static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)))));
   Value probs = b.softmax(b.add(b.reshape(scores, shape({H, T, S})), mask), -1);
   Value out = b.matmul(b.reshape(probs, shape({KV, G * T, S})), heads(v_all, KV));  // [B, KV, G * T, D]
-  return b.reshape(b.transpose(b.reshape(out, shape({H, T, D})), swap), {B * T, H * D});
+  return b.reshape(b.transpose(b.reshape(out, shape({H, T, D})), swap), {B * T, H * D});  // [B * T, q_width]
 }
 
 LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out);
 
 LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const LayerInputs& in, std::int64_t batch) {
-  const std::int64_t C = c.hidden_size, KVW = c.kv_width();
+  const std::int64_t C = c.hidden_size, Q = c.q_width(), KVW = c.kv_width();
   const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   b.push_scope("model.layers." + std::to_string(index));
   Value h = rms_norm(b, x, "input_layernorm", c);
@@ -82,10 +92,15 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
     return heads == H ? apply_rope_product(b, t, in.cos, in.sin, *in.rotate_q)
                       : apply_rope_product(b, t, *in.cos_k, *in.sin_k, *in.rotate_k);
   };
-  Value q = rope(linear(b, h, "self_attn.q_proj", C, C), H);
+  auto project = [&](const char* proj, const char* norm, std::int64_t heads) {
+    Value t = linear(b, h, std::string("self_attn.") + proj, C, heads * D, c.qkv_bias);
+    if (c.qk_norm) t = head_rms_norm(b, t, std::string("self_attn.") + norm, heads, c);
+    return rope(t, heads);
+  };
+  Value q = project("q_proj", "q_norm", H);
   LayerOutputs out;
-  out.k = rope(linear(b, h, "self_attn.k_proj", C, KVW), KV);
-  out.v = linear(b, h, "self_attn.v_proj", C, KVW);
+  out.k = project("k_proj", "k_norm", KV);
+  out.v = linear(b, h, "self_attn.v_proj", C, KVW, c.qkv_bias);
   Value att;
   if (ane && in.past_k && b.shape(q)[0] == 1 && batch == 1) {
     // A decode step's cache kept apart from the token (model/attention.h); the key/value heads
@@ -96,7 +111,7 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
     Value pv = expand(*in.past_v);
     Value v = expand(out.v);
     att = attention_over_cache(b, q, pk, k, pv, v, in.mask, H);
-    x = b.add(x, linear(b, att, "self_attn.o_proj", C, C));
+    x = b.add(x, linear(b, att, "self_attn.o_proj", Q, C, c.o_bias));
     return finish_layer(b, x, c, out);
   }
   Value k_all = in.past_k ? b.concat({*in.past_k, out.k}, 0) : out.k;
@@ -110,7 +125,7 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   } else {
     att = attention(b, q, k_all, v_all, in.mask, c, batch);
   }
-  x = b.add(x, linear(b, att, "self_attn.o_proj", C, C));
+  x = b.add(x, linear(b, att, "self_attn.o_proj", Q, C, c.o_bias));
   return finish_layer(b, x, c, out);
 }
 
@@ -133,7 +148,7 @@ LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutput
 }  // namespace
 
 ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
-  check_graph_options(o, c.max_position_embeddings, "llama");
+  check_graph_options(o, c.context(), c.model_type);
   const std::int64_t T = o.seq, C = c.hidden_size, rows = o.batch * o.seq;
   Builder b(o.loss ? "llama_train" : o.past > 0 ? "llama_decode" : "llama_prefill");
   Value tokens = b.input("tokens", DType::i32, {rows});
@@ -141,7 +156,7 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
   Value embed = b.param("model.embed_tokens.weight", DType::f32, {c.vocab_size, C});
   Value x = b.name(b.gather(embed, tokens), "embed");
 
-  RopeTables tables = rope_tables(c.max_position_embeddings, c.head_dim(), c.rope_theta);
+  RopeTables tables = rope_tables(c);
   LayerInputs in;
   auto rows_of = [&](Tensor table, const std::string& name) {  // the window's rows, gathered on the host
     return b.name(b.gather(b.name(b.constant(std::move(table)), name + "_table"), positions), name);

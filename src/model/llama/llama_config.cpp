@@ -1,5 +1,7 @@
 #include "model/llama/llama_config.h"
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -9,33 +11,57 @@ namespace orion::model {
 
 using nlohmann::json;
 
+bool is_llama_family(std::string_view model_type) {
+  return std::find(std::begin(kLlamaFamilies), std::end(kLlamaFamilies), model_type) != std::end(kLlamaFamilies);
+}
+
+std::int64_t LlamaConfig::context() const {
+  std::int64_t n = std::min(max_position_embeddings, kMaxLlamaContext);
+  if (sliding_window) n = std::min(n, *sliding_window);
+  return n;
+}
+
 void LlamaConfig::validate(const std::string& source) const {
+  if (!is_llama_family(model_type)) throw Error::in_file(source, "model_type \"" + model_type + "\" is not a Llama family");
   config_check_range(hidden_size, "hidden_size", 1 << 16, source);
   config_check_range(intermediate_size, "intermediate_size", 1 << 18, source);
   config_check_range(num_hidden_layers, "num_hidden_layers", 1 << 10, source);
   config_check_range(num_attention_heads, "num_attention_heads", 1 << 10, source);
   config_check_range(num_key_value_heads, "num_key_value_heads", 1 << 10, source);
-  config_check_range(max_position_embeddings, "max_position_embeddings", 1 << 20, source);
+  config_check_range(max_position_embeddings, "max_position_embeddings", 1 << 24, source);
   config_check_range(vocab_size, "vocab_size", 1 << 24, source);
-  config_check_multiple(hidden_size, "hidden_size", num_attention_heads, "num_attention_heads", source);
+  if (head_size > 0)
+    config_check_range(head_size, "head_dim", 1 << 12, source);
+  else
+    config_check_multiple(hidden_size, "hidden_size", num_attention_heads, "num_attention_heads", source);
   // rotate_half pairs the two halves of each head.
   if (head_dim() % 2 != 0)
-    throw Error::in_file(source, "the head size hidden_size / num_attention_heads = " + std::to_string(head_dim()) +
-                                     " is odd; rotary embeddings need an even one");
+    throw Error::in_file(source, "the head size " + std::to_string(head_dim()) + " is odd; rotary embeddings need an even one");
   config_check_multiple(num_attention_heads, "num_attention_heads", num_key_value_heads, "num_key_value_heads", source);
+  if (sliding_window) config_check_range(*sliding_window, "sliding_window", 1 << 24, source);
   if (!(rms_norm_eps > 0 && rms_norm_eps < 1)) throw Error::in_file(source, "\"rms_norm_eps\" must be in (0, 1)");
   if (!(rope_theta > 1)) throw Error::in_file(source, "\"rope_theta\" must be greater than 1");
-  if (bos_token_id && (*bos_token_id < 0 || *bos_token_id >= vocab_size))
-    throw Error::in_file(source, "\"bos_token_id\" " + std::to_string(*bos_token_id) + " is outside the vocabulary of " +
-                                     std::to_string(vocab_size));
-  if (eos_token_id < 0 || eos_token_id >= vocab_size)
-    throw Error::in_file(source, "\"eos_token_id\" " + std::to_string(eos_token_id) + " is outside the vocabulary of " +
-                                     std::to_string(vocab_size));
+  if (rope_scaling.type != RopeScaling::Type::none && !(rope_scaling.factor >= 1 && rope_scaling.factor <= 1024))
+    throw Error::in_file(source, "\"rope_scaling\": \"factor\" must be 1 to 1024");
+  if (rope_scaling.type == RopeScaling::Type::llama3 &&
+      !(rope_scaling.low_freq_factor > 0 && rope_scaling.high_freq_factor > rope_scaling.low_freq_factor &&
+        rope_scaling.original_max_position_embeddings > 0))
+    throw Error::in_file(source, "\"rope_scaling\" (llama3) needs 0 < low_freq_factor < high_freq_factor and "
+                                 "original_max_position_embeddings > 0");
+  auto check_id = [&](std::int64_t id, const char* key) {
+    if (id < 0 || id >= vocab_size)
+      throw Error::in_file(source, std::string("\"") + key + "\" " + std::to_string(id) + " is outside the vocabulary of " +
+                                       std::to_string(vocab_size));
+  };
+  if (bos_token_id) check_id(*bos_token_id, "bos_token_id");
+  if (eos_token_ids.empty()) throw Error::in_file(source, "\"eos_token_id\" is an empty list");
+  for (std::int64_t id : eos_token_ids) check_id(id, "eos_token_id");
 }
 
 std::int64_t LlamaConfig::parameter_count() const {
-  const std::int64_t C = hidden_size, F = intermediate_size, KV = kv_width();
-  const std::int64_t block = C * C + 2 * C * KV + C * C + 3 * C * F + 2 * C;
+  const std::int64_t C = hidden_size, F = intermediate_size, Q = q_width(), KV = kv_width(), D = head_dim();
+  const std::int64_t attn = C * Q + 2 * C * KV + Q * C + (qkv_bias ? Q + 2 * KV : 0) + (o_bias ? C : 0) + (qk_norm ? 2 * D : 0);
+  const std::int64_t block = attn + 3 * C * F + 2 * C;
   return vocab_size * C * (tie_word_embeddings ? 1 : 2) + num_hidden_layers * block + C;
 }
 
@@ -54,10 +80,62 @@ LlamaConfig parse_llama_config(std::string_view text, const std::string& source)
   return llama_config_from_json(parse_config_object(text, source), source);
 }
 
+namespace {
+
+const char* scaling_name(RopeScaling::Type t) {
+  switch (t) {
+    case RopeScaling::Type::none: return "default";
+    case RopeScaling::Type::linear: return "linear";
+    case RopeScaling::Type::llama3: return "llama3";
+  }
+  return "?";
+}
+
+// rope_scaling (or transformers 5's rope_parameters, which also carries rope_theta).
+RopeScaling read_rope_scaling(const json& rs, const char* key, const std::string& source) {
+  RopeScaling s;
+  if (rs.is_null()) return s;
+  const std::string where = std::string("key \"") + key + "\"";
+  if (!rs.is_object()) throw Error::in_file(source, where + " must be an object or null, not " + rs.dump());
+  auto type = rs.find("rope_type");
+  if (type == rs.end()) type = rs.find("type");
+  const std::string t = type == rs.end() || type->is_null() ? "default" : type->is_string() ? type->get<std::string>() : "";
+  if (t == "default") return s;
+  if (t == "linear") {
+    s.type = RopeScaling::Type::linear;
+  } else if (t == "llama3") {
+    s.type = RopeScaling::Type::llama3;
+    s.low_freq_factor = config_real(rs, "low_freq_factor", s.low_freq_factor, source);
+    s.high_freq_factor = config_real(rs, "high_freq_factor", s.high_freq_factor, source);
+    s.original_max_position_embeddings =
+        config_int(rs, "original_max_position_embeddings", s.original_max_position_embeddings, source);
+  } else {
+    throw Error::in_file(source, where + " has rope_type " + (type == rs.end() ? std::string("?") : type->dump()) +
+                                     "; Orion implements \"default\", \"linear\" and \"llama3\"");
+  }
+  s.factor = config_real(rs, "factor", 0, source);
+  if (s.factor == 0) throw Error::in_file(source, where + " (" + t + ") has no \"factor\"");
+  return s;
+}
+
+// The sliding window the family's keys ask for, if any.
+std::optional<std::int64_t> read_sliding_window(const json& j, const std::string& mt, const std::string& source) {
+  auto sw = j.find("sliding_window");
+  if (sw == j.end() || sw->is_null()) return std::nullopt;
+  // Qwen2 and Qwen3 write a sliding_window that only applies when use_sliding_window is true.
+  if ((mt == "qwen2" || mt == "qwen3") && !config_bool(j, "use_sliding_window", false, source)) return std::nullopt;
+  if (mt == "llama") throw Error::in_file(source, "key \"sliding_window\" is set; Llama has no sliding-window attention");
+  return config_int(j, "sliding_window", 0, source);
+}
+
+}  // namespace
+
 LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
-  if (const std::string mt = config_model_type(j, source); mt != "llama")
-    throw Error::in_file(source, "model_type is \"" + mt + "\", expected \"llama\"");
   LlamaConfig c;
+  c.model_type = config_model_type(j, source);
+  if (!is_llama_family(c.model_type))
+    throw Error::in_file(source, "model_type is \"" + c.model_type + "\", expected one of llama, mistral, qwen2, qwen3");
+  const std::string& mt = c.model_type;
   c.hidden_size = config_int(j, "hidden_size", 0, source, true);
   c.intermediate_size = config_int(j, "intermediate_size", 0, source, true);
   c.num_hidden_layers = config_int(j, "num_hidden_layers", 0, source, true);
@@ -68,27 +146,58 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
   c.rope_theta = config_real(j, "rope_theta", c.rope_theta, source);
   c.max_position_embeddings = config_int(j, "max_position_embeddings", c.max_position_embeddings, source);
   c.tie_word_embeddings = config_bool(j, "tie_word_embeddings", c.tie_word_embeddings, source);
+  if (auto rs = j.find("rope_scaling"); rs != j.end()) c.rope_scaling = read_rope_scaling(*rs, "rope_scaling", source);
+  if (auto rp = j.find("rope_parameters"); rp != j.end() && !rp->is_null()) {
+    c.rope_scaling = read_rope_scaling(*rp, "rope_parameters", source);
+    c.rope_theta = config_real(*rp, "rope_theta", c.rope_theta, source);
+  }
+  c.sliding_window = read_sliding_window(j, mt, source);
+  for (const char* key : {"torch_dtype", "dtype"})  // transformers 5 writes "dtype"
+    if (auto d = j.find(key); d != j.end() && d->is_string()) c.torch_dtype = d->get<std::string>();
+
   if (auto bos = j.find("bos_token_id"); bos != j.end() && bos->is_null())
     c.bos_token_id.reset();
   else
-    c.bos_token_id = config_int(j, "bos_token_id", 1, source);
-  if (auto eos = j.find("eos_token_id"); eos != j.end() && eos->is_array())
-    throw Error::in_file(source, "key \"eos_token_id\" is a list; Orion supports one end-of-text id");
-  c.eos_token_id = config_int(j, "eos_token_id", c.eos_token_id, source);
-
-  if (auto act = j.find("hidden_act"); act != j.end() && !act->is_null() && *act != "silu")
-    throw Error::in_file(source, "key \"hidden_act\" is " + act->dump() + "; Llama's feed-forward uses \"silu\"");
-  if (auto rs = j.find("rope_scaling"); rs != j.end() && !rs->is_null())
-    throw Error::in_file(source, "key \"rope_scaling\" is " + rs->dump() + "; only unscaled rotary embeddings are supported");
-  for (const char* key : {"attention_bias", "mlp_bias"})
-    if (config_bool(j, key, false, source))
-      throw Error::in_file(source, std::string("key \"") + key + "\" is true; Orion's Llama has no biases");
-  if (c.num_attention_heads > 0) {
-    const std::int64_t hd = config_int(j, "head_dim", c.hidden_size / c.num_attention_heads, source);
-    if (hd != c.hidden_size / c.num_attention_heads)
-      throw Error::in_file(source, "key \"head_dim\" is " + std::to_string(hd) +
-                                       "; only hidden_size / num_attention_heads is supported");
+    c.bos_token_id = config_int(j, "bos_token_id", mt.starts_with("qwen") ? -1 : 1, source);
+  if (c.bos_token_id == -1) c.bos_token_id.reset();  // Qwen's configs default to none
+  if (auto eos = j.find("eos_token_id"); eos != j.end() && eos->is_array()) {
+    c.eos_token_ids.clear();
+    for (const json& id : *eos) {
+      if (!id.is_number_integer())
+        throw Error::in_file(source, "key \"eos_token_id\" lists " + id.dump() + ", not an integer id");
+      c.eos_token_ids.push_back(id.get<std::int64_t>());
+    }
+  } else {
+    c.eos_token_ids = {config_int(j, "eos_token_id", 2, source)};
   }
+
+  // The family's switches.
+  const bool attention_bias = config_bool(j, "attention_bias", false, source);
+  if (mt == "qwen2") {
+    c.qkv_bias = true;  // Qwen2's attention hard-codes them (and none on o_proj)
+  } else {
+    c.qkv_bias = c.o_bias = attention_bias;
+  }
+  c.qk_norm = mt == "qwen3";
+  if (mt == "qwen3" || j.contains("head_dim")) {
+    const std::int64_t derived = c.num_attention_heads > 0 ? c.hidden_size / c.num_attention_heads : 0;
+    const std::int64_t hd = config_int(j, "head_dim", mt == "qwen3" ? 128 : derived, source);
+    if (hd != derived || mt == "qwen3") c.head_size = hd;
+  }
+
+  // What would change the maths and Orion does not implement: refused by name.
+  if (auto act = j.find("hidden_act"); act != j.end() && !act->is_null() && *act != "silu")
+    throw Error::in_file(source, "key \"hidden_act\" is " + act->dump() + "; the " + mt + " feed-forward Orion runs uses \"silu\"");
+  if (config_bool(j, "mlp_bias", false, source))
+    throw Error::in_file(source, "key \"mlp_bias\" is true; Orion's " + mt + " has no feed-forward biases");
+  if (double f = config_real(j, "partial_rotary_factor", 1.0, source); f != 1.0)
+    throw Error::in_file(source, "key \"partial_rotary_factor\" is " + std::to_string(f) + "; Orion rotates whole heads");
+  if (auto q = j.find("quantization_config"); q != j.end() && !q->is_null())
+    throw Error::in_file(source, "key \"quantization_config\" is set; Orion reads float checkpoints (bf16, f16, f32) only");
+  if (auto lt = j.find("layer_types"); lt != j.end() && lt->is_array())
+    for (const json& t : *lt)
+      if (t != "full_attention" && !c.sliding_window)
+        throw Error::in_file(source, "key \"layer_types\" lists " + t.dump() + "; Orion runs \"full_attention\" layers");
   c.validate(source);
   return c;
 }
@@ -96,28 +205,51 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
 LlamaConfig read_llama_config(const std::string& path) { return parse_llama_config(read_config_text(path), path); }
 
 std::string llama_config_json(const LlamaConfig& c) {
+  static const std::map<std::string, std::string> kArchitectures = {{"llama", "LlamaForCausalLM"},
+                                                                    {"mistral", "MistralForCausalLM"},
+                                                                    {"qwen2", "Qwen2ForCausalLM"},
+                                                                    {"qwen3", "Qwen3ForCausalLM"}};
   json j = {
-      {"model_type", "llama"},
-      {"architectures", {"LlamaForCausalLM"}},
+      {"model_type", c.model_type},
+      {"architectures", {kArchitectures.at(c.model_type)}},
       {"hidden_act", "silu"},
       {"hidden_size", c.hidden_size},
       {"intermediate_size", c.intermediate_size},
       {"num_hidden_layers", c.num_hidden_layers},
       {"num_attention_heads", c.num_attention_heads},
       {"num_key_value_heads", c.num_key_value_heads},
+      {"head_dim", c.head_dim()},
       {"max_position_embeddings", c.max_position_embeddings},
       {"rms_norm_eps", c.rms_norm_eps},
       {"rope_theta", c.rope_theta},
-      {"rope_scaling", nullptr},
-      {"attention_bias", false},
-      {"mlp_bias", false},
       {"tie_word_embeddings", c.tie_word_embeddings},
       {"vocab_size", c.vocab_size},
       {"bos_token_id", c.bos_token_id ? json(*c.bos_token_id) : json(nullptr)},
-      {"eos_token_id", c.eos_token_id},
+      {"eos_token_id", c.eos_token_ids.size() == 1 ? json(c.eos_token_ids[0]) : json(c.eos_token_ids)},
       {"initializer_range", 0.02},
-      {"torch_dtype", "float32"},
+      {"torch_dtype", c.torch_dtype},
   };
+  if (c.rope_scaling.type == RopeScaling::Type::none) {
+    j["rope_scaling"] = nullptr;
+  } else {
+    json rs = {{"rope_type", scaling_name(c.rope_scaling.type)}, {"factor", c.rope_scaling.factor}};
+    if (c.rope_scaling.type == RopeScaling::Type::llama3) {
+      rs["low_freq_factor"] = c.rope_scaling.low_freq_factor;
+      rs["high_freq_factor"] = c.rope_scaling.high_freq_factor;
+      rs["original_max_position_embeddings"] = c.rope_scaling.original_max_position_embeddings;
+    }
+    j["rope_scaling"] = rs;
+  }
+  if (c.model_type == "qwen2" || c.model_type == "qwen3") {
+    j["use_sliding_window"] = c.sliding_window.has_value();
+    j["sliding_window"] = c.sliding_window ? json(*c.sliding_window) : json(nullptr);
+  } else if (c.model_type == "mistral") {
+    j["sliding_window"] = c.sliding_window ? json(*c.sliding_window) : json(nullptr);
+  }
+  if (c.model_type != "qwen2") {
+    j["attention_bias"] = c.qkv_bias;
+    j["mlp_bias"] = false;
+  }
   return j.dump(2) + "\n";
 }
 

@@ -1,32 +1,75 @@
 #pragma once
-// A Llama-family model's hyperparameters, as Hugging Face's LlamaConfig spells them in
-// config.json. Read once per model: the one source of its shape. Absent optional keys take
-// LlamaConfig's defaults.
+// A Llama-family model's hyperparameters, as Hugging Face's configs spell them in config.json:
+// one struct for the four families that share Llama's decoder (pre-norm RMSNorm blocks,
+// rotary embeddings, grouped-query attention, SwiGLU) and differ in a few switches:
+//   llama   (Llama 2/3, TinyLlama, SmolLM2): optional attention_bias (q, k, v and o), rope
+//           scaling "linear" or "llama3";
+//   mistral as llama, plus sliding_window;
+//   qwen2   biases on q, k and v (not o); sliding window only when use_sliding_window;
+//   qwen3   per-head RMSNorm on queries and keys before the rotation (q_norm, k_norm), an
+//           explicit head_dim that need not be hidden_size / num_attention_heads.
+// Read once per model: the one source of its shape. Absent optional keys take the Hugging Face
+// config class's defaults; keys that would change the maths in a way Orion does not implement
+// are refused by name (read_llama_config), never ignored.
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace orion::model {
 
+// The Llama-family model_type values Orion reads, in the order docs list them.
+inline constexpr std::string_view kLlamaFamilies[] = {"llama", "mistral", "qwen2", "qwen3"};
+bool is_llama_family(std::string_view model_type);
+
+// rope_scaling: how the rotary frequencies are stretched for a longer context.
+struct RopeScaling {
+  enum class Type : std::uint8_t { none, linear, llama3 };
+  Type type = Type::none;
+  double factor = 1.0;
+  // llama3 only: the wavelength band in which frequencies are blended.
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  std::int64_t original_max_position_embeddings = 8192;
+};
+
+// Orion keeps a KV cache for the whole context it runs, so a model whose config allows more
+// positions than this runs with this many (docs/MODELS.md).
+inline constexpr std::int64_t kMaxLlamaContext = 4096;
+
 struct LlamaConfig {
+  std::string model_type = "llama";
   std::int64_t hidden_size = 4096;
   std::int64_t intermediate_size = 11008;
   std::int64_t num_hidden_layers = 32;
   std::int64_t num_attention_heads = 32;
   std::int64_t num_key_value_heads = 32;  // absent: num_attention_heads (no grouping)
+  std::int64_t head_size = 0;             // config's head_dim; 0: hidden_size / num_attention_heads
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
+  RopeScaling rope_scaling;
   std::int64_t max_position_embeddings = 2048;
+  std::optional<std::int64_t> sliding_window;  // applied: attention reaches this many positions back
   bool tie_word_embeddings = false;
+  bool qkv_bias = false;  // q_proj, k_proj and v_proj have biases
+  bool o_bias = false;    // o_proj has a bias
+  bool qk_norm = false;   // q_norm and k_norm, per head, before the rotation
   std::int64_t vocab_size = 32000;
   std::optional<std::int64_t> bos_token_id = 1;  // null: texts start without one
-  std::int64_t eos_token_id = 2;
+  std::vector<std::int64_t> eos_token_ids = {2};  // generation stops at any; the first ends a text
+  std::string torch_dtype = "float32";  // what the checkpoint stores; Orion computes in f32 whatever it is
 
-  std::int64_t head_dim() const { return hidden_size / num_attention_heads; }
+  std::int64_t head_dim() const { return head_size > 0 ? head_size : hidden_size / num_attention_heads; }
+  // Columns of the queries (and of the attention's output): num_attention_heads * head_dim.
+  std::int64_t q_width() const { return num_attention_heads * head_dim(); }
   // Columns of one layer's keys (and values): num_key_value_heads * head_dim.
   std::int64_t kv_width() const { return num_key_value_heads * head_dim(); }
+  std::int64_t eos_token_id() const { return eos_token_ids.front(); }
+  // The positions Orion runs: max_position_embeddings, at most the sliding window (inside it
+  // sliding-window attention is full attention) and kMaxLlamaContext.
+  std::int64_t context() const;
   // Throws orion::Error naming `source` and the first inconsistent field.
   void validate(const std::string& source) const;
   std::int64_t parameter_count() const;
@@ -38,15 +81,14 @@ struct LlamaConfig {
 // stories110m` and `orion bench train --arch stories110m` share.
 LlamaConfig stories110m_config();
 
-// Reads a Hugging Face Llama config.json. Errors name the file and the key; keys that change
-// the architecture in ways Orion does not implement (rope_scaling, attention_bias, mlp_bias,
-// a hidden_act other than silu, a head_dim other than hidden_size / num_attention_heads) are
-// refused by name rather than ignored.
+// Reads a Hugging Face config.json of a Llama-family model_type. Errors name the file and the
+// key; what Orion does not implement (another rope_scaling type, mlp_bias, a hidden_act other
+// than silu, Qwen2's per-layer sliding window below max_window_layers, ...) is refused by name.
 LlamaConfig read_llama_config(const std::string& path);
 LlamaConfig parse_llama_config(std::string_view json_text, const std::string& source);
 // The same from a config already parsed (load_any_model reads model_type from it first).
 LlamaConfig llama_config_from_json(const nlohmann::json& j, const std::string& source);
-// The config.json text for `c` (model_type "llama", the keys Hugging Face writes).
+// The config.json text for `c`: the keys Hugging Face writes for c.model_type.
 std::string llama_config_json(const LlamaConfig& c);
 
 }  // namespace orion::model

@@ -3,6 +3,8 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/memory_limit.h"
+#include "model/formats/checkpoint.h"
 #include "core/random.h"
 #include "model/llama/llama.h"
 #include "model/formats/safetensors.h"
@@ -42,18 +44,16 @@ LlamaModel LlamaModel::load(const std::string& dir) {
 }
 
 LlamaModel LlamaModel::load(const std::string& dir, LlamaConfig config) {
-  namespace fs = std::filesystem;
-  const fs::path d(dir);
-  const std::string weights_path = model_weights_path(dir);
-  if (!fs::exists(weights_path) && fs::exists(d / kShardIndexFile))
-    throw Error::in_file((d / kShardIndexFile).string(),
-                         "sharded checkpoints are not supported yet: merge the shards into model.safetensors");
-  const SafetensorsFile file = SafetensorsFile::open(weights_path);
-  if (const std::optional<StoredFormat> format = read_stored_format(file))
-    throw Error::in_file(weights_path, "is stored as " + stored_format_name(*format) +
-                                           " (orion convert), which only GPT-2 models support so far");
+  // Before anything is mapped or widened: Orion holds these weights as f32.
+  const auto bytes = static_cast<std::uint64_t>(config.parameter_count()) * sizeof(float);
+  check_fits_in_memory(bytes, "the weights as f32", model_config_path(dir));
+  const Checkpoint checkpoint = Checkpoint::open(dir);
+  for (const SafetensorsFile& file : checkpoint.files())
+    if (const std::optional<StoredFormat> format = read_stored_format(file))
+      throw Error::in_file(file.path(), "is stored as " + stored_format_name(*format) +
+                                            " (orion convert), which only GPT-2 models support so far");
   LlamaModel m;
-  m.weights_ = read_named_weights(file, llama_param_shapes(config), "", is_known_llama_extra, "Llama");
+  m.weights_ = read_named_weights(checkpoint, llama_param_shapes(config), "", is_known_llama_extra, config.model_type);
   m.config_ = std::move(config);
   m.dir_ = dir;
   return m;
@@ -72,6 +72,10 @@ std::optional<std::int32_t> LlamaModel::bos_token_id() const {
   return static_cast<std::int32_t>(*config_.bos_token_id);
 }
 
+std::vector<std::int32_t> LlamaModel::stop_ids() const {
+  return {config_.eos_token_ids.begin(), config_.eos_token_ids.end()};
+}
+
 TensorMap llama_init_weights(const LlamaConfig& config, std::uint64_t seed) {
   Rng rng(seed);
   TensorMap params;
@@ -79,10 +83,17 @@ TensorMap llama_init_weights(const LlamaConfig& config, std::uint64_t seed) {
   for (const auto& [name, shape] : llama_param_shapes(config)) {
     Tensor t(DType::f32, shape);
     auto v = t.span<float>();
-    if (shape.size() == 1)
-      std::fill(v.begin(), v.end(), 1.0f);  // RMSNorm gain
-    else
+    // Biases and Qwen3's q/k norm gains are drawn, not zero and one as Hugging Face's init has
+    // them: a model made for tests should not let a wrong use of them pass.
+    if (name.ends_with(".bias")) {
       rng.fill_normal(v, 0.0f, 0.02f);
+    } else if (name.ends_with("q_norm.weight") || name.ends_with("k_norm.weight")) {
+      rng.fill_normal(v, 1.0f, 0.1f);
+    } else if (shape.size() == 1) {
+      std::fill(v.begin(), v.end(), 1.0f);  // RMSNorm gains
+    } else {
+      rng.fill_normal(v, 0.0f, 0.02f);
+    }
     params.emplace(name, std::move(t));
   }
   return params;

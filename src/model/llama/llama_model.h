@@ -1,8 +1,9 @@
 #pragma once
-// A Llama model folder: config.json (model_type "llama") and model.safetensors with Hugging
-// Face's tensor names, any float dtype (f32 tensors stay zero-copy views of the mapping).
-// Loading checks every tensor the config needs before anything runs. Sharded checkpoints
-// (model.safetensors.index.json) and `orion convert`'s stored formats are GPT-2 only for now,
+// A Llama-family model folder (model_type llama, mistral, qwen2 or qwen3): config.json and
+// model.safetensors, or shards through model.safetensors.index.json (formats/checkpoint.h), with
+// Hugging Face's tensor names, any float dtype (bf16 and f16 widened to f32 once; f32 tensors
+// stay zero-copy views of the mapping). Loading checks the memory first and every tensor the
+// config needs before anything runs. `orion convert`'s stored formats are GPT-2 only for now,
 // and refused with a message saying so.
 #include <cstdint>
 #include <string>
@@ -28,16 +29,17 @@ class LlamaModel final : public CausalLm {
   const std::string& dir() const { return dir_; }
 
   // CausalLm: the graphs of model/llama/llama.h.
-  std::string_view arch() const override { return "llama"; }
+  std::string_view arch() const override { return config_.model_type; }
   ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const override;
   ir::Graph ane_graph(std::int64_t seq, std::int64_t past) const override;
   std::string config_json() const override { return llama_config_json(config_); }
   const TensorMap& weights() const override { return weights_; }
   std::int64_t layers() const override { return config_.num_hidden_layers; }
   std::int64_t kv_width() const override { return config_.kv_width(); }
-  std::int64_t context() const override { return config_.max_position_embeddings; }
+  std::int64_t context() const override { return config_.context(); }
   std::int64_t vocab_size() const override { return config_.vocab_size; }
-  std::int64_t eos_token_id() const override { return config_.eos_token_id; }
+  std::int64_t eos_token_id() const override { return config_.eos_token_id(); }
+  std::vector<std::int32_t> stop_ids() const override;
   std::optional<std::int32_t> bos_token_id() const override;
 
  private:

@@ -7,18 +7,48 @@
 
 namespace orion::model {
 
-RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double theta) {
+std::vector<double> rope_inv_freq(std::int64_t head_dim, double theta, const RopeScaling& scaling) {
+  std::vector<double> f(static_cast<std::size_t>(head_dim / 2));
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    double v = std::pow(theta, -static_cast<double>(2 * i) / static_cast<double>(head_dim));
+    switch (scaling.type) {
+      case RopeScaling::Type::none: break;
+      case RopeScaling::Type::linear: v /= scaling.factor; break;
+      case RopeScaling::Type::llama3: {
+        const double old_len = static_cast<double>(scaling.original_max_position_embeddings);
+        const double low_wavelen = old_len / scaling.low_freq_factor, high_wavelen = old_len / scaling.high_freq_factor;
+        const double wavelen = 2 * M_PI / v;
+        if (wavelen > low_wavelen) {
+          v /= scaling.factor;
+        } else if (wavelen >= high_wavelen) {  // the band between: blended
+          const double smooth =
+              (old_len / wavelen - scaling.low_freq_factor) / (scaling.high_freq_factor - scaling.low_freq_factor);
+          v = (1 - smooth) * v / scaling.factor + smooth * v;
+        }
+        break;
+      }
+    }
+    f[i] = v;
+  }
+  return f;
+}
+
+RopeTables rope_tables(const LlamaConfig& c) {
+  return rope_tables(c.context(), c.head_dim(), c.rope_theta, c.rope_scaling);
+}
+
+RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double theta, const RopeScaling& scaling) {
   if (positions <= 0 || head_dim <= 0 || head_dim % 2 != 0)
     throw Error("rope: need positions > 0 and an even head size, not " + std::to_string(positions) + " and " +
                 std::to_string(head_dim));
   RopeTables t{Tensor(DType::f32, {positions, head_dim}), Tensor(DType::f32, {positions, head_dim})};
   const std::int64_t half = head_dim / 2;
+  const std::vector<double> inv = rope_inv_freq(head_dim, theta, scaling);
   float* c = t.cos.data<float>();
   float* s = t.sin.data<float>();
   for (std::int64_t p = 0; p < positions; ++p)
     for (std::int64_t i = 0; i < half; ++i) {
-      const double inv_freq = std::pow(theta, -static_cast<double>(2 * i) / static_cast<double>(head_dim));
-      const double angle = static_cast<double>(p) * inv_freq;
+      const double angle = static_cast<double>(p) * inv[static_cast<std::size_t>(i)];
       const auto cv = static_cast<float>(std::cos(angle)), sv = static_cast<float>(std::sin(angle));
       c[p * head_dim + i] = c[p * head_dim + half + i] = cv;
       s[p * head_dim + i] = s[p * head_dim + half + i] = sv;

@@ -1,6 +1,9 @@
 #pragma once
 // Rotary position embeddings exactly as Hugging Face's Llama computes them:
-//   inv_freq[i] = theta^(-2i / d) for i < d/2;
+//   inv_freq[i] = theta^(-2i / d) for i < d/2, then stretched by rope_scaling ("linear":
+//   divided by the factor; "llama3": divided for wavelengths above
+//   original_max_position_embeddings / low_freq_factor, kept below .../ high_freq_factor, blended
+//   between, as transformers' _compute_llama3_parameters);
 //   cos[p] = cos(p * inv_freq) concatenated twice (d columns), sin likewise;
 //   rope(x) = x * cos + rotate_half(x) * sin, rotate_half(x) = concat(-x[d/2:], x[:d/2]).
 // The tables are computed on the host (in double, stored f32) and enter the graphs as
@@ -9,6 +12,7 @@
 
 #include "core/tensor.h"
 #include "ir/builder.h"
+#include "model/llama/llama_config.h"
 
 namespace orion::model {
 
@@ -16,7 +20,11 @@ struct RopeTables {
   Tensor cos, sin;  // f32 [positions, head_dim]
 };
 
-RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double theta);
+RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double theta, const RopeScaling& scaling = {});
+// The tables of a config: context() positions, its head size, theta and scaling.
+RopeTables rope_tables(const LlamaConfig& c);
+// The frequencies themselves, scaled (what the tables are made of).
+std::vector<double> rope_inv_freq(std::int64_t head_dim, double theta, const RopeScaling& scaling);
 
 // x [seq, heads * head_dim] rotated by cos and sin [seq, head_dim] (the tables' rows of the
 // window's positions); same shape out.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/llama/llama_config.h"
 
 namespace orion::model {
 
@@ -36,7 +37,7 @@ const ArchTargets& arch_targets(std::string_view arch) {
        "mlp.down_proj"},
       {}};
   if (arch == "gpt2") return gpt2;
-  if (arch == "llama") {
+  if (is_llama_family(arch)) {
     static const ArchTargets named = [] {
       ArchTargets t = llama;
       for (const std::string& s : t.all) {

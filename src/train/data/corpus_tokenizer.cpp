@@ -16,7 +16,7 @@ CorpusTokenizer load_corpus_tokenizer(const std::string& dir) {
   if (!tok->eos_id()) throw Error::in_file(dir, "the tokenizer has no end-of-text token to separate documents with");
   c.eot_id = *tok->eos_id();
   c.vocab_size = static_cast<std::uint64_t>(tok->vocab_size());
-  if (model::read_model_type(dir) == "llama") {
+  if (model::is_llama_family(model::read_model_type(dir))) {
     const std::optional<std::int64_t> bos = model::read_llama_config(dir + "/config.json").bos_token_id;
     if (bos && (*bos < 0 || static_cast<std::uint64_t>(*bos) >= c.vocab_size))
       throw Error::in_file(dir + "/config.json", "bos_token_id " + std::to_string(*bos) + " is not in the vocabulary of " +
