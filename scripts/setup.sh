@@ -12,6 +12,8 @@ packages=(
   libcli11-dev
   nlohmann-json3-dev
   libutf8proc-dev
+  # Unicode-aware regular expressions for tokenizer.json's pre-tokenizer patterns (text/hf).
+  libpcre2-dev
   libdnnl-dev
   libxxhash-dev
   # XML parsing for the tests of `orion plot`, which parse the SVG it writes.

@@ -1,11 +1,17 @@
 #include "model/model_folder.h"
 
+#include <algorithm>
 #include <filesystem>
+
+#include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "core/atomic_folder.h"
 #include "core/error.h"
+#include "core/json_parse.h"
+#include "model/formats/config_json.h"
 #include "model/formats/safetensors.h"
+#include "text/hf/hf_tokenizer.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "text/tokenizer_files.h"
 
@@ -39,6 +45,10 @@ text::BpeTokenizer load_bpe_tokenizer(const std::string& dir) {
 }
 
 std::shared_ptr<const text::Tokenizer> load_tokenizer(const std::string& dir) {
+  // tokenizer.json first: Hugging Face folders that also carry tokenizer.model or vocab.json run
+  // with it in transformers (the "fast" tokenizer).
+  if (fs::exists(fs::path(dir) / text::kTokenizerJsonFile))
+    return std::make_shared<const text::HfTokenizer>(text::HfTokenizer::load(dir));
   const fs::path sp = fs::path(dir) / text::kSentencePieceFile;
   if (fs::exists(sp))
     return std::make_shared<const text::SentencePieceTokenizer>(text::SentencePieceTokenizer::load(sp.string()));
@@ -53,7 +63,12 @@ const Gpt2Model& ModelFolder::gpt2(std::string_view what) const {
 
 std::vector<std::int32_t> ModelFolder::text_ids(std::string_view text) const {
   std::vector<std::int32_t> ids;
-  if (const auto bos = lm().bos_token_id()) ids.push_back(*bos);
+  // The tokenizer's own files decide where they say (tokenizer.json's post-processor: Qwen
+  // configs name a bos_token_id that Qwen's tokenizer never adds); else the model's config.
+  if (const auto prefix = tokenizer->text_prefix())
+    ids = *prefix;
+  else if (const auto bos = lm().bos_token_id())
+    ids.push_back(*bos);
   const std::vector<std::int32_t> body = tokenizer->encode(text);
   ids.insert(ids.end(), body.begin(), body.end());
   if (ids.empty()) ids.push_back(static_cast<std::int32_t>(lm().eos_token_id()));
@@ -65,14 +80,41 @@ ModelFolder ModelFolder::load(const std::string& dir) {
   std::shared_ptr<const text::Tokenizer> tok = load_tokenizer(dir);
   const CausalLm& lm = causal_lm(m);
   const std::string tok_file =
-      (fs::path(dir) / (tok->kind() == "sentencepiece" ? text::kSentencePieceFile : text::kBpeVocabFile)).string();
+      (fs::path(dir) / (tok->kind() == "sentencepiece"    ? text::kSentencePieceFile
+                        : tok->kind() == "tokenizer.json" ? text::kTokenizerJsonFile
+                                                          : text::kBpeVocabFile))
+          .string();
   if (const auto bos = lm.bos_token_id(); bos && tok->bos_id() && *tok->bos_id() != *bos)
     throw Error::in_file(model_config_path(dir),
                          "bos_token_id is " + std::to_string(*bos) + " but the tokenizer's is " + std::to_string(*tok->bos_id()));
   if (tok->vocab_size() > lm.vocab_size())
     throw Error::in_file(tok_file, "the tokenizer has " + std::to_string(tok->vocab_size()) +
                                        " tokens, more than the model's vocab_size " + std::to_string(lm.vocab_size()));
-  return {std::move(m), std::move(tok), dir};
+  std::vector<std::int32_t> stops = lm.stop_ids();
+  if (const fs::path g = fs::path(dir) / text::kGenerationConfigFile; fs::exists(g)) {
+    const nlohmann::json j = parse_json(read_config_text(g.string()), g.string());
+    const nlohmann::json eos = j.is_object() ? j.value("eos_token_id", nlohmann::json()) : nlohmann::json();
+    for (const nlohmann::json& id : eos.is_array() ? eos : nlohmann::json::array({eos})) {
+      if (id.is_null()) continue;
+      if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() >= lm.vocab_size())
+        throw Error::in_file(g.string(), "\"eos_token_id\" lists " + id.dump() + ", not an id of the vocabulary");
+      if (std::find(stops.begin(), stops.end(), id.get<std::int32_t>()) == stops.end()) stops.push_back(id.get<std::int32_t>());
+    }
+  }
+  return {std::move(m), std::move(tok), dir, std::move(stops)};
+}
+
+text::ChatTemplate ModelFolder::chat_template() const {
+  const fs::path p = fs::path(dir) / text::kTokenizerConfigFile;
+  if (!fs::exists(p))
+    throw Error::in_file(dir, "has no tokenizer_config.json, so no chat template: chat needs a model folder that ships one");
+  return text::ChatTemplate::from_tokenizer_config(p.string());
+}
+
+std::vector<std::int32_t> ModelFolder::chat_ids(std::string_view rendered) const {
+  std::vector<std::int32_t> ids = tokenizer->encode(rendered);
+  if (ids.empty()) ids.push_back(static_cast<std::int32_t>(lm().eos_token_id()));
+  return ids;
 }
 
 }  // namespace orion::model

@@ -1,8 +1,7 @@
 #pragma once
 // A model folder: the one place that knows its files' names (config.json, model.safetensors
 // and the tokenizer's, text/tokenizer_files.h) and loads what every command needs from it:
-// the model (GPT-2 or Llama by config.json's model_type) and its tokenizer (SentencePiece when
-// the folder has tokenizer.model, else byte-level BPE from vocab.json and merges.txt).
+// the model (by config.json's model_type) and its tokenizer (load_tokenizer below).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,6 +11,7 @@
 #include "model/any_model.h"
 #include "model/formats/checkpoint.h"
 #include "text/bpe_tokenizer.h"
+#include "text/chat_template.h"
 #include "text/tokenizer.h"
 
 namespace orion::model {
@@ -30,6 +30,9 @@ struct ModelFolder {
   AnyModel model;
   std::shared_ptr<const text::Tokenizer> tokenizer;
   std::string dir;  // where it was loaded from
+  // The ids generation stops at: config.json's eos_token_id (one or a list) and
+  // generation_config.json's, when the folder has one (Qwen's instruct models list two).
+  std::vector<std::int32_t> stop_ids;
 
   // Loads DIR/config.json, DIR/model.safetensors and the tokenizer, and checks that the
   // tokenizer's ids fit the model's vocabulary. Errors name the file.
@@ -38,6 +41,12 @@ struct ModelFolder {
   const CausalLm& lm() const { return causal_lm(model); }
   // The model as GPT-2; throws orion::Error saying that `what` runs GPT-2 models only.
   const Gpt2Model& gpt2(std::string_view what) const;
+  // tokenizer_config.json's chat template; throws orion::Error naming the file when the folder
+  // has none.
+  text::ChatTemplate chat_template() const;
+  // The ids a rendered chat prompt runs as: the template writes the special tokens itself, as
+  // transformers' apply_chat_template (which tokenizes without adding any).
+  std::vector<std::int32_t> chat_ids(std::string_view rendered) const;
   // The ids a text is run as: BOS first when the model's config has one (Llama), and for a
   // model without (GPT-2) an empty text as the end-of-text token that starts a document.
   std::vector<std::int32_t> text_ids(std::string_view text) const;
@@ -49,8 +58,9 @@ struct ModelFolder {
 void write_model_folder(const std::string& dir, const TensorMap& weights, const std::string& config_json,
                         const text::Tokenizer& tokenizer, const CheckpointLayout& layout = {});
 
-// The tokenizer in DIR: tokenizer.model (SentencePiece), else vocab.json and merges.txt (or
-// OpenAI's names for them, encoder.json and vocab.bpe).
+// The tokenizer in DIR: tokenizer.json (Hugging Face's format), else tokenizer.model
+// (SentencePiece), else vocab.json and merges.txt (or OpenAI's names for them, encoder.json and
+// vocab.bpe).
 std::shared_ptr<const text::Tokenizer> load_tokenizer(const std::string& dir);
 // DIR's byte-level BPE files (vocab.json and merges.txt, or encoder.json and vocab.bpe).
 text::BpeTokenizer load_bpe_tokenizer(const std::string& dir);

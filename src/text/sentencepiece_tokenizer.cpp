@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 #include "text/tokenizer_files.h"
 
 namespace orion::text {
@@ -40,11 +41,7 @@ SentencePieceTokenizer SentencePieceTokenizer::from_serialized(std::string_view 
 }
 
 SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error::from_errno(path, "cannot open", errno);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return from_serialized(ss.str(), path);
+  return from_serialized(read_whole_file(path), path);
 }
 
 std::vector<std::int32_t> SentencePieceTokenizer::encode(std::string_view text) const {

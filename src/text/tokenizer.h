@@ -1,8 +1,9 @@
 #pragma once
 // What the command line needs of a tokenizer, whichever kind a model folder holds: GPT-2's
-// byte-level BPE (text/bpe_tokenizer.h) or SentencePiece (text/sentencepiece_tokenizer.h).
-// Model conventions (whether a text starts with BOS) belong to the model's config, not here:
-// encode() adds no marker.
+// byte-level BPE (text/bpe_tokenizer.h), SentencePiece (text/sentencepiece_tokenizer.h) or
+// Hugging Face's tokenizer.json (text/hf/hf_tokenizer.h). encode() adds no marker; whether a
+// text starts with BOS is the model folder's choice (model/model_folder.h), from text_prefix()
+// where the tokenizer's files say, else from the model's config.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -16,7 +17,7 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
 
-  // "bpe" or "sentencepiece".
+  // "bpe", "sentencepiece" or "tokenizer.json".
   virtual std::string_view kind() const = 0;
   virtual std::vector<std::int32_t> encode(std::string_view text) const = 0;
   // The text of a whole sequence. Throws orion::Error naming the first id outside the vocabulary.
@@ -30,6 +31,10 @@ class Tokenizer {
   // The vocabulary's beginning- and end-of-text tokens, when it has them.
   virtual std::optional<std::int32_t> bos_id() const = 0;
   virtual std::optional<std::int32_t> eos_id() const = 0;
+  // The tokens a text starts with when the tokenizer's own files say so (tokenizer.json's
+  // post-processor: Llama 3.2's <|begin_of_text|>, none for Qwen); nullopt when they do not,
+  // and the model's config decides (model/model_folder.h).
+  virtual std::optional<std::vector<std::int32_t>> text_prefix() const { return std::nullopt; }
   // Writes the tokenizer's files into `dir` (a model folder), atomically each.
   virtual void save(const std::string& dir) const = 0;
 

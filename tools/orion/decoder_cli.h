@@ -1,0 +1,26 @@
+#pragma once
+// The options of a command that runs a model token by token (generate, chat): which engine and
+// device (engine/decoder_factory.h), the weights, a LoRA adapter, and the sampling; declared
+// once so that every such command spells and checks them the same.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "engine/decoder_factory.h"
+#include "text/sampler.h"
+
+namespace orion::cli {
+
+struct DecoderCli {
+  std::string device = "cpu", numerics = "f32", engine = "fast", weights;  // weights "": the folder's own
+  std::string lora;  // an adapter folder
+  int threads = 0;
+  engine::DeviceRunOptions ane;
+  text::SamplerOptions sampling;
+};
+
+void add_decoder_cli(CLI::App* cmd, DecoderCli& o);
+engine::DecoderOptions decoder_options(const DecoderCli& o);
+// What ran: the device, and the engine with its numerics or weights.
+std::string engine_description(const DecoderCli& o, const engine::ChosenDecoder& chosen);
+
+}  // namespace orion::cli
