@@ -3,8 +3,6 @@
 #include <sentencepiece_processor.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
