@@ -13,7 +13,7 @@
 namespace orion::engine {
 
 DeviceRun::DeviceRun(const model::ModelFolder& md, const DeviceRunOptions& o, const std::function<void(const std::string&)>& say)
-    : model_(md.lm()), source_(md.dir), o_(o) {
+    : model_(md.lm()), source_(md.dir), o_(o), budget_(o.device_budget) {
   if (o.lora) o_.pkg.lora = o.lora->config;
   // The Neural Engine first: where there is none, say so before compiling anything.
   if (o.device == runtime::DeviceKind::ane) {
@@ -46,6 +46,24 @@ DeviceRun::DeviceRun(const model::ModelFolder& md, const DeviceRunOptions& o, co
     device_ = runtime::open_device(sim);
   }
   runner_ = std::make_unique<runtime::PackageRunner>(dir_, *device_, threads, &budget_);
+  // Every kernel of the programs this run uses is compiled once: a package with more kernels
+  // than a process may compile (ANE030) is refused here, before the first compile, with what
+  // would fit, rather than at the kernel past the budget halfway through the prompt.
+  int kernels = 0, prefill_kernels = 0;
+  for (const compile::PackageProgram& p : runner_->manifest().programs)
+    for (const compile::PackageStep& step : p.steps)
+      if (step.placement == compile::Placement::ane) {
+        kernels += p.name == "prefill" || !o.ane_prefill;
+        prefill_kernels += p.name == "prefill";
+      }
+  if (kernels > budget_.limit() - budget_.compiles())
+    throw Error::in_file(dir_, "the package's programs hold " + std::to_string(kernels) + " kernels, more than the " +
+                                   std::to_string(budget_.limit() - budget_.compiles()) +
+                                   " compiles this process has left (ANE030)" +
+                                   (!o.ane_prefill && prefill_kernels <= budget_.limit() - budget_.compiles()
+                                        ? ": run the prompt on the device and decoding on the CPU (--ane-prefill, " +
+                                              std::to_string(prefill_kernels) + " kernels)"
+                                        : ": the model is too large to run whole on the device in one process"));
   if (o.lora) set_adapter(*o.lora);
   session_ = std::make_unique<runtime::PackageSession>(*runner_, !o.ane_prefill);
 }

@@ -31,6 +31,8 @@ struct DeviceRunOptions {
   // A LoRA adapter, written into the kernels' inputs (pkg.lora is set from it): another adapter
   // of the same rank and targets uses the same package and kernels.
   std::shared_ptr<const model::LoraAdapter> lora;
+  // Compiles the device takes per process (ANE030; runtime/compile_budget.h): tests lower it.
+  int device_budget = 119;
 };
 
 class DeviceRun {

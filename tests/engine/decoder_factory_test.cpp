@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/testing_temp_dir.h"
 #include "engine/decoder_factory.h"
+#include "compile/ane/ane_package.h"
 #include "engine/model_package.h"
 #include "model/formats/safetensors.h"
 #include "model/gpt2/gpt2_model.h"
@@ -89,6 +90,34 @@ TEST_F(DecoderFactoryTest, AneSimCompilesIntoThePackageCacheOnceAndAgreesWithThe
   g.graph = true;
   const std::vector<float> cpu = make(g).decoder->prefill(prompt);
   EXPECT_LT(max_abs_diff(device_logits, cpu), 0.05);
+}
+
+// A package with more kernels than the process may still compile is refused before the first
+// compile, naming what would fit: the prompt on the device alone, or nothing.
+TEST_F(DecoderFactoryTest, APackageOverTheCompileBudgetIsRefusedUpFrontWithWhatWouldFit) {
+  DecoderOptions o;
+  o.device = runtime::DeviceKind::ane_sim;
+  o.threads = 2;
+  o.run.pkg.seq = 16;
+  make(o);  // compiles the package into the cache, and runs within the default budget
+  ASSERT_EQ(said_.size(), 1u);
+  const std::string pkg = said_[0].substr(said_[0].find(dir_.file("cache")));
+  const int total = [&] {
+    int n = 0;
+    for (const auto& p : compile::read_manifest(pkg.substr(0, pkg.find(' '))).programs)
+      for (const auto& s : p.steps) n += s.placement == compile::Placement::ane;
+    return n;
+  }();
+  ASSERT_GE(total, 2);
+  // A budget of `total` kernels, less the reserve: one short of the whole package.
+  o.run.device_budget = total;
+  try {
+    make(o);
+    FAIL() << "a package of " << total << " kernels ran within a budget of " << total;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernels, more than the"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("compiles this process has left (ANE030)"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ModelPackage, TheKeyMovesWithTheOptionsThatShapeThePackage) {
