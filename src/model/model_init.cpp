@@ -70,23 +70,26 @@ void apply_preset(InitOptions& o) {
       const bool llama_family = std::string_view(p.arch) != "gpt2";
       if (o.arch_given && o.arch != p.arch)
         throw Error("--preset " + o.preset + " is a " + p.arch + " model, not --arch " + o.arch);
+      auto take = [&](const char* option, auto& field, auto value) {
+        if (!o.given.contains(option)) field = value;
+      };
       o.arch = p.arch;
-      o.layers = p.layers;
-      o.dim = p.dim;
-      o.heads = p.heads;
-      o.hidden = p.hidden;
-      o.context = p.context;
-      if (o.vocab == 0) o.vocab = p.vocab;
+      take("--layers", o.layers, p.layers);
+      take("--dim", o.dim, p.dim);
+      take("--heads", o.heads, p.heads);
+      take("--hidden", o.hidden, p.hidden);
+      take("--context", o.context, p.context);
+      take("--vocab", o.vocab, o.vocab == 0 ? p.vocab : o.vocab);
       if (llama_family && o.preset != "stories110m") {
-        o.kv_heads = p.kv_heads;
-        o.head_dim = p.head_dim;
-        o.rope_theta = p.theta;
-        o.rms_norm_eps = p.eps;
-        o.tied = p.tied;
-        o.rope_scaling = p.rope_scaling;
+        take("--kv-heads", o.kv_heads, p.kv_heads);
+        take("--head-dim", o.head_dim, p.head_dim);
+        take("--rope-theta", o.rope_theta, p.theta);
+        take("--rms-eps", o.rms_norm_eps, p.eps);
+        take("--tied", o.tied, p.tied);
+        take("--rope-scaling", o.rope_scaling, std::string(p.rope_scaling));
         if (o.rope_scaling == "llama3") {  // Llama 3.2's
-          o.rope_factor = 32;
-          o.rope_original = 8192;
+          take("--rope-factor", o.rope_factor, 32.0);
+          take("--rope-original", o.rope_original, std::int64_t{8192});
         }
       }
       return;

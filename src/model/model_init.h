@@ -2,6 +2,7 @@
 // Making a new model folder with seeded random weights: what `orion init` does, and `orion train
 // --init` before it trains.
 #include <cstdint>
+#include <set>
 #include <string>
 
 namespace orion::model {
@@ -10,6 +11,9 @@ struct InitOptions {
   std::string out;  // the model folder to write
   std::string arch = "gpt2";
   bool arch_given = false;  // --arch was on the command line (a preset must then agree with it)
+  // The size options given on the command line by name ("--layers"): a preset leaves them as
+  // given (a preset's shape with two layers, say).
+  std::set<std::string> given;
   std::string preset;
   std::int64_t layers = 4, dim = 256, heads = 4, kv_heads = 0, context = 256, vocab = 0, hidden = 0;
   // The Llama family's (model/llama/llama_config.h): 0 head_dim is dim / heads.

@@ -41,6 +41,28 @@ TEST_F(LlamaCli, InitWritesAHuggingFaceLlamaFolder) {
   EXPECT_EQ(read(path("t/model.safetensors")).find("lm_head.weight"), std::string::npos);
 }
 
+// A Hugging Face preset gives the family's architecture; the sizes given beside it win.
+TEST_F(LlamaCli, APresetKeepsTheSizesGivenBesideIt) {
+  const CliResult r = run_orion("init --preset qwen3-0.6b --layers 1 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 "
+                                "--hidden 96 --context 64 --vocab 300 -o " + path("q"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json c = nlohmann::json::parse(read(path("q") + "/config.json"));
+  EXPECT_EQ(c["model_type"], "qwen3");
+  EXPECT_EQ(c["num_hidden_layers"], 1);
+  EXPECT_EQ(c["hidden_size"], 64);
+  EXPECT_EQ(c["head_dim"], 16);
+  EXPECT_EQ(c["vocab_size"], 300);
+  EXPECT_EQ(c["rope_theta"], 1e6);             // the preset's
+  EXPECT_EQ(c["tie_word_embeddings"], true);  // the preset's
+  const CliResult l = run_orion("init --preset llama3.2-1b --layers 1 --dim 64 --heads 4 --kv-heads 2 --hidden 96 "
+                                "--context 64 --vocab 300 -o " + path("l"));
+  ASSERT_EQ(l.status, 0) << l.out;
+  const nlohmann::json lc = nlohmann::json::parse(read(path("l") + "/config.json"));
+  EXPECT_EQ(lc["rope_scaling"]["rope_type"], "llama3");
+  EXPECT_EQ(lc["rope_scaling"]["factor"], 32.0);
+  EXPECT_EQ(lc["num_hidden_layers"], 1);
+}
+
 TEST_F(LlamaCli, GeneratesOnTheFastEngineByDefaultAndScores) {
   ASSERT_EQ(init("--layers 2 --dim 64 --heads 4 --kv-heads 2 --context 64 --seed 5").status, 0);
   const std::string gen = "generate -m " + path("m") + " -p 'Once upon' -n 12 --temp 0";

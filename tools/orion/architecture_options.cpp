@@ -9,7 +9,7 @@ CLI::Option* add_architecture_options(CLI::App& app, model::InitOptions& o) {
                  "Shape of a known model: gpt2 (124M), gpt2-medium, gpt2-large, gpt2-xl; stories110m (llama: dim 768, 12 layers, "
                  "12 heads, hidden 2048, vocab 32000, context 1024; needs --tokenizer); the Hugging Face shapes qwen3-0.6b, "
                  "qwen3-1.7b, qwen2.5-0.5b, llama3.2-1b, smollm2-135m, smollm2-360m, tinyllama-1.1b, mistral-7b (their config.json's "
-                 "sizes, rope and tying; the vocabulary too unless --vocab)")
+                 "sizes, head size, rope, norms and tying); options given beside a preset win over its values")
       ->check(CLI::IsMember({"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "stories110m", "qwen3-0.6b", "qwen3-1.7b",
                              "qwen2.5-0.5b", "llama3.2-1b", "smollm2-135m", "smollm2-360m", "tinyllama-1.1b", "mistral-7b"}));
   app.add_option("--layers", o.layers, "Transformer blocks")->check(CLI::PositiveNumber)->capture_default_str();

@@ -15,8 +15,10 @@ void add_init_command(CLI::App& app) {
   CLI::Option* arch = add_architecture_options(*cmd, *o);
   cmd->add_option("--seed", o->seed, "Seed of the weights")->capture_default_str();
   cmd->add_flag("--force", o->force, "Replace an existing model in the folder (the folder is written as a whole)");
-  cmd->callback([o, arch] {
+  cmd->callback([o, arch, cmd] {
     o->arch_given = arch->count() > 0;
+    for (const CLI::Option* opt : cmd->get_options())
+      if (opt->count() > 0) o->given.insert(opt->get_name());
     std::printf("%s\n", model::init_model(*o).c_str());
   });
 }

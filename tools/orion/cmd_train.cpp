@@ -231,8 +231,10 @@ void add_train_command(CLI::App& app, std::vector<std::string> argv) {
   auto* scratch = cmd->add_option_group("New model (--init)", "With --init, the model trained is a new one, written to OUT/init");
   scratch->add_flag("--init", o->init, "Start from a new model made from the options below (as orion init makes it)");
   CLI::Option* arch = add_architecture_options(*scratch, o->model);
-  cmd->callback([o, arch, sim, argv = std::move(argv)] {
+  cmd->callback([o, arch, scratch, sim, argv = std::move(argv)] {
     o->model.arch_given = arch->count() > 0;
+    for (const CLI::Option* opt : scratch->get_options())
+      if (opt->count() > 0) o->model.given.insert(opt->get_name());
     train_command(*o, argv, sim->count_all() > 0);
   });
 }
