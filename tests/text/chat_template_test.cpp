@@ -78,6 +78,9 @@ const char* kCorners[] = {
     "{% set x %}captured {{ messages | length }}{% endset %}{{ x | replace('captured', 'got') }} {{ x.split(' ') }} {{ '  pad  '.strip() }}.",
     "  {% if true %}\n    kept\n  {% endif %}\n{# a comment #}\nend {{ undefined_thing is defined }} {{ messages[0].nothing is defined }} {{ messages[0].nothing | default('d') }}",
     "{{ raise_exception('refused: ' + messages[0].role) if messages | length > 3 else 'fine' }}",
+    // Loop controls outside a loop (found by fuzzing): jinja2 refuses both.
+    "a{% break %}b",
+    "{% macro m() %}{% continue %}{% endmacro %}{% for x in [1] %}{{ m() }}{% endfor %}",
     "{{ messages[0]['content'].startswith(('What', 'You')) }} {{ 'x' * 3 }} {{ 'A-b c'.title() }} {{ 'a,b,,c'.split(',') }} {{ 3 in [1, 2, 3] }} {{ 'k' in {'k': 1} }}",
 };
 

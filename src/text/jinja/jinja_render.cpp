@@ -37,7 +37,7 @@ class Renderer {
 
   std::string run() {
     std::string out;
-    exec(t_.body, out);
+    exec_outside_loops(t_.body, out, Pos{1, 1});
     return out;
   }
 
@@ -56,6 +56,17 @@ class Renderer {
   }
 
   // ---- statements
+  // A body no loop of its own encloses (the template's, a macro's): a {% break %} or
+  // {% continue %} reaching it is an error, as jinja2 refuses it, not an unwinding past the
+  // renderer.
+  void exec_outside_loops(const Body& body, std::string& out, const Pos& where) {
+    try {
+      exec(body, out);
+    } catch (const LoopControl& c) {
+      fail(where, std::string("'{% ") + (c.is_break ? "break" : "continue") + " %}' outside a for loop");
+    }
+  }
+
   void exec(const Body& body, std::string& out) {
     for (const auto& s : body) exec(*s, out);
   }
@@ -538,7 +549,7 @@ class Renderer {
     scopes_.push_back(std::move(frame));
     std::string out;
     try {
-      exec(m.body, out);
+      exec_outside_loops(m.body, out, m.pos);
     } catch (...) {
       scopes_.resize(1);
       scopes_.insert(scopes_.end(), saved.begin(), saved.end());
