@@ -6,6 +6,7 @@
 // without the post-processor's special tokens, and decoding must give the reference's text.
 // Then the errors a broken file gets.
 #include "text/hf/hf_tokenizer.h"
+#include "text/hf/hf_components.h"
 
 #include <gtest/gtest.h>
 
@@ -201,3 +202,12 @@ TEST(HfTokenizer, ABrokenOrUnsupportedFileIsRefusedNamingTheKey) {
 
 }  // namespace
 }  // namespace orion::text
+
+TEST(HfComponents, ByteFallbackSpellingsAreTwoHexDigitsOnly) {
+  EXPECT_EQ(orion::text::hf::fallback_byte("<0x0A>"), std::optional<unsigned char>(0x0A));
+  EXPECT_EQ(orion::text::hf::fallback_byte("<0xfF>"), std::optional<unsigned char>(0xFF));
+  for (const char* t : {"<0xZZ>", "<0x-1>", "<0x+F>", "<0x0A", "<0x0AB>", "0x0A>", ""})
+    EXPECT_EQ(orion::text::hf::fallback_byte(t), std::nullopt) << t;
+  EXPECT_EQ(orion::text::hf::replace_plain("a_b__c", "_", "  "), "a  b    c");
+  EXPECT_EQ(orion::text::hf::replace_plain("abc", "", "x"), "abc");
+}

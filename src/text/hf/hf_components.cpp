@@ -197,14 +197,10 @@ std::vector<std::string> byte_fallback(std::vector<std::string> tokens) {
     count = 0;
   };
   for (std::string& t : tokens) {
-    if (t.size() == 6 && t.starts_with("<0x") && t.back() == '>') {
-      char* end = nullptr;
-      const long v = std::strtol(t.c_str() + 3, &end, 16);
-      if (end == t.c_str() + 5) {
-        bytes.push_back(static_cast<char>(v));
-        ++count;
-        continue;
-      }
+    if (const std::optional<unsigned char> b = fallback_byte(t)) {
+      bytes.push_back(static_cast<char>(*b));
+      ++count;
+      continue;
     }
     flush();
     out.push_back(std::move(t));
@@ -231,6 +227,31 @@ std::vector<DecoderStep> parse_decoder(const json& j, const std::string& source)
   std::vector<DecoderStep> out;
   append_decoder(j, source, "decoder", out);
   return out;
+}
+
+std::optional<unsigned char> fallback_byte(std::string_view token) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  if (token.size() != 6 || !token.starts_with("<0x") || token.back() != '>') return std::nullopt;
+  const int hi = hex(token[3]), lo = hex(token[4]);
+  if (hi < 0 || lo < 0) return std::nullopt;
+  return static_cast<unsigned char>(hi * 16 + lo);
+}
+
+std::string replace_plain(std::string_view text, std::string_view from, std::string_view to) {
+  if (from.empty()) return std::string(text);
+  std::string out;
+  for (std::size_t at = 0;;) {
+    const std::size_t f = text.find(from, at);
+    out.append(text.substr(at, f == std::string_view::npos ? std::string_view::npos : f - at));
+    if (f == std::string_view::npos) return out;
+    out.append(to);
+    at = f + from.size();
+  }
 }
 
 std::string valid_utf8(std::string_view text) {
@@ -315,17 +336,7 @@ std::string decode_tokens(const std::vector<DecoderStep>& steps, std::vector<std
         break;
       }
       case DecoderStep::Kind::replace:
-        for (std::string& t : tokens) {
-          std::string out;
-          for (std::size_t at = 0;;) {
-            const std::size_t f = s.from.empty() ? std::string::npos : t.find(s.from, at);
-            out.append(t, at, f == std::string::npos ? std::string::npos : f - at);
-            if (f == std::string::npos) break;
-            out += s.to;
-            at = f + s.from.size();
-          }
-          t = std::move(out);
-        }
+        for (std::string& t : tokens) t = replace_plain(t, s.from, s.to);
         break;
       case DecoderStep::Kind::byte_fallback: tokens = byte_fallback(std::move(tokens)); break;
       case DecoderStep::Kind::fuse: {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,11 @@ std::string normalize(const std::vector<NormalizerStep>& steps, std::string text
 std::vector<std::string> pre_tokenize(const std::vector<PreTokenizerStep>& steps, std::string text);
 // The text of a sequence of token spellings.
 std::string decode_tokens(const std::vector<DecoderStep>& steps, std::vector<std::string> tokens);
+
+// ByteFallback's spelling of one byte, `<0xNN>` with two hex digits: the byte, or none.
+std::optional<unsigned char> fallback_byte(std::string_view token);
+// Every occurrence of `from` in `text` replaced by `to`, left to right (a Replace decoder's step).
+std::string replace_plain(std::string_view text, std::string_view from, std::string_view to);
 
 // `text` with every invalid UTF-8 sequence replaced by U+FFFD, as Python's and JavaScript's
 // decoders do: the pipeline runs on valid text.

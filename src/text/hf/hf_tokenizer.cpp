@@ -368,12 +368,9 @@ std::string HfTokenizer::piece(std::int32_t id) const {
       case hf::DecoderStep::Kind::byte_level:
         if (const std::optional<std::string> b = token_text_to_bytes(t)) t = *b;
         break;
-      case hf::DecoderStep::Kind::replace:
-        for (std::size_t at = 0; !s.from.empty() && (at = t.find(s.from, at)) != std::string::npos; at += s.to.size())
-          t.replace(at, s.from.size(), s.to);
-        break;
+      case hf::DecoderStep::Kind::replace: t = hf::replace_plain(t, s.from, s.to); break;
       case hf::DecoderStep::Kind::byte_fallback:
-        if (t.size() == 6 && t.starts_with("<0x") && t.back() == '>') t = std::string(1, static_cast<char>(std::stoi(t.substr(3, 2), nullptr, 16)));
+        if (const std::optional<unsigned char> b = hf::fallback_byte(t)) t = std::string(1, static_cast<char>(*b));
         break;
       case hf::DecoderStep::Kind::fuse:
       case hf::DecoderStep::Kind::strip: break;
