@@ -26,6 +26,13 @@ printf 'In the beginning God created the heaven and the earth. And the earth was
 quiet data prepare -m "$work/m" --in "$work/text.txt" --out "$work/tokens.bin" --val-fraction 0.3
 quiet train -m "$work/m" --data "$work/tokens.bin" --out "$work/run" --steps 2 --batch 1 --seq 8 --save-every 2 \
   --eval-every 1 --eval-batches 1
+# A record file (token file version 2) of JSONL prompt/completion records, the prompt masked.
+mkdir -p "$work/jsonl"
+for split in train valid test; do
+  printf '{"prompt": "In the beginning ", "completion": "God created the heaven."}\n{"prompt": "And the earth ", "completion": "was without form."}\n' \
+    >"$work/jsonl/$split.jsonl"
+done
+quiet data prepare -m "$work/m" --in "$work/jsonl" --out "$work/records.tok" --mask-prompt
 # A SentencePiece vocabulary of the same text and a Llama model using it.
 quiet tokenizer train --vocab 64 --in "$work/text.txt" --out "$work/spm" --threads 1
 quiet init --arch llama -o "$work/llama" --layers 1 --dim 32 --heads 2 --kv-heads 1 --context 16 --tokenizer "$work/spm"
@@ -53,6 +60,7 @@ cp "$work/pkg/manifest.json" "$out/ane_manifest/manifest.json"
 # The MIL target resolves BLOBFILE paths in this kernel folder (scripts/fuzz.sh sets it).
 rm -rf "$out/mil_folder" && cp -r "$work/pkg/decode_ane1" "$out/mil_folder"
 cp "$work/tokens.bin" "$out/token_file/tokens.bin"
+cp "$work/records.tok" "$out/token_file/records.tok"
 cp "$work/run/metrics.jsonl" "$out/metrics/metrics.jsonl"
 # The checkpoint target writes its input as checkpoint.json into a copy of this folder.
 cp "$work/run/step-00000002/checkpoint.json" "$out/checkpoint/checkpoint.json"

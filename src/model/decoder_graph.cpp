@@ -16,8 +16,10 @@ void check_graph_options(const DecoderGraphOptions& o, std::int64_t context, con
 }
 
 void add_loss_output(ir::Builder& b, ir::Value logits) {
-  ir::Value targets = b.input("targets", DType::i32, {b.shape(logits)[0]});
-  b.output(b.name(b.reduce_mean(b.softmax_cross_entropy(logits, targets), {0}), "loss"));
+  const std::int64_t rows = b.shape(logits)[0];
+  ir::Value targets = b.input("targets", DType::i32, {rows});
+  ir::Value weights = b.input("loss_weights", DType::f32, {rows});
+  b.output(b.name(b.reduce_sum(b.mul(b.softmax_cross_entropy(logits, targets), weights), {0}), "loss"));
 }
 
 }  // namespace orion::model

@@ -27,8 +27,11 @@ struct DecoderGraphOptions {
 // context, a batch with past positions, the loss of the last position only.
 void check_graph_options(const DecoderGraphOptions& options, std::int64_t context, const std::string& arch);
 
-// The training graph's end: input targets i32[rows] (rows = logits' rows) and the single output
-// `loss` f32[], the mean over the rows of softmax_cross_entropy(logits, targets).
+// The training graph's end: inputs targets i32[rows] (rows = logits' rows) and loss_weights
+// f32[rows], and the single output `loss` f32[], the sum over the rows of
+// softmax_cross_entropy(logits, targets) * loss_weights. Weights of 1/rows give the mean; the
+// trainer gives a masked or padded row 0 and every trained row 1 / (the step's trained rows),
+// so that the loss is the mean over the tokens trained on and nothing else has a gradient.
 void add_loss_output(ir::Builder& b, ir::Value logits);
 
 }  // namespace orion::model

@@ -1,5 +1,7 @@
 #include "train/gradient_runner.h"
 
+#include <map>
+
 #include "train/autodiff.h"
 #include "train/trainer.h"
 
@@ -7,19 +9,34 @@ namespace orion::train {
 
 namespace {
 
+// One gradient graph per sequence length the batches come in (a record file's buckets), made
+// when first needed.
 class CpuGradients final : public GradientRunner {
  public:
   CpuGradients(const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& c)
-      : exec_(loss_gradient_graph(loss, c.batch, c.seq, wrt), exec::CpuOptions{.numerics = c.precision, .threads = c.threads}),
-        flops_(train::matmul_flops(exec_.graph())) {}
+      : loss_(loss), wrt_(wrt.begin(), wrt.end()), batch_(c.batch), options_{.numerics = c.precision, .threads = c.threads} {
+    flops_ = train::matmul_flops(executor(c.seq).graph());
+  }
 
   void prepare(const TensorMap&) override {}  // the params are bound on every run
-  std::vector<Tensor> run(const TensorMap& feed) override { return exec_.run(feed); }
+  std::vector<Tensor> run(const TensorMap& feed) override {
+    return executor(feed.at("tokens").numel() / batch_).run(feed);
+  }
   double matmul_flops() const override { return flops_; }
 
  private:
-  exec::CpuExecutor exec_;
-  double flops_;
+  exec::CpuExecutor& executor(std::int64_t seq) {
+    auto& e = by_seq_[seq];
+    if (!e) e = std::make_unique<exec::CpuExecutor>(loss_gradient_graph(loss_, batch_, seq, wrt_), options_);
+    return *e;
+  }
+
+  LossGraphFn loss_;
+  std::vector<std::string> wrt_;
+  std::int64_t batch_;
+  exec::CpuOptions options_;
+  std::map<std::int64_t, std::unique_ptr<exec::CpuExecutor>> by_seq_;
+  double flops_ = 0;  // at the longest sequence
 };
 
 }  // namespace

@@ -18,7 +18,8 @@ namespace orion::train {
 struct TrainConfig;
 
 // The model's loss graph for (batch, seq): inputs tokens, positions and targets, each
-// i32[batch * seq], params by name, and one output `loss`, an f32 scalar.
+// i32[batch * seq], and loss_weights f32[batch * seq], params by name, and one output `loss`,
+// an f32 scalar: the weighted sum of the targets' losses (model/decoder_graph.h).
 using LossGraphFn = std::function<ir::Graph(std::int64_t batch, std::int64_t seq)>;
 
 class GradientRunner {
@@ -35,8 +36,9 @@ class GradientRunner {
   // the step's log and checkpoint are not written yet. The tensors stay unchanged until the
   // next prepare().
   virtual void prefetch(const TensorMap& /*params*/) {}
-  // One micro-batch. `feed`: the params, tokens, positions and targets (i32[batch * seq]) and
-  // loss_scale (f32 scalar, the seed of the backward pass). Returns the loss, then one f32
+  // One micro-batch. `feed`: the params, tokens, positions and targets (i32[batch * S]),
+  // loss_weights (f32[batch * S]) and loss_scale (f32 scalar, the seed of the backward pass),
+  // where S is the config's seq or, for record data, one of its buckets. Returns the loss, then one f32
   // gradient per name of `wrt` (the constructor's), of the loss times loss_scale.
   virtual std::vector<Tensor> run(const TensorMap& feed) = 0;
   // Floating-point operations (2 per multiply-add) of one micro-batch's matrix products.

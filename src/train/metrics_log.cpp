@@ -94,6 +94,9 @@ nlohmann::json to_json(const MetricsRecord& r) {
   if (r.skipped) j["skipped"] = *r.skipped;
   if (r.clamped) j["clamped"] = *r.clamped;
   if (r.time_s) j["time_s"] = number(*r.time_s);
+  if (r.trained_tokens) j["trained_tokens"] = *r.trained_tokens;
+  if (r.trained_tokens_per_s) j["trained_tokens_per_s"] = number(*r.trained_tokens_per_s);
+  if (r.peak_mb) j["peak_mb"] = number(*r.peak_mb);
   return j;
 }
 
@@ -116,6 +119,9 @@ MetricsRecord metrics_record_from_json(const nlohmann::json& j, std::string_view
   opt_double("time_s", r.time_s);
   opt_int("skipped", r.skipped);
   opt_int("clamped", r.clamped);
+  opt_int("trained_tokens", r.trained_tokens);
+  opt_double("trained_tokens_per_s", r.trained_tokens_per_s);
+  opt_double("peak_mb", r.peak_mb);
   return r;
 }
 

@@ -2,7 +2,12 @@
 // A training run's metrics: metrics.jsonl, one JSON object per line, one line per logged step.
 //
 //   {"step": 120, "loss": 5.91, "lr": 0.0003, "tokens_per_s": 5210.4, "val_loss": 6.02,
-//    "grad_norm": 1.3, "loss_scale": 65536, "skipped": 0, "clamped": 12, "time_s": 61.2}
+//    "grad_norm": 1.3, "loss_scale": 65536, "skipped": 0, "clamped": 12, "time_s": 61.2,
+//    "trained_tokens": 1841, "trained_tokens_per_s": 4012.5, "peak_mb": 812.0}
+//
+// tokens_per_s counts every position run (padding included); trained_tokens the targets the
+// loss covered in the step (a masked prompt's and padding's not), and trained_tokens_per_s them
+// over the step's time; peak_mb is the process's peak resident memory so far.
 //
 // step, loss, lr and tokens_per_s are always there; the others only when the trainer has them
 // (val_loss on evaluation steps, loss_scale, skipped and clamped in f16). Numbers that are not
@@ -30,6 +35,8 @@ struct MetricsRecord {
   double tokens_per_s = 0.0;
   std::optional<double> val_loss, grad_norm, loss_scale, time_s;
   std::optional<std::int64_t> skipped, clamped;
+  std::optional<std::int64_t> trained_tokens;
+  std::optional<double> trained_tokens_per_s, peak_mb;
 
   friend bool operator==(const MetricsRecord&, const MetricsRecord&) = default;
 };

@@ -14,7 +14,10 @@
 #include "train/checkpoint.h"
 #include "train/model_loss.h"
 #include "train/metrics_log.h"
+#include "core/process_memory.h"
+#include "train/data/jsonl_records.h"
 #include "train/data/token_file.h"
+#include "train/train_data.h"
 
 namespace orion::train {
 
@@ -81,9 +84,22 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
   const model::CausalLm& lm = model::causal_lm(model);
   const std::string config_json = model::read_config_text(model::model_config_path(o.model_dir));
   const std::vector<std::string> model_files = tokenizer_files(o.model_dir);
-  auto data = std::make_shared<const TokenFile>(TokenFile::open(o.data));
+  RunOptions run = o;
+  if (is_jsonl_data(o.data)) {
+    // Tokenized afresh at every start (a resumed run too): the records and their order are a
+    // pure function of the files and options.
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    run.data = (out / "data.tok").string();
+    prepare_jsonl(o.model_dir, o.data, o.mask_prompt, run.data);
+  } else if (o.mask_prompt) {
+    throw Error::in_file(o.data, "is a token file: --mask-prompt applies to JSONL data (its mask is made when it is tokenized)");
+  }
+  auto data = std::make_shared<const TokenFile>(TokenFile::open(run.data));
+  if (data->has_records() && run.config.buckets.empty()) run.config.buckets = run_buckets(run.config, static_cast<bool>(o.gradients));
+  if (run.eval_batches <= 0 && !data->has_records()) run.eval_batches = 8;
   if (data->vocab_size() > static_cast<std::uint64_t>(lm.vocab_size()))
-    throw Error::in_file(o.data, "was tokenized for a vocabulary of " + std::to_string(data->vocab_size()) +
+    throw Error::in_file(run.data, "was tokenized for a vocabulary of " + std::to_string(data->vocab_size()) +
                                      " tokens; the model " + o.model_dir + " has " + std::to_string(lm.vocab_size()));
   if (o.config.seq > lm.context())
     throw Error("--seq " + std::to_string(o.config.seq) + " is longer than the model's context of " +
@@ -106,7 +122,12 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     gradients = [device = o.gradients([&save_now] { save_now(); }), ane_loss](
                     const LossGraphFn&, std::span<const std::string> wrt, const TrainConfig& c) { return device(ane_loss, wrt, c); };
   }
-  Trainer trainer(loss, initial, o.config, data, gradients);
+  result.data.file = run.data;
+  result.data.records = data->has_records();
+  result.data.buckets = run.config.buckets;
+  TrainData batches = make_train_data(data, run.config, &result.data.train);
+  if (events.on_data) events.on_data(result.data);
+  Trainer trainer(loss, initial, run.config, std::move(batches), gradients);
   for (const auto& [name, t] : trainer.params()) result.trained_values += t.numel();
   if (checkpoint) {
     const TensorMap params = result.lora ? model::from_peft_names(checkpoint->params, lm.arch(), checkpoint->dir)
@@ -150,7 +171,8 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     const StepStats s = trainer.step();
     const bool last = s.step == o.config.steps;
     std::optional<double> val;
-    if (last || (o.eval_every > 0 && s.step % o.eval_every == 0)) val = trainer.evaluate(o.eval_batches);
+    if (trainer.has_validation() && (last || (o.eval_every > 0 && s.step % o.eval_every == 0)))
+      val = trainer.evaluate(run.eval_batches);
     if (!result.first_loss) result.first_loss = s.loss;
     result.last_loss = s.loss;
     if (val) result.val_loss = val;
@@ -165,11 +187,21 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     r.skipped = trainer.skipped_steps();
     r.clamped = trainer.clamped_values();
     r.time_s = total.seconds();
+    r.trained_tokens = s.trained_tokens;
+    r.trained_tokens_per_s = static_cast<double>(s.trained_tokens) / s.seconds;
+    r.peak_mb = peak_resident_mb();
+    result.trained_tokens += s.trained_tokens;
+    result.tokens += s.tokens;
     metrics.append(r);
     if (events.on_step) events.on_step(s, val);
     if (last || (o.save_every > 0 && s.step % o.save_every == 0)) save();
   }
+  if (o.test) {
+    result.test = trainer.evaluate_test();
+    if (!result.test) throw Error::in_file(o.data, "has no test split (test.jsonl) for --test");
+  }
   result.steps = trainer.steps_done();
+  result.peak_mb = peak_resident_mb();
   result.skipped_steps = trainer.skipped_steps();
   result.clamped_values = trainer.clamped_values();
   if (const runtime::DeviceGraphStats* d = trainer.device_stats()) result.device = *d;
@@ -192,7 +224,23 @@ void write_run_summary(const std::string& out, const std::string& device, const 
                       {"final_loss", opt(r.last_loss)},
                       {"final_val_loss", opt(r.val_loss)},
                       {"trained_values", r.trained_values},
+                      {"trained_tokens", r.trained_tokens},
+                      {"tokens", r.tokens},
+                      {"trained_tokens_per_s", r.seconds > 0 ? static_cast<double>(r.trained_tokens) / r.seconds : 0.0},
+                      {"peak_mb", r.peak_mb},
+                      {"test_loss", r.test ? nlohmann::json(r.test->loss) : nlohmann::json(nullptr)},
+                      {"test_tokens", r.test ? nlohmann::json(r.test->tokens) : nlohmann::json(nullptr)},
                       {"lora", r.lora ? r.lora->identity() : nlohmann::json(nullptr)}};
+  if (r.data.records) {
+    const RecordLoaderStats& d = r.data.train;
+    j["data"] = {{"records", d.records},
+                 {"truncated", d.truncated},
+                 {"skipped", d.skipped},
+                 {"dropped", d.dropped},
+                 {"buckets", r.data.buckets},
+                 {"trained_tokens_per_epoch", d.trained_tokens},
+                 {"padding_fraction", d.padding_fraction()}};
+  }
   if (r.device) {
     const runtime::DeviceGraphStats& d = *r.device;
     const double v = std::max(d.versions, 1);

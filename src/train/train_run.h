@@ -10,6 +10,7 @@
 #include <string>
 
 #include "model/lora/lora_config.h"
+#include "train/data/record_loader.h"
 #include "train/trainer.h"
 
 namespace orion::train {
@@ -25,14 +26,16 @@ struct LoraOptions {
 
 struct RunOptions {
   std::string model_dir;  // a model folder (config.json, model.safetensors, tokenizer files)
-  std::string data;       // a token file (`orion data prepare`)
+  std::string data;       // a token file (`orion data prepare`), or JSONL data (a folder or a .jsonl file)
+  bool mask_prompt = false;  // JSONL: train on the answers only (train/data/record_encoder.h)
   std::string out;        // checkpoints OUT/step-NNNNNNNN/ and OUT/metrics.jsonl
   TrainConfig config;
   std::int64_t save_every = 0;  // 0: only the last step
   int keep = 3;                 // checkpoints kept
   bool resume = false;          // continue from the newest checkpoint in `out` (none: start afresh)
   std::int64_t eval_every = 0;  // 0: only after the last step
-  std::int64_t eval_batches = 8;
+  std::int64_t eval_batches = 0;  // 0: the whole validation split of record data, 8 of a token stream
+  bool test = false;              // the test split's loss after the last step
   std::optional<LoraOptions> lora;
   // Where the forward and backward pass runs (null: the CPU executor). It is handed a function
   // that saves the run's state as a checkpoint, for a device that must restart the process to
@@ -41,10 +44,21 @@ struct RunOptions {
 };
 
 struct RunEvents {
+  // Once, after JSONL data is tokenized into OUT/data.tok, with its summary.
+  std::function<void(const struct DataSummary&)> on_data;
   // Once, after the model, data and any checkpoint are loaded.
   std::function<void(const Trainer&, std::int64_t resumed_from)> on_start;
   std::function<void(const StepStats&, std::optional<double> val_loss)> on_step;
   std::function<void(const std::string& checkpoint_dir)> on_save;
+};
+
+// What training draws from a record file: records used, cut and dropped, and the padding the
+// bucketed batches add (one epoch).
+struct DataSummary {
+  std::string file;  // the token file trained on
+  bool records = false;
+  RecordLoaderStats train;
+  std::vector<std::int64_t> buckets;
 };
 
 struct RunResult {
@@ -58,13 +72,19 @@ struct RunResult {
   std::int64_t trained_values = 0;       // numbers the optimizer updates (all weights, or the adapter's)
   double matmul_flops_per_step = 0;      // 2 per multiply-add, forward and backward, every micro-batch
   double seconds = 0;
+  std::int64_t trained_tokens = 0, tokens = 0;  // this process's steps: targets trained, positions run
+  double peak_mb = 0;                           // peak resident memory
+  std::optional<EvalResult> test;               // --test
+  DataSummary data;
   // This process's kernels, compiles and reloads, when the gradients ran on a device.
   std::optional<runtime::DeviceGraphStats> device;
 };
 
 RunResult run_training(const RunOptions& options, const RunEvents& events = {});
 
-// OUT/summary.json, written atomically: the run's device, steps, this process's kernels,
+// OUT/summary.json, written atomically: the run's device, steps, trained_tokens, tokens and
+// trained_tokens_per_s (this process's steps), peak_mb, test_loss (null without --test), the
+// padding fraction of record data, this process's kernels,
 // compiles, reloads and `restarts` (0 on the cpu), ms_per_step (the steps this process ran),
 // final_loss and final_val_loss (null when absent), and on a device the per-step split
 // (device, host and weight-write ms, weight bytes written, evaluations and surface bytes) and

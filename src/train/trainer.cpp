@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "train/train_data.h"
 
 namespace orion::train {
 
@@ -33,8 +34,6 @@ std::vector<std::string> param_names(const ir::Graph& g) {
   return names;
 }
 
-Tensor i32_tensor(std::int64_t n) { return Tensor(DType::i32, {n}); }
-
 }  // namespace
 
 LrSchedule TrainConfig::schedule() const {
@@ -61,42 +60,52 @@ nlohmann::json TrainConfig::identity() const {
 struct Trainer::Impl {
   TrainConfig config;
   LrSchedule schedule;
-  std::shared_ptr<const TokenFile> data;
-  ir::Graph loss;  // the forward graph, which evaluation runs as it is
+  TrainData data;
+  LossGraphFn loss_fn;
   std::vector<std::string> names;  // params, in the gradient graph's output order
   TensorMap params;  // fp32 masters
   std::unique_ptr<GradientRunner> grads;
-  std::unique_ptr<exec::CpuExecutor> eval;  // made on the first evaluation
-  TensorMap feed;    // params (the same buffers), tokens, positions, targets, loss_scale
+  std::unique_ptr<LossEvaluator> eval;  // made on the first evaluation
+  TensorMap feed;    // params (the same buffers), tokens, positions, targets, loss_weights, loss_scale
   AdamW optimizer;
   LossScaler scaler;
-  DataLoader loader;
   std::int64_t steps = 0, skipped = 0, clamped = 0;
 
-  Impl(const LossGraphFn& fn, const TensorMap& initial, const TrainConfig& c, std::shared_ptr<const TokenFile> d,
+  Impl(const LossGraphFn& fn, const TensorMap& initial, const TrainConfig& c, TrainData d,
        const GradientRunnerFactory& gradients)
-      : config(c),
+      : config(checked(c)),
         schedule(c.schedule()),
         data(std::move(d)),
-        loss(fn(c.batch, c.seq)),
-        names(param_names(loss)),
+        loss_fn(fn),
+        names(param_names(fn(c.batch, c.seq))),
         params(copy_params(initial, names)),
         grads(gradients ? gradients(fn, names, c) : cpu_gradient_runner(fn, names, c)),
         optimizer(adamw_config(c), params),
-        scaler(scaler_config(c)),
-        loader(*data, Split::train, c.batch, c.seq, c.seed) {
-    if (c.batch <= 0 || c.seq <= 0 || c.accum <= 0 || c.steps <= 0)
-      throw Error("train: batch, seq, accum and steps must be positive");
+        scaler(scaler_config(c)) {
+    if (!data.train) throw Error("train: no training data");
     if (c.precision == exec::Numerics::f16) clamped += clamp_to_f16_range(params);
     feed = params;
-    const std::int64_t n = c.batch * c.seq;
-    feed["tokens"] = i32_tensor(n);
-    feed["targets"] = i32_tensor(n);
-    Tensor positions = i32_tensor(n);
-    auto pos = positions.span<std::int32_t>();
-    for (std::int64_t i = 0; i < n; ++i) pos[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i % c.seq);
-    feed["positions"] = positions;
     feed["loss_scale"] = Tensor(DType::f32, {});
+  }
+
+  static const TrainConfig& checked(const TrainConfig& c) {
+    if (c.batch <= 0 || c.seq <= 0 || c.accum <= 0 || c.steps <= 0)
+      throw Error("train: batch, seq, accum and steps must be positive");
+    return c;
+  }
+
+  LossEvaluator& evaluator() {
+    if (!eval) eval = std::make_unique<LossEvaluator>(loss_fn, config.batch, config.precision, config.threads);
+    return *eval;
+  }
+
+  // A pass over a held-out split: `batches` of it, or all when batches <= 0 or more than it
+  // holds (a stream has no end: at least one batch).
+  EvalResult evaluate(const std::function<std::unique_ptr<BatchSource>()>& make, std::int64_t whole,
+                      std::int64_t batches) {
+    std::unique_ptr<BatchSource> pass = make();
+    const std::int64_t n = whole > 0 ? (batches <= 0 || batches > whole ? whole : batches) : std::max<std::int64_t>(batches, 1);
+    return evaluator().run(params, *pass, n);
   }
 
   static TensorMap copy_params(const TensorMap& initial, const std::vector<std::string>& wanted) {
@@ -127,15 +136,15 @@ struct Trainer::Impl {
     return s;
   }
 
-  void load_batch(const Batch& b) {
-    std::copy(b.tokens.begin(), b.tokens.end(), feed["tokens"].span<std::int32_t>().begin());
-    std::copy(b.targets.begin(), b.targets.end(), feed["targets"].span<std::int32_t>().begin());
-  }
 };
+
+Trainer::Trainer(const LossGraphFn& loss_graph, const TensorMap& params, const TrainConfig& config, TrainData data,
+                 const GradientRunnerFactory& gradients)
+    : impl_(std::make_unique<Impl>(loss_graph, params, config, std::move(data), gradients)) {}
 
 Trainer::Trainer(const LossGraphFn& loss_graph, const TensorMap& params, const TrainConfig& config,
                  std::shared_ptr<const TokenFile> data, const GradientRunnerFactory& gradients)
-    : impl_(std::make_unique<Impl>(loss_graph, params, config, std::move(data), gradients)) {}
+    : Trainer(loss_graph, params, config, make_train_data(std::move(data), config), gradients) {}
 
 Trainer::~Trainer() = default;
 
@@ -146,12 +155,22 @@ StepStats Trainer::step() {
   s.lr = m.schedule.at(m.steps);
   s.loss_scale = m.scaler.scale();  // 1 when scaling is off
   m.feed["loss_scale"].span<float>()[0] = static_cast<float>(s.loss_scale);
+  // Before the batches are drawn: a device that restarts the process here checkpoints the
+  // loader where this step starts.
   m.grads->prepare(m.params);
+  // The step's batches first: their trained targets share the loss's weight.
+  std::vector<Batch> batches;
+  for (std::int64_t micro = 0; micro < m.config.accum; ++micro) {
+    batches.push_back(m.data.train->next());
+    s.trained_tokens += batches.back().trained;
+    s.tokens += batches.back().rows * batches.back().seq;
+  }
+  if (s.trained_tokens == 0) throw Error("train: a step's batches hold no trained token");
 
   TensorMap grads;
   double loss_sum = 0;
   for (std::int64_t micro = 0; micro < m.config.accum; ++micro) {
-    m.load_batch(m.loader.next());
+    fill_batch_feed(m.feed, batches[static_cast<std::size_t>(micro)], 1.0f / static_cast<float>(s.trained_tokens));
     std::vector<Tensor> out = m.grads->run(m.feed);
     loss_sum += static_cast<double>(out[0].span<const float>()[0]);
     for (std::size_t i = 0; i < m.names.size(); ++i) {
@@ -162,8 +181,7 @@ StepStats Trainer::step() {
         add_into(grads.at(m.names[i]), g);
     }
   }
-  s.loss = loss_sum / static_cast<double>(m.config.accum);
-  s.tokens = m.config.accum * m.config.batch * m.config.seq;
+  s.loss = loss_sum;
 
   const bool finite = std::isfinite(s.loss) && all_finite(grads);
   const bool may_apply = m.scaler.update(finite);
@@ -172,7 +190,7 @@ StepStats Trainer::step() {
     ++m.skipped;
   } else {
     const AdamW::StepResult r =
-        m.optimizer.step(m.params, grads, s.lr, s.loss_scale * static_cast<double>(m.config.accum));
+        m.optimizer.step(m.params, grads, s.lr, s.loss_scale);
     s.grad_norm = r.grad_norm;
     if (m.config.precision == exec::Numerics::f16) m.clamped += clamp_to_f16_range(m.params);
     // The next step's weights are final: a device installs them while the caller logs,
@@ -186,18 +204,17 @@ StepStats Trainer::step() {
 
 double Trainer::evaluate(std::int64_t batches) {
   Impl& m = *impl_;
-  if (!m.eval)
-    m.eval = std::make_unique<exec::CpuExecutor>(m.loss,
-                                                 exec::CpuOptions{.numerics = m.config.precision, .threads = m.config.threads});
-  // Seed 0 whatever the run's: every evaluation of every run sees the same windows.
-  DataLoader val(*m.data, Split::val, m.config.batch, m.config.seq, 0);
-  double sum = 0;
-  for (std::int64_t i = 0; i < batches; ++i) {
-    m.load_batch(val.next());
-    sum += static_cast<double>(m.eval->run(m.feed)[0].span<const float>()[0]);
-  }
-  return sum / static_cast<double>(std::max<std::int64_t>(batches, 1));
+  if (!m.data.val) throw Error("train: the data has no validation split to evaluate");
+  return m.evaluate(m.data.val, m.data.val_batches, batches).loss;
 }
+
+std::optional<EvalResult> Trainer::evaluate_test() {
+  Impl& m = *impl_;
+  if (!m.data.test) return std::nullopt;
+  return m.evaluate(m.data.test, m.data.test_batches, 0);
+}
+
+bool Trainer::has_validation() const { return static_cast<bool>(impl_->data.val); }
 
 std::int64_t Trainer::steps_done() const { return impl_->steps; }
 const TrainConfig& Trainer::config() const { return impl_->config; }
@@ -215,7 +232,7 @@ nlohmann::json Trainer::state() const {
           {"clamped_values", m.clamped},
           {"optimizer_steps", m.optimizer.steps()},
           {"loss_scaler", m.scaler.to_json()},
-          {"loader", to_json(m.loader.state())},
+          {"loader", to_json(m.data.train->state())},
           {"options", m.config.identity()}};
 }
 
@@ -240,7 +257,7 @@ void Trainer::restore(const TensorMap& params, const TensorMap& optimizer, const
     }
     m.optimizer.restore(optimizer, state.at("optimizer_steps").get<std::int64_t>());
     m.scaler.from_json(state.at("loss_scaler"));
-    m.loader.restore(loader_state_from_json(state.at("loader"), source));
+    m.data.train->restore(loader_state_from_json(state.at("loader"), source));
     m.steps = state.at("steps").get<std::int64_t>();
     m.skipped = state.at("skipped_steps").get<std::int64_t>();
     m.clamped = state.at("clamped_values").get<std::int64_t>();

@@ -21,6 +21,7 @@
 #include "train/optim/adamw.h"
 #include "train/data/data_loader.h"
 #include "train/gradient_runner.h"
+#include "train/loss_evaluator.h"
 #include "train/optim/loss_scaler.h"
 #include "train/optim/lr_schedule.h"
 
@@ -39,6 +40,11 @@ struct TrainConfig {
   std::optional<bool> loss_scaling;
   std::uint64_t seed = 0;  // the data order
   int threads = 0;
+  // Record data (JSONL): the sequence buckets batches are padded to (empty: every multiple of
+  // 32 up to seq, train/data/record_loader.h), and whether records longer than seq are
+  // skipped rather than cut.
+  std::vector<std::int64_t> buckets;
+  bool skip_long = false;
 
   LrSchedule schedule() const;
   bool scaling() const { return loss_scaling.value_or(precision == exec::Numerics::f16); }
@@ -53,21 +59,40 @@ struct StepStats {
   double grad_norm = 0;   // global norm before clipping (0 for a skipped step)
   double loss_scale = 1;
   bool skipped = false;   // gradients were not finite: the weights were not touched
-  std::int64_t tokens = 0;
+  std::int64_t tokens = 0;          // positions run, padding included
+  std::int64_t trained_tokens = 0;  // targets the loss covered
   double seconds = 0;
+};
+
+// What the trainer draws batches from (train/train_data.h makes it from a token file).
+struct TrainData {
+  std::unique_ptr<BatchSource> train;
+  // A new pass over a held-out split, the same batches every time; null: the split is absent.
+  std::function<std::unique_ptr<BatchSource>()> val, test;
+  // Batches in one whole pass of each (0: a stream, which has no end).
+  std::int64_t val_batches = 0, test_batches = 0;
 };
 
 class Trainer {
  public:
   // `params`: the initial weights by the loss graph's param names (copied into fp32 masters).
   // `gradients` makes the runner of the forward and backward pass (null: the CPU executor).
+  Trainer(const LossGraphFn& loss_graph, const TensorMap& params, const TrainConfig& config, TrainData data,
+          const GradientRunnerFactory& gradients = nullptr);
+  // The token file's data (train/train_data.h's make_train_data).
   Trainer(const LossGraphFn& loss_graph, const TensorMap& params, const TrainConfig& config,
           std::shared_ptr<const TokenFile> data, const GradientRunnerFactory& gradients = nullptr);
   ~Trainer();
 
+  // One optimizer step: its `accum` batches are drawn first, and every trained target of them
+  // weighs 1 / (their trained targets), so that the step's loss is the mean over them.
   StepStats step();
-  // Mean loss over the validation split's first `batches` batches (the same ones every time).
+  // Mean loss over the trained targets of the validation split's first `batches` batches (the
+  // same ones every time); batches <= 0, or more than the split holds: the whole split.
   double evaluate(std::int64_t batches);
+  // The same over the test split; nullopt when there is none.
+  std::optional<EvalResult> evaluate_test();
+  bool has_validation() const;
 
   std::int64_t steps_done() const;
   const TrainConfig& config() const;

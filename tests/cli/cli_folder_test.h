@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,5 +41,17 @@ class CliFolderTest : public ::testing::Test {
 
   std::filesystem::path dir_;
 };
+
+// Runs scripts/make_hf_folder.sh FAMILY OUT (a Hugging Face-shaped folder, seeded); its output
+// goes to `log`. Returns the script's status.
+inline int make_hf_folder(const std::string& family, const std::string& out, std::string& log) {
+  const char* data = std::getenv("ORION_TEST_DATA");
+  const std::string cmd = std::string("ORION=") + ORION_BIN_PATH + " TEST_DATA=" + (data ? data : "") + " " +
+                          ORION_SOURCE_DIR + "/scripts/make_hf_folder.sh " + family + " " + out + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[512];
+  while (p && std::fgets(buf, sizeof buf, p)) log += buf;
+  return p ? pclose(p) : -1;
+}
 
 }  // namespace orion::test

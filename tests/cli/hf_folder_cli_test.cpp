@@ -17,23 +17,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs the script; its output goes to `log`.
-int make_folder(const std::string& family, const std::string& out, std::string& log) {
-  const char* data = std::getenv("ORION_TEST_DATA");
-  const std::string cmd = std::string("ORION=") + ORION_BIN_PATH + " TEST_DATA=" + (data ? data : "") + " " +
-                          ORION_SOURCE_DIR + "/scripts/make_hf_folder.sh " + family + " " + out + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[512];
-  while (p && std::fgets(buf, sizeof buf, p)) log += buf;
-  return p ? pclose(p) : -1;
-}
-
 class HfFolderCli : public CliFolderTest, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(HfFolderCli, EveryCommandRunsOnTheFolder) {
   const std::string family = GetParam(), m = path("m");
   std::string log;
-  ASSERT_EQ(make_folder(family, m, log), 0) << log;
+  ASSERT_EQ(make_hf_folder(family, m, log), 0) << log;
   EXPECT_TRUE(fs::exists(m + "/model.safetensors.index.json"));
   EXPECT_TRUE(fs::exists(m + "/model-00002-of-00002.safetensors"));
   EXPECT_TRUE(fs::exists(m + "/generation_config.json"));
@@ -87,7 +76,7 @@ class HfFolderErrors : public CliFolderTest {};
 TEST_F(HfFolderErrors, EachGetsOneErrorNamingTheFileAndTheKey) {
   const std::string m = path("m");
   std::string log;
-  ASSERT_EQ(make_folder("qwen3", m, log), 0) << log;
+  ASSERT_EQ(make_hf_folder("qwen3", m, log), 0) << log;
   auto error = [&] {
     const CliResult r = run_orion("generate -m " + m + " -p hi -n 1");
     EXPECT_EQ(r.status, 1) << r.out;

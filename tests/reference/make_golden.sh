@@ -58,3 +58,9 @@ while read -r name seed options; do
   rm -rf "${tmp:?}/$name"
   echo "wrote tests/reference/golden/llama_$name.json"
 done < tests/reference/golden_family_models.txt
+# The masked loss of chat records (--mask-prompt) on a Qwen3-shaped folder with the real
+# tokenizer and chat template (scripts/make_hf_folder.sh, seeded), its embedding scaled by 8.
+ORION=$orion TEST_DATA=$build/test-data scripts/make_hf_folder.sh qwen3 "$tmp/qwen3" >/dev/null
+$py tests/reference/masked_chat_loss.py "$tmp/qwen3" tests/reference/golden/masked_chat_records.jsonl \
+  "$build/test-data/node_modules" tests/reference/golden/masked_chat_qwen3.json 8
+echo "wrote tests/reference/golden/masked_chat_qwen3.json"

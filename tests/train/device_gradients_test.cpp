@@ -96,6 +96,9 @@ TensorMap window_feed(const TensorMap& w, const TrainConfig& c, std::int64_t voc
   feed["tokens"] = tokens;
   feed["targets"] = targets;
   feed["positions"] = positions;
+  Tensor weights(DType::f32, {n});
+  for (float& v : weights.span<float>()) v = 1.0f / static_cast<float>(n);
+  feed["loss_weights"] = weights;
   Tensor scale(DType::f32, {});
   scale.span<float>()[0] = 1024.0f;
   feed["loss_scale"] = scale;

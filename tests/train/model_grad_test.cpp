@@ -100,12 +100,14 @@ void add_batch(F64Bindings& bind, std::int64_t batch, Rng& rng) {
   bind["tokens"] = ints(tokens);
   bind["positions"] = ints(positions);
   bind["targets"] = ints(targets);
+  // Each target weighs 1 / (the batch's targets): the loss is their mean.
+  bind["loss_weights"] = F64Tensor{DType::f32, {batch * kSeq}, std::vector<double>(static_cast<std::size_t>(batch * kSeq), 1.0 / static_cast<double>(batch * kSeq))};
 }
 
 // Window w of a batch's bindings alone (its tokens, positions and targets; the same weights).
 F64Bindings window(const F64Bindings& bind, std::int64_t w) {
   F64Bindings b = bind;
-  for (const char* name : {"tokens", "positions", "targets"}) {
+  for (const char* name : {"tokens", "positions", "targets", "loss_weights"}) {
     std::vector<double>& v = b.at(name).v;
     v = std::vector<double>(v.begin() + w * kSeq, v.begin() + (w + 1) * kSeq);
     b.at(name).shape = {kSeq};

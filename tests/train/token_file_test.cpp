@@ -169,7 +169,7 @@ TEST_F(TokenFileTest, AWidthThatContradictsTheVocabularyIsRefused) {
 TEST_F(TokenFileTest, CountsPastTheEndAreReportedAtTheirField) {
   std::string b = valid_bytes();
   poke<std::uint64_t>(b, 24, 41);  // 41 + 10 tokens need 102 bytes; there are 100
-  EXPECT_NE(open_error(b).find("at byte 32: 10 validation tokens after 41 training tokens do not fit"), std::string::npos)
+  EXPECT_NE(open_error(b).find("at byte 32: 10 validation tokens of 2 bytes do not fit"), std::string::npos)
       << open_error(b);
   poke<std::uint64_t>(b, 24, std::uint64_t{1} << 62);  // would overflow a byte count
   EXPECT_NE(open_error(b).find("at byte 24: 4611686018427387904 training tokens of 2 bytes do not fit"), std::string::npos)

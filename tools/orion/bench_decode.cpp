@@ -14,7 +14,7 @@
 #include "exec/cpu/machine_limits.h"
 #include "model/fast/fast_engine.h"
 #include "model/model_folder.h"
-#include "process_memory.h"
+#include "core/process_memory.h"
 
 namespace orion::cli {
 

@@ -1,5 +1,8 @@
 // orion data prepare: text files tokenized with a model folder's tokenizer into a token file
-// (docs/FORMATS.md, "Token files") with a held-out validation split, the trainer's input.
+// (docs/FORMATS.md, "Token files") with a held-out validation split, the trainer's input; or
+// JSONL data (train/data/jsonl_records.h) into a record file with its loss mask.
+// orion data stats: what a token file or JSONL data holds: records, tokens, trained tokens,
+// records cut at --seq, the length distribution.
 #include <cstdio>
 #include <memory>
 #include <unistd.h>
@@ -8,8 +11,10 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
+#include "core/temp_folder.h"
 #include "train/data/corpus_tokenizer.h"
 #include "train/data/corpus_split.h"
+#include "train/data/jsonl_records.h"
 #include "train/data/token_file.h"
 
 namespace orion::cli {
@@ -20,6 +25,13 @@ struct PrepareOpts {
   std::string model_dir, out;
   std::vector<std::string> inputs;
   double val_fraction = 0.05;
+  bool mask_prompt = false;
+};
+
+struct StatsOpts {
+  std::string data, model_dir;
+  std::int64_t seq = 2048;
+  bool mask_prompt = false, json = false;
 };
 
 constexpr double kMB = 1e6;
@@ -46,7 +58,20 @@ class ProgressLine {
   double last_ = -1.0;
 };
 
+void prepare_jsonl(const PrepareOpts& o) {
+  if (o.inputs.size() != 1) throw Error("--in takes one JSONL folder or .jsonl file");
+  Stopwatch sw;
+  const train::PreparedJsonl p = train::prepare_jsonl(o.model_dir, o.inputs[0], o.mask_prompt, o.out);
+  std::printf("wrote %s: %llu tokens; train %zu %s records", o.out.c_str(), static_cast<unsigned long long>(p.tokens),
+              p.train.records, p.train.format.c_str());
+  if (p.valid.records) std::printf(", valid %zu", p.valid.records);
+  if (p.test.records) std::printf(", test %zu", p.test.records);
+  std::printf("; loss mask: %s; %.2f s\n", o.mask_prompt ? "answers only (--mask-prompt)" : "every token", sw.seconds());
+}
+
 void prepare(const PrepareOpts& o) {
+  if (o.inputs.size() == 1 && train::is_jsonl_data(o.inputs[0])) return prepare_jsonl(o);
+  if (o.mask_prompt) throw Error("--mask-prompt applies to JSONL data (a folder with train.jsonl, or a .jsonl file)");
   const train::CorpusTokenizer tok = train::load_corpus_tokenizer(o.model_dir);
   // Every input is opened before any work, so that a missing one fails at once.
   std::vector<std::shared_ptr<const MappedFile>> files;
@@ -85,10 +110,90 @@ void prepare(const PrepareOpts& o) {
               train::token_width_for(tok.vocab_size), sw.seconds(), static_cast<double>(total) / kMB / encode_s);
 }
 
+// The value at fraction q of sorted `v` (nearest rank).
+std::uint64_t quantile(const std::vector<std::uint64_t>& v, double q) {
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+void print_records_stats(const char* split, const train::Records& r, std::int64_t seq, bool json) {
+  std::vector<std::uint64_t> lengths;
+  std::size_t truncated = 0;
+  std::uint64_t trained_kept = 0;
+  for (std::size_t i = 0; i < r.count(); ++i) {
+    lengths.push_back(r.length(i));
+    truncated += r.length(i) > static_cast<std::uint64_t>(seq) + 1;
+    const auto m = r.mask_of(i);
+    const std::size_t kept = std::min<std::size_t>(m.size(), static_cast<std::size_t>(seq) + 1);
+    for (std::size_t t = 1; t < kept; ++t) trained_kept += m[t];
+  }
+  std::sort(lengths.begin(), lengths.end());
+  const std::uint64_t trained = r.trained_tokens();
+  if (json) {
+    std::printf("\"%s\": {\"records\": %zu, \"tokens\": %zu, \"trained_tokens\": %llu, \"truncated\": %zu, "
+                "\"trained_tokens_kept\": %llu, \"length\": {\"min\": %llu, \"p50\": %llu, \"p90\": %llu, \"p99\": %llu, \"max\": %llu}}",
+                split, r.count(), r.tokens.size(), static_cast<unsigned long long>(trained), truncated,
+                static_cast<unsigned long long>(trained_kept), static_cast<unsigned long long>(lengths.front()),
+                static_cast<unsigned long long>(quantile(lengths, 0.5)), static_cast<unsigned long long>(quantile(lengths, 0.9)),
+                static_cast<unsigned long long>(quantile(lengths, 0.99)), static_cast<unsigned long long>(lengths.back()));
+    return;
+  }
+  std::printf("%s: %zu records, %zu tokens, %llu trained (%.1f%%); %zu longer than --seq %lld + 1 would be cut "
+              "(%llu trained tokens kept)\n  length: min %llu, median %llu, p90 %llu, p99 %llu, max %llu\n",
+              split, r.count(), r.tokens.size(), static_cast<unsigned long long>(trained),
+              100.0 * static_cast<double>(trained) / static_cast<double>(std::max<std::size_t>(r.tokens.size(), 1)), truncated,
+              static_cast<long long>(seq), static_cast<unsigned long long>(trained_kept),
+              static_cast<unsigned long long>(lengths.front()), static_cast<unsigned long long>(quantile(lengths, 0.5)),
+              static_cast<unsigned long long>(quantile(lengths, 0.9)), static_cast<unsigned long long>(quantile(lengths, 0.99)),
+              static_cast<unsigned long long>(lengths.back()));
+  // A histogram of lengths by doubling bins, the shape bucketing pads to.
+  std::uint64_t lo = 0;
+  for (std::uint64_t hi = 32;; hi *= 2) {
+    const auto n = static_cast<std::size_t>(std::upper_bound(lengths.begin(), lengths.end(), hi) -
+                                            std::upper_bound(lengths.begin(), lengths.end(), lo));
+    if (n) std::printf("  %6llu-%-6llu %7zu  %s\n", static_cast<unsigned long long>(lo + 1), static_cast<unsigned long long>(hi), n,
+                       std::string(std::max<std::size_t>(1, 50 * n / lengths.size()), '#').c_str());
+    lo = hi;
+    if (lo >= lengths.back()) break;
+  }
+}
+
+void stats(const StatsOpts& o) {
+  std::string file = o.data;
+  std::optional<TempFolder> temp;
+  if (train::is_jsonl_data(o.data)) {
+    if (o.model_dir.empty()) throw Error(o.data + ": JSONL data is tokenized for a model: give -m DIR");
+    temp.emplace("orion-data-stats");
+    file = temp->path() + "/data.tok";
+    train::prepare_jsonl(o.model_dir, o.data, o.mask_prompt, file);
+  } else if (o.mask_prompt) {
+    throw Error("--mask-prompt applies to JSONL data (a token file's mask was made when it was prepared)");
+  }
+  const train::TokenFile f = train::TokenFile::open(file);
+  if (!f.has_records()) {
+    if (o.json)
+      std::printf("{\"records\": null, \"train_tokens\": %llu, \"val_tokens\": %llu}\n",
+                  static_cast<unsigned long long>(f.size(train::Split::train)), static_cast<unsigned long long>(f.size(train::Split::val)));
+    else
+      std::printf("%s: a token stream: %llu training tokens, %llu validation tokens, vocabulary %llu\n", o.data.c_str(),
+                  static_cast<unsigned long long>(f.size(train::Split::train)),
+                  static_cast<unsigned long long>(f.size(train::Split::val)), static_cast<unsigned long long>(f.vocab_size()));
+    return;
+  }
+  if (o.json) std::printf("{");
+  bool first = true;
+  for (train::Split s : {train::Split::train, train::Split::val, train::Split::test}) {
+    if (f.size(s) == 0) continue;
+    if (o.json && !first) std::printf(", ");
+    first = false;
+    print_records_stats(train::split_name(s), f.records(s), o.seq, o.json);
+  }
+  if (o.json) std::printf("}\n");
+}
+
 }  // namespace
 
 void add_data_command(CLI::App& app) {
-  auto* data = app.add_subcommand("data", "Training data: tokenize a corpus into a token file");
+  auto* data = app.add_subcommand("data", "Training data: tokenize a corpus or JSONL records into a token file; its stats");
   data->require_subcommand(1);
   auto o = std::make_shared<PrepareOpts>();
   auto* cmd = data->add_subcommand(
@@ -96,7 +201,10 @@ void add_data_command(CLI::App& app) {
       "Tokenize text files (one document each, separated by end-of-text) into a token file whose validation "
       "split is the last --val-fraction of each document's tokens");
   cmd->add_option("-m,--model", o->model_dir, "Model folder whose tokenizer to use")->required();
-  cmd->add_option("--in", o->inputs, "Text files, one document each")->required();
+  cmd->add_option("--in", o->inputs,
+                  "Text files, one document each; or one JSONL folder (train.jsonl, valid.jsonl, test.jsonl) or .jsonl file")
+      ->required();
+  cmd->add_flag("--mask-prompt", o->mask_prompt, "JSONL: the loss mask covers the answers only");
   cmd->add_option("--out", o->out, "Token file to write")->required();
   cmd->add_option("--val-fraction", o->val_fraction, "Share of each document's tokens held out for validation, in [0, 1)")
       ->check(CLI::Validator(
@@ -111,6 +219,17 @@ void add_data_command(CLI::App& app) {
           "in [0, 1)"))
       ->capture_default_str();
   cmd->callback([o] { prepare(*o); });
+
+  auto so = std::make_shared<StatsOpts>();
+  auto* st = data->add_subcommand("stats", "What a token file or JSONL data holds: records, tokens, trained tokens, lengths");
+  st->add_option("data", so->data, "Token file, or JSONL data (with -m)")->required();
+  st->add_option("-m,--model", so->model_dir, "Model folder whose tokenizer and chat template JSONL data is read with");
+  st->add_option("--seq", so->seq, "The training --seq: records longer than it + 1 are counted as cut")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  st->add_flag("--mask-prompt", so->mask_prompt, "JSONL: count the answers only as trained");
+  st->add_flag("--json", so->json, "Print one JSON object");
+  st->callback([so] { stats(*so); });
 }
 
 }  // namespace orion::cli

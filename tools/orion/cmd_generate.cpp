@@ -11,7 +11,7 @@
 #include "engine/decoder_factory.h"
 #include "engine/generation.h"
 #include "model/model_folder.h"
-#include "process_memory.h"
+#include "core/process_memory.h"
 #include "text/sampler.h"
 
 namespace orion::cli {

@@ -2,7 +2,9 @@
 // numerics are compared with each other. `--device ane-sim` runs the model compiled into an ANE
 // package (engine/device_run.h) on the emulator: each window's first half through the prefill
 // program, the rest one token at a time by decode steps on the device, or on the CPU with
-// --ane-prefill.
+// --ane-prefill. `--data FILE.jsonl` scores JSONL records instead, as training evaluates its
+// validation split (train/jsonl_perplexity.h): with --mask-prompt over the answers only.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <unistd.h>
@@ -17,21 +19,34 @@
 #include "model/session/perplexity.h"
 #include "model/model_folder.h"
 #include "numerics_option.h"
+#include "train/jsonl_perplexity.h"
 
 namespace orion::cli {
 
 void add_perplexity_command(CLI::App& app) {
   struct Opts {
-    std::string model_dir, file, device = "cpu", numerics = "f32", lora;
+    std::string model_dir, file, device = "cpu", numerics = "f32", lora, data;
     engine::DeviceRunOptions ane;
-    std::int64_t window = 0, stride = 0;
+    std::int64_t window = 0, stride = 0, batch = 4, seq = 0;
     int threads = 0;
-    bool json = false;
+    bool json = false, mask_prompt = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("perplexity", "Mean next-token loss and perplexity of a text file");
+  auto* cmd = app.add_subcommand("perplexity", "Mean next-token loss and perplexity of a text file or JSONL records");
   cmd->add_option("-m,--model", o->model_dir, "Model folder")->required();
-  cmd->add_option("-f,--file", o->file, "Text file")->required();
+  auto* file_opt = cmd->add_option("-f,--file", o->file, "Text file");
+  auto* data = cmd->add_option("--data", o->data,
+                               "JSONL records (text, prompt/completion or chat) scored as training evaluates them, "
+                               "each on its own from its first token")
+                   ->excludes(file_opt);
+  file_opt->excludes(data);
+  cmd->add_flag("--mask-prompt", o->mask_prompt, "--data: score the answers only (the assistant's turns, the completion)")
+      ->needs(data);
+  cmd->add_option("--batch", o->batch, "--data: records per batch")->check(CLI::PositiveNumber)->capture_default_str()->needs(data);
+  cmd->add_option("--data-seq", o->seq, "--data: records are cut to this + 1 tokens, as train --seq cuts them (0: the longest record's length)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->needs(data);
   cmd->add_option("--lora", o->lora, "LoRA adapter folder to apply (adapter_config.json + adapter_model.safetensors)");
   cmd->add_option("--window", o->window, "Tokens per window (0: the model's context)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--stride", o->stride, "Tokens between window starts (0: half the window)")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -41,6 +56,31 @@ void add_perplexity_command(CLI::App& app) {
   add_numerics_option(cmd, o->numerics);
   cmd->add_flag("--json", o->json, "Print one JSON object: tokens, loss, perplexity");
   cmd->callback([o] {
+    if (o->file.empty() == o->data.empty()) throw Error("give a text file (-f FILE) or JSONL records (--data FILE.jsonl)");
+    if (!o->data.empty()) {
+      if (o->device != "cpu")
+        throw Error("--data runs on the cpu (training's evaluation does too); --numerics f16 gives the device's numerics");
+      Stopwatch sw;
+      train::JsonlPerplexityOptions jo{.model_dir = o->model_dir, .data = o->data, .lora = o->lora,
+                                       .mask_prompt = o->mask_prompt, .batch = o->batch, .seq = o->seq,
+                                       .numerics = parse_numerics(o->numerics), .threads = o->threads};
+      const train::JsonlPerplexity p = train::jsonl_perplexity(jo);
+      const double ppl = std::exp(p.result.loss);
+      if (o->json) {
+        std::printf("{\"tokens\": %lld, \"loss\": %.6f, \"perplexity\": %.6f, \"records\": %zu, \"truncated\": %zu, "
+                    "\"seq\": %lld, \"mask_prompt\": %s, \"numerics\": \"%s\"}\n",
+                    static_cast<long long>(p.result.tokens), p.result.loss, ppl, p.records, p.truncated,
+                    static_cast<long long>(p.seq), o->mask_prompt ? "true" : "false", o->numerics.c_str());
+      } else {
+        std::printf("%s: %zu records, %lld %s scored, loss %.4f, perplexity %.4f (%s numerics, %.1f s)\n", o->data.c_str(),
+                    p.records, static_cast<long long>(p.result.tokens), o->mask_prompt ? "answer tokens" : "tokens",
+                    p.result.loss, ppl, o->numerics.c_str(), sw.seconds());
+        if (p.truncated)
+          std::fprintf(stderr, "perplexity: warning: %zu records cut to --seq %lld + 1 tokens\n", p.truncated,
+                       static_cast<long long>(p.seq));
+      }
+      return;
+    }
     const model::ModelFolder md = model::ModelFolder::load(o->model_dir);
     const auto file = MappedFile::open(o->file);
     const auto bytes = file->bytes();

@@ -1,7 +1,8 @@
-// orion train: trains a model folder on a token file, on the CPU in the ANE's fp16 numerics or
-// in f32, with checkpoints a killed run resumes from bit for bit (train/train_run.h). Shows a
-// live progress line (step, loss, learning rate, tokens/s, ETA) and writes OUT/metrics.jsonl,
-// which `orion plot` draws, and OUT/summary.json (train/train_run.h).
+// orion train: trains a model folder on a token file or JSONL data (text, prompt/completion or
+// chat records, the prompt masked with --mask-prompt), on the CPU in the ANE's fp16 numerics or
+// in f32, or on an ANE device, with checkpoints a killed run resumes from bit for bit
+// (train/train_run.h). Shows a live progress line (step, loss, trained tokens/s, peak memory,
+// ETA) and writes OUT/metrics.jsonl, which `orion plot` draws, and OUT/summary.json.
 #include <algorithm>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/process_memory.h"
 #include "model/model_folder.h"
 #include "architecture_options.h"
 #include "numerics_option.h"
@@ -109,11 +111,26 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   }
   const std::int64_t total = o.run.config.steps;
   const bool tty = isatty(fileno(stderr));
-  double window_tokens = 0, window_seconds = 0;  // tokens/s over the recent steps
+  double window_tokens = 0, window_seconds = 0, window_steps = 0;  // trained tokens/s over the recent steps
   std::int64_t started_at = 0;
   double elapsed = 0;
 
   train::RunEvents events;
+  events.on_data = [&](const train::DataSummary& d) {
+    if (!d.records) return;
+    const train::RecordLoaderStats& s = d.train;
+    std::string buckets;
+    for (std::int64_t b : d.buckets) buckets += (buckets.empty() ? "" : ",") + std::to_string(b);
+    std::fprintf(stderr, "train: %s: %zu records, %llu trained tokens an epoch, padded to buckets %s: %.1f%% padding\n",
+                 d.file.c_str(), s.records, static_cast<unsigned long long>(s.trained_tokens), buckets.c_str(),
+                 100.0 * s.padding_fraction());
+    if (s.truncated > 0)
+      std::fprintf(stderr, "train: warning: %zu record%s longer than --seq %lld + 1 tokens cut to it (--skip-long skips them)\n",
+                   s.truncated, s.truncated == 1 ? "" : "s", static_cast<long long>(o.run.config.seq));
+    if (s.skipped > 0) std::fprintf(stderr, "train: %zu record%s longer than --seq skipped\n", s.skipped, s.skipped == 1 ? "" : "s");
+    if (s.dropped > 0)
+      std::fprintf(stderr, "train: warning: %zu record%s with no trained token left dropped\n", s.dropped, s.dropped == 1 ? "" : "s");
+  };
   events.on_start = [&](const train::Trainer& t, std::int64_t resumed) {
     started_at = resumed;
     std::fprintf(stderr, "train: %s on %s, %lld steps of %lld x %lld tokens%s, %s, %s\n", o.run.model_dir.c_str(),
@@ -127,14 +144,17 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
                    device->describe().c_str());
   };
   events.on_step = [&](const train::StepStats& s, std::optional<double> val) {
-    window_tokens = 0.9 * window_tokens + static_cast<double>(s.tokens);
+    // Trained tokens a second over the recent steps (an exponential average), and the time
+    // left at the recent steps' pace.
+    window_tokens = 0.9 * window_tokens + static_cast<double>(s.trained_tokens);
     window_seconds = 0.9 * window_seconds + s.seconds;
+    window_steps = 0.9 * window_steps + 1.0;
     elapsed += s.seconds;
     const double tok_s = window_tokens / window_seconds;
-    const double eta = static_cast<double>(total - s.step) * window_seconds / (window_tokens / static_cast<double>(s.tokens));
+    const double eta = static_cast<double>(total - s.step) * window_seconds / window_steps;
     char line[256];
-    std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  ETA %s%s",
-                  static_cast<long long>(s.step), static_cast<long long>(total), s.loss, s.lr, tok_s,
+    std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  peak %.0f MB  ETA %s%s",
+                  static_cast<long long>(s.step), static_cast<long long>(total), s.loss, s.lr, tok_s, peak_resident_mb(),
                   clock_duration(eta).c_str(), s.skipped ? "  (skipped: gradients not finite)" : "");
     if (val) {
       std::fprintf(stderr, "%s%s  val %.4f\n", tty ? "\r\033[K" : "", line, *val);
@@ -160,6 +180,10 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   std::printf("trained %lld steps in %s: loss %.4f -> %.4f", static_cast<long long>(r.steps - r.resumed_from),
               clock_duration(r.seconds).c_str(), r.first_loss.value_or(NAN), r.last_loss.value_or(NAN));
   if (r.val_loss) std::printf(", validation loss %.4f", *r.val_loss);
+  if (r.test) std::printf(", test loss %.4f (perplexity %.3f over %lld tokens)", r.test->loss, std::exp(r.test->loss),
+                          static_cast<long long>(r.test->tokens));
+  std::printf("\n  %lld trained tokens, %.0f a second; peak memory %.0f MB", static_cast<long long>(r.trained_tokens),
+              r.seconds > 0 ? static_cast<double>(r.trained_tokens) / r.seconds : 0.0, r.peak_mb);
   std::printf("\n  skipped steps %lld, clamped weights %lld\n  %s: %s\n", static_cast<long long>(r.skipped_steps),
               static_cast<long long>(r.clamped_values), r.lora ? "adapter" : "model", r.final_checkpoint.c_str());
   if (r.lora)
@@ -184,9 +208,21 @@ void add_train_command(CLI::App& app, std::vector<std::string> argv) {
   auto o = std::make_shared<TrainOpts>();
   train::RunOptions& r = o->run;
   train::TrainConfig& c = r.config;
-  auto* cmd = app.add_subcommand("train", "Train a model on a token file, with resumable checkpoints");
+  auto* cmd = app.add_subcommand("train", "Train a model on a token file or JSONL data, with resumable checkpoints");
   cmd->add_option("-m,--model", r.model_dir, "Model folder to start from (`orion init` makes one), or --init");
-  cmd->add_option("--data", r.data, "Token file (`orion data prepare`)")->required();
+  cmd->add_option("--data", r.data,
+                  "Token file (`orion data prepare`), or JSONL data: a folder with train.jsonl, valid.jsonl and "
+                  "optionally test.jsonl, or one .jsonl file; records {\"text\"}, {\"prompt\", \"completion\"} or "
+                  "{\"messages\"}")
+      ->required();
+  cmd->add_flag("--mask-prompt", r.mask_prompt,
+                "JSONL: train on the answers only (the assistant's turns, the completion); the prompt is context");
+  cmd->add_flag("--skip-long", c.skip_long, "JSONL: skip records longer than --seq + 1 tokens instead of cutting them");
+  cmd->add_option("--buckets", c.buckets,
+                  "JSONL: the sequence lengths batches are padded to, increasing, ending at --seq (default: every "
+                  "multiple of 32 on the cpu; 32, 64, 128... on an ANE device, where each compiles its kernels once)")
+      ->delimiter(',');
+  cmd->add_flag("--test", r.test, "JSONL: after the last step, the loss and perplexity on test.jsonl");
   cmd->add_option("--out", r.out, "Folder of checkpoints (step-NNNNNNNN, each a model folder) and metrics.jsonl")->required();
   cmd->add_option("--steps", c.steps, "Optimizer steps in all")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--batch", c.batch, "Sequences per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
@@ -215,7 +251,10 @@ void add_train_command(CLI::App& app, std::vector<std::string> argv) {
   cmd->add_option("--keep", r.keep, "Checkpoints kept")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_flag("--resume", r.resume, "Continue from the newest checkpoint in --out (none: start afresh; a complete run: do nothing)");
   cmd->add_option("--eval-every", r.eval_every, "Validation loss every N steps (0: only after the last)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--eval-batches", r.eval_batches, "Validation batches per evaluation")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--eval-batches", r.eval_batches,
+                  "Validation batches per evaluation (0: the whole validation split of JSONL data, 8 of a token file)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   auto* lora = cmd->add_option_group("LoRA", "Freeze the model and train a low-rank adapter (PEFT's layout)");
   CLI::Option* rank = lora->add_option("--lora", o->lora_rank,
                                        "Train a LoRA adapter of this rank instead of the weights; checkpoints are "

@@ -122,6 +122,14 @@ class Partitioner {
     }
   }
 
+  // A kernel reads [S, X] token-major values only: a node on a rank-1 graph input (the loss's
+  // per-token weights) stays on the host with what it feeds.
+  bool reads_token_vector(const Node& n) const {
+    for (ValueId in : n.inputs)
+      if (g_.node(in).op == Op::input && g_.node(in).type.rank() == 1 && is_float(g_.node(in).type.dtype)) return true;
+    return false;
+  }
+
   void place(const ir::Graph& original) {
     find_token_values();
     place_.assign(at(g_.size()), kNone);
@@ -130,7 +138,7 @@ class Partitioner {
       if (n.op == Op::input || weight_[at(id)]) continue;
       const bool host = n.op == Op::gather || (n.op == Op::concat && !o_.target.allow_concat) ||
                         o_.host_nodes.contains(original.node(id).name) || !is_float(n.type.dtype) ||
-                        (n.op != Op::concat && !kernel_op(n.op)) || !carries_tokens_[at(id)];
+                        (n.op != Op::concat && !kernel_op(n.op)) || !carries_tokens_[at(id)] || reads_token_vector(n);
       place_[at(id)] = static_cast<int>(host ? Placement::host : Placement::ane);
     }
     // Reshapes and transposes follow the host nodes they feed or read (see the header).

@@ -21,8 +21,6 @@ std::uint64_t mix(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-Rng epoch_rng(std::uint64_t seed, std::uint64_t epoch) { return Rng(mix(seed ^ mix(epoch + 0x9e3779b97f4a7c15ull))); }
-
 std::uint64_t json_u64(const nlohmann::json& j, const char* key, std::string_view where) {
   if (!j.contains(key)) throw Error(std::string(where) + ": loader state: missing \"" + key + "\"");
   const nlohmann::json& v = j.at(key);
@@ -33,6 +31,8 @@ std::uint64_t json_u64(const nlohmann::json& j, const char* key, std::string_vie
 }
 
 }  // namespace
+
+Rng epoch_rng(std::uint64_t seed, std::uint64_t epoch) { return Rng(mix(seed ^ mix(epoch + 0x9e3779b97f4a7c15ull))); }
 
 nlohmann::json to_json(const LoaderState& state) { return {{"seed", state.seed}, {"position", state.position}}; }
 
@@ -88,8 +88,12 @@ void DataLoader::seek_window(std::uint64_t g) {
 Batch DataLoader::next() {
   const auto seq = static_cast<std::size_t>(seq_);
   Batch b;
+  b.rows = batch_;
+  b.seq = seq_;
   b.tokens.resize(static_cast<std::size_t>(batch_) * seq);
   b.targets.resize(b.tokens.size());
+  b.weights.assign(b.tokens.size(), 1.0f);
+  b.trained = static_cast<std::int64_t>(b.tokens.size());
   std::vector<std::int32_t> window(seq + 1);
   for (std::int64_t r = 0; r < batch_; ++r) {
     const std::uint64_t g = position_ * static_cast<std::uint64_t>(batch_) + static_cast<std::uint64_t>(r);

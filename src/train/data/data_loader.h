@@ -20,13 +20,19 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/random.h"
 #include "train/data/token_file.h"
 
 namespace orion::train {
 
-// Each batch * seq long, row-major [batch][seq]; targets[i] is the token after tokens[i].
+// rows * seq long, row-major [rows][seq]; targets[i] is the token after tokens[i] and
+// weights[i] 1 where the loss covers that target, 0 where it does not (a masked prompt's
+// token, or padding). `trained` is how many targets have weight 1.
 struct Batch {
+  std::int64_t rows = 0, seq = 0;
   std::vector<std::int32_t> tokens, targets;
+  std::vector<float> weights;
+  std::int64_t trained = 0;
 };
 
 // What a checkpoint keeps of a loader. position: batches drawn so far.
@@ -40,7 +46,21 @@ nlohmann::json to_json(const LoaderState& state);
 // The inverse; `where` names the file (and the place in it) for errors.
 LoaderState loader_state_from_json(const nlohmann::json& j, std::string_view where);
 
-class DataLoader {
+// Where the trainer's batches come from: a token stream's windows (DataLoader) or a record
+// file's bucketed records (train/data/record_loader.h). Batch b is a pure function of the
+// seed and b, so that a checkpoint's state resumes the stream exactly.
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  virtual Batch next() = 0;
+  virtual LoaderState state() const = 0;
+  virtual void restore(const LoaderState& state) = 0;
+};
+
+// The Rng of epoch `epoch` of a loader seeded with `seed` (decorrelated from its neighbours').
+Rng epoch_rng(std::uint64_t seed, std::uint64_t epoch);
+
+class DataLoader final : public BatchSource {
  public:
   // Windows of seq + 1 tokens sampled from the split; batch b is a pure function of (seed, b),
   // so a restored position continues exactly. Throws orion::Error naming the file when the
@@ -48,9 +68,9 @@ class DataLoader {
   // of `file`, which shares its mapping: the caller's TokenFile may go.
   DataLoader(const TokenFile& file, Split split, std::int64_t batch, std::int64_t seq, std::uint64_t seed);
 
-  Batch next();
-  LoaderState state() const { return {seed_, position_}; }
-  void restore(const LoaderState& state);
+  Batch next() override;
+  LoaderState state() const override { return {seed_, position_}; }
+  void restore(const LoaderState& state) override;
 
   // Windows in one epoch of the split (W_e above; it varies by at most one between epochs).
   std::uint64_t windows_in_epoch(std::uint64_t epoch) const;
