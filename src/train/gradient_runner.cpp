@@ -9,13 +9,15 @@ namespace orion::train {
 
 namespace {
 
-// One gradient graph per sequence length the batches come in (a record file's buckets), made
-// when first needed.
+// One gradient graph per sequence length the batches come in (a record file's buckets), all
+// made at the start, so that no step pays for building one and the memory they take shows at
+// once.
 class CpuGradients final : public GradientRunner {
  public:
   CpuGradients(const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& c)
       : loss_(loss), wrt_(wrt.begin(), wrt.end()), batch_(c.batch), options_{.numerics = c.precision, .threads = c.threads} {
     flops_ = train::matmul_flops(executor(c.seq).graph());
+    for (std::int64_t seq : c.buckets) executor(seq);
   }
 
   void prepare(const TensorMap&) override {}  // the params are bound on every run

@@ -13,7 +13,7 @@ namespace orion::train {
 
 namespace {
 
-constexpr std::int64_t kBucketStep = 32;
+constexpr std::int64_t kRound = 16;  // the longest record's window, rounded up to it
 
 }  // namespace
 
@@ -27,11 +27,11 @@ JsonlPerplexity jsonl_perplexity(const JsonlPerplexityOptions& o) {
   if (out.seq <= 0) {
     std::uint64_t longest = 0;
     for (std::size_t r = 0; r < records.count(); ++r) longest = std::max(longest, records.length(r) - 1);
-    out.seq = std::min<std::int64_t>(lm.context(), (static_cast<std::int64_t>(longest) + kBucketStep - 1) / kBucketStep * kBucketStep);
+    out.seq = std::min<std::int64_t>(lm.context(), (static_cast<std::int64_t>(longest) + kRound - 1) / kRound * kRound);
   }
   if (out.seq > lm.context())
     throw Error("--seq " + std::to_string(out.seq) + " is longer than the model's context of " + std::to_string(lm.context()));
-  const RecordLoaderOptions lo{.batch = o.batch, .seq = out.seq, .buckets = sequence_buckets(out.seq, kBucketStep, false),
+  const RecordLoaderOptions lo{.batch = o.batch, .seq = out.seq, .buckets = sequence_buckets(out.seq, false),
                                .skip_long = false, .seed = 0, .pad_id = encoder.eot_id()};
   const auto loader = std::make_shared<const RecordLoader>(records, lo, o.data);
   out.records = loader->stats().records;

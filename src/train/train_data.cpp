@@ -4,14 +4,8 @@
 
 namespace orion::train {
 
-namespace {
-
-constexpr std::int64_t kBucketStep = 32;  // the ANE's sequence granularity (ANE011)
-
-}  // namespace
-
 std::vector<std::int64_t> run_buckets(const TrainConfig& c, bool on_device) {
-  return c.buckets.empty() ? sequence_buckets(c.seq, kBucketStep, on_device) : c.buckets;
+  return c.buckets.empty() ? sequence_buckets(c.seq, on_device) : c.buckets;
 }
 
 TrainData make_train_data(std::shared_ptr<const TokenFile> file, const TrainConfig& c, RecordLoaderStats* stats) {

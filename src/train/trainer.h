@@ -40,9 +40,9 @@ struct TrainConfig {
   std::optional<bool> loss_scaling;
   std::uint64_t seed = 0;  // the data order
   int threads = 0;
-  // Record data (JSONL): the sequence buckets batches are padded to (empty: every multiple of
-  // 32 up to seq, train/data/record_loader.h), and whether records longer than seq are
-  // skipped rather than cut.
+  // Record data (JSONL): the sequence buckets batches are padded to (empty: the device's
+  // default, train/data/record_loader.h's sequence_buckets), and whether records longer than
+  // seq are skipped rather than cut.
   std::vector<std::int64_t> buckets;
   bool skip_long = false;
 

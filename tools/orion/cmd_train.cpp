@@ -220,7 +220,7 @@ void add_train_command(CLI::App& app, std::vector<std::string> argv) {
   cmd->add_flag("--skip-long", c.skip_long, "JSONL: skip records longer than --seq + 1 tokens instead of cutting them");
   cmd->add_option("--buckets", c.buckets,
                   "JSONL: the sequence lengths batches are padded to, increasing, ending at --seq (default: every "
-                  "multiple of 32 on the cpu; 32, 64, 128... on an ANE device, where each compiles its kernels once)")
+                  "16, 32, 64... on the cpu, 32, 64, 128... on an ANE device, where each compiles its kernels once)")
       ->delimiter(',');
   cmd->add_flag("--test", r.test, "JSONL: after the last step, the loss and perplexity on test.jsonl");
   cmd->add_option("--out", r.out, "Folder of checkpoints (step-NNNNNNNN, each a model folder) and metrics.jsonl")->required();

@@ -7,9 +7,9 @@
 
 namespace orion::train {
 
-std::vector<std::int64_t> sequence_buckets(std::int64_t seq, std::int64_t step, bool doubling) {
+std::vector<std::int64_t> sequence_buckets(std::int64_t seq, bool on_device) {
   std::vector<std::int64_t> out;
-  for (std::int64_t b = step; b < seq; b = doubling ? b * 2 : b + step) out.push_back(b);
+  for (std::int64_t b = on_device ? 32 : 16; b < seq; b *= 2) out.push_back(b);
   out.push_back(seq);
   return out;
 }

@@ -44,10 +44,12 @@ struct RecordLoaderStats {
   }
 };
 
-// The default buckets for a longest window of `seq`: every multiple of `step` below it, and
-// seq. On a device each bucket compiles its own kernels, so its buckets double instead
-// (step, 2 step, 4 step... and seq).
-std::vector<std::int64_t> sequence_buckets(std::int64_t seq, std::int64_t step, bool doubling);
+// The default buckets for a longest window of `seq`: each is one more graph whose memory (the
+// cpu's activations) or kernels (a device's compiles) the run keeps, so they double: 16, 32,
+// 64... below seq, and seq, on the cpu; 32, 64, 128... on a device, whose kernels take
+// multiples of 32 tokens (ANE011). Sorted batches then pad a record by less than half, and
+// mostly by much less (docs/RESULTS.md, "Fine-tuning on chat data").
+std::vector<std::int64_t> sequence_buckets(std::int64_t seq, bool on_device);
 
 class RecordLoader final : public BatchSource {
  public:
