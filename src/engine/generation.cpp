@@ -1,6 +1,7 @@
 #include "engine/generation.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/stopwatch.h"
 
@@ -36,6 +37,13 @@ GenerationOutcome generate_tokens(model::Decoder& session, text::Sampler& sample
     ++out.decode_steps;
   }
   return out;
+}
+
+std::string GenerationOutcome::decode_rate() const {
+  if (decode_steps <= 0 || decode_seconds <= 0) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f tok/s", static_cast<double>(decode_steps) / decode_seconds);
+  return buf;
 }
 
 }  // namespace orion::engine

@@ -27,6 +27,9 @@ struct GenerationOutcome {
   double decode_seconds = 0;
   bool stopped_at_eos = false;
   std::string stop;  // why it ended, as a sentence
+
+  // "12.3 tok/s" over the decode steps, or "" when none ran: the rate chat and generate print.
+  std::string decode_rate() const;
 };
 
 // Samples from `logits` (the prompt's last row) onwards: each new token is appended to `ids`

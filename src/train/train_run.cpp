@@ -98,6 +98,8 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
   auto data = std::make_shared<const TokenFile>(TokenFile::open(run.data));
   if (data->has_records() && run.config.buckets.empty()) run.config.buckets = run_buckets(run.config, static_cast<bool>(o.gradients));
   if (run.eval_batches <= 0 && !data->has_records()) run.eval_batches = 8;
+  if (o.test && data->size(Split::test) == 0)
+    throw Error::in_file(o.data, "has no test split (a dataset folder's test.jsonl) for --test");
   if (data->vocab_size() > static_cast<std::uint64_t>(lm.vocab_size()))
     throw Error::in_file(run.data, "was tokenized for a vocabulary of " + std::to_string(data->vocab_size()) +
                                      " tokens; the model " + o.model_dir + " has " + std::to_string(lm.vocab_size()));
@@ -196,10 +198,7 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     if (events.on_step) events.on_step(s, val);
     if (last || (o.save_every > 0 && s.step % o.save_every == 0)) save();
   }
-  if (o.test) {
-    result.test = trainer.evaluate_test();
-    if (!result.test) throw Error::in_file(o.data, "has no test split (test.jsonl) for --test");
-  }
+  if (o.test) result.test = trainer.evaluate_test();
   result.steps = trainer.steps_done();
   result.peak_mb = peak_resident_mb();
   result.skipped_steps = trainer.skipped_steps();

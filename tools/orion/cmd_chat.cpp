@@ -91,8 +91,7 @@ void chat(const ChatOpts& o) {
     messages.push_back({{"role", "assistant"}, {"content", reply}});
     std::fprintf(stderr, "(%s; %zu new prompt tokens in %.0f ms, %d generated%s)\n", g.stop.c_str(), prompt_tokens,
                  prefill_ms, g.generated,
-                 g.decode_steps > 0 ? (", " + std::to_string(g.decode_steps / g.decode_seconds).substr(0, 5) + " tok/s").c_str()
-                                    : "");
+                 g.decode_steps > 0 ? (", " + g.decode_rate()).c_str() : "");
   }
 }
 

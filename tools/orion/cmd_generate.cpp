@@ -73,8 +73,7 @@ void generate(const GenerateOpts& o) {
                                 std::fflush(stdout);
                               });
   const std::string& stop = g.stop;
-  const int generated = g.generated, decode_steps = g.decode_steps;
-  const double decode_s = g.decode_seconds;
+  const int generated = g.generated;
   std::fputc('\n', stdout);
   std::fflush(stdout);
   std::fprintf(stderr,
@@ -82,7 +81,7 @@ void generate(const GenerateOpts& o) {
                "resident %.0f MB, peak %.0f MB (%s)\n",
                stop.c_str(), prompt_tokens, generated, load_ms, pack_ms, prefill_ms,
                static_cast<double>(prompt_tokens) / (prefill_ms * 1e-3),
-               decode_steps > 0 ? (std::to_string(decode_steps / decode_s).substr(0, 6) + " tok/s").c_str() : "-",
+               g.decode_steps > 0 ? g.decode_rate().c_str() : "-",
                resident_mb(), peak_resident_mb(), engine_description(o.run, chosen).c_str());
   if (ane) std::fprintf(stderr, "%s\n", ane->profile().c_str());
   if (ane && o.profile) std::fprintf(stderr, "%s", ane->profile_table().c_str());

@@ -134,7 +134,7 @@ PreparedJsonl prepare_jsonl(const std::string& model_dir, const std::string& dat
 
 bool is_jsonl_data(const std::string& path) {
   std::error_code ec;
-  return path.ends_with(".jsonl") || (fs::is_directory(path, ec) && fs::exists(fs::path(path) / "train.jsonl", ec));
+  return path.ends_with(".jsonl") || fs::is_directory(path, ec);
 }
 
 }  // namespace orion::train

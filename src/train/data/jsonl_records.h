@@ -38,8 +38,8 @@ struct PreparedJsonl {
 };
 PreparedJsonl prepare_jsonl(const std::string& model_dir, const std::string& data, bool mask_prompt, const std::string& out);
 
-// Whether `path` names JSONL data (a folder with train.jsonl, or a .jsonl file) rather than a
-// token file.
+// Whether `path` names JSONL data (a folder, which must then hold train.jsonl, or a .jsonl
+// file) rather than a token file.
 bool is_jsonl_data(const std::string& path);
 
 }  // namespace orion::train
