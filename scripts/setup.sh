@@ -18,6 +18,8 @@ packages=(
   libxxhash-dev
   # XML parsing for the tests of `orion plot`, which parse the SVG it writes.
   libexpat1-dev
+  # The HTTP server of `orion serve` (with the OpenSSL, zlib and Brotli headers it includes).
+  libcpp-httplib-dev
   # SentencePiece tokenizers (the library, and spm_encode/spm_decode that tests compare with).
   libsentencepiece-dev sentencepiece
   # The fuzz targets (make fuzz, a CI step): clang with libFuzzer and the sanitizer runtimes,

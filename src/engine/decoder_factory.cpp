@@ -56,6 +56,7 @@ ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o
     c.pack_ms = sw.ms();
     c.packed_bytes = fast.packed_bytes;
     c.decoder = fast.session(o.threads, exec::cpu::best_isa());
+    c.new_session = [session = fast.session, threads = o.threads] { return session(threads, exec::cpu::best_isa()); };
   }
   return c;
 }

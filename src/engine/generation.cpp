@@ -7,36 +7,58 @@
 
 namespace orion::engine {
 
+Generation::Generation(model::Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
+                       std::vector<float> logits, std::vector<std::int32_t>& ids, GenerationLimits limits)
+    : session_(session), sampler_(sampler), tokenizer_(tokenizer), logits_(std::move(logits)), ids_(ids),
+      limits_(std::move(limits)) {
+  out_.stop = "generated the requested " + std::to_string(limits_.max_tokens) + " tokens";
+  done_ = limits_.max_tokens <= 0;
+}
+
+void Generation::stop(std::string why) {
+  if (done_) return;
+  out_.stop = std::move(why);
+  done_ = true;
+}
+
+bool Generation::step(const std::function<void(std::string_view)>& emit) {
+  if (done_) return false;
+  const std::int32_t next = sampler_.sample(logits_, ids_);
+  if (std::find(limits_.stop_ids.begin(), limits_.stop_ids.end(), next) != limits_.stop_ids.end()) {
+    out_.stop = "stopped at the end-of-text token";
+    out_.stopped_at_eos = true;
+    done_ = true;
+    return false;
+  }
+  if (next >= tokenizer_.vocab_size()) {  // a row the tokenizer has no spelling for
+    stop("stopped: sampled token " + std::to_string(next) + ", which the tokenizer cannot spell");
+    return false;
+  }
+  ids_.push_back(next);
+  ++out_.generated;
+  emit(tokenizer_.piece(next));
+  if (out_.generated >= limits_.max_tokens) {
+    done_ = true;
+    return false;
+  }
+  if (session_.position() >= session_.context()) {
+    stop("stopped: the context of " + std::to_string(session_.context()) + " tokens is full");
+    return false;
+  }
+  Stopwatch sw;
+  logits_ = session_.decode(next);
+  out_.decode_seconds += sw.seconds();
+  ++out_.decode_steps;
+  return true;
+}
+
 GenerationOutcome generate_tokens(model::Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
                                   std::vector<float> logits, std::vector<std::int32_t>& ids,
                                   const GenerationLimits& limits, const std::function<void(std::string_view)>& emit) {
-  GenerationOutcome out;
-  out.stop = "generated the requested " + std::to_string(limits.max_tokens) + " tokens";
-  while (out.generated < limits.max_tokens) {
-    const std::int32_t next = sampler.sample(logits, ids);
-    if (std::find(limits.stop_ids.begin(), limits.stop_ids.end(), next) != limits.stop_ids.end()) {
-      out.stop = "stopped at the end-of-text token";
-      out.stopped_at_eos = true;
-      break;
-    }
-    if (next >= tokenizer.vocab_size()) {  // a row the tokenizer has no spelling for
-      out.stop = "stopped: sampled token " + std::to_string(next) + ", which the tokenizer cannot spell";
-      break;
-    }
-    ids.push_back(next);
-    ++out.generated;
-    emit(tokenizer.piece(next));
-    if (out.generated == limits.max_tokens) break;
-    if (session.position() >= session.context()) {
-      out.stop = "stopped: the context of " + std::to_string(session.context()) + " tokens is full";
-      break;
-    }
-    Stopwatch sw;
-    logits = session.decode(next);
-    out.decode_seconds += sw.seconds();
-    ++out.decode_steps;
+  Generation g(session, sampler, tokenizer, std::move(logits), ids, limits);
+  while (g.step(emit)) {
   }
-  return out;
+  return g.outcome();
 }
 
 std::string GenerationOutcome::decode_rate() const {

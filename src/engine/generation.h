@@ -32,10 +32,36 @@ struct GenerationOutcome {
   std::string decode_rate() const;
 };
 
-// Samples from `logits` (the prompt's last row) onwards: each new token is appended to `ids`
-// (the whole context, for the repetition penalty and the caller), its piece given to `emit`,
-// and run through `session` unless generation ends there. The session then holds every emitted
-// token but the last.
+// One continuation, a token at a time: what generate_tokens loops over, and what a server
+// steps for each of its sequences in turn. Sampling starts from `logits` (the prompt's last
+// row); each new token is appended to `ids` (the whole context, for the repetition penalty and
+// the caller), its piece given to `emit`, and run through `session` unless generation ends
+// there. The session then holds every emitted token but the last. The session, sampler,
+// tokenizer and ids must outlive it.
+class Generation {
+ public:
+  Generation(model::Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer, std::vector<float> logits,
+             std::vector<std::int32_t>& ids, GenerationLimits limits);
+  // One token; false once generation has ended (outcome() says why), this step included when
+  // it ended it.
+  bool step(const std::function<void(std::string_view)>& emit);
+  bool done() const { return done_; }
+  // Ends it here (a cancelled request).
+  void stop(std::string why);
+  const GenerationOutcome& outcome() const { return out_; }
+
+ private:
+  model::Decoder& session_;
+  text::Sampler& sampler_;
+  const text::Tokenizer& tokenizer_;
+  std::vector<float> logits_;
+  std::vector<std::int32_t>& ids_;
+  GenerationLimits limits_;
+  GenerationOutcome out_;
+  bool done_ = false;
+};
+
+// The whole continuation at once (generate, chat).
 GenerationOutcome generate_tokens(model::Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
                                   std::vector<float> logits, std::vector<std::int32_t>& ids,
                                   const GenerationLimits& limits, const std::function<void(std::string_view)>& emit);

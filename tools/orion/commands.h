@@ -16,6 +16,7 @@ void add_init_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_tokenizer_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);

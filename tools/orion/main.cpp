@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   orion::cli::add_convert_command(app);
   orion::cli::add_generate_command(app);
   orion::cli::add_chat_command(app);
+  orion::cli::add_serve_command(app);
   orion::cli::add_tokenize_command(app);
   orion::cli::add_tokenizer_command(app);
   orion::cli::add_perplexity_command(app);

@@ -1,0 +1,201 @@
+#include "serve/http_server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+
+#include "core/error.h"
+#include "core/stopwatch.h"
+#include "serve/chat_page.h"
+
+namespace orion::serve {
+
+using nlohmann::json;
+
+namespace {
+
+std::int64_t unix_time() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  res.set_content(e.body().dump(), "application/json");
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Scheduler& scheduler;
+  ServerOptions options;
+  httplib::Server server;
+  int port = 0;
+  std::mutex log_mu;
+
+  Impl(Scheduler& s, ServerOptions o) : scheduler(s), options(std::move(o)) {}
+
+  // One line per request on stderr: id, tokens, time to first token, rate, status.
+  void log(const std::string& id, const char* what, std::int64_t prompt, std::int64_t generated, double ttft_ms,
+           double seconds, const std::string& status) {
+    if (options.quiet) return;
+    const double rate = generated > 1 && seconds * 1e3 > ttft_ms ? static_cast<double>(generated - 1) / (seconds - ttft_ms * 1e-3) : 0.0;
+    std::lock_guard lock(log_mu);
+    std::fprintf(stderr, "serve: #%s %s: prompt %lld tokens, generated %lld, first token %.0f ms, %.1f tok/s, %s\n", id.c_str(), what,
+                 static_cast<long long>(prompt), static_cast<long long>(generated), ttft_ms, rate, status.c_str());
+  }
+
+  void complete(Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
+    const char* what = endpoint == Endpoint::chat ? "chat" : "completion";
+    CompletionRequest r;
+    std::shared_ptr<Job> job;
+    try {
+      r = parse_request(endpoint, req.body);
+      if (r.model.empty()) r.model = options.model_name;
+      job = scheduler.submit(r);
+    } catch (const ApiError& e) {
+      send_error(res, e);
+      log("-", what, 0, 0, 0, 0, std::to_string(e.status) + " " + e.message);
+      return;
+    }
+    const std::string id = (endpoint == Endpoint::chat ? "chatcmpl-" : "cmpl-") + job->id();
+    const std::int64_t created = unix_time();
+    auto clock = std::make_shared<Stopwatch>();
+    if (!r.stream) {
+      std::string text;
+      double ttft = -1;
+      for (;;) {
+        const std::optional<JobEvent> e = job->next(std::chrono::milliseconds(200));
+        if (!e) continue;
+        if (ttft < 0 && !e->text.empty()) ttft = clock->ms();
+        text += e->text;
+        if (!e->done) continue;
+        if (!e->error.empty()) {
+          send_error(res, ApiError{500, "generation failed: " + e->error, "server_error", ""});
+          log(job->id(), what, e->usage.prompt_tokens, e->usage.completion_tokens, ttft, clock->seconds(), "500 " + e->error);
+          return;
+        }
+        res.set_content(completion_body(r, id, created, text, e->finish_reason, e->usage).dump(), "application/json");
+        log(job->id(), what, e->usage.prompt_tokens, e->usage.completion_tokens, std::max(ttft, 0.0), clock->seconds(),
+            "200 " + e->finish_reason);
+        return;
+      }
+    }
+    // Server-sent events: a chunk per piece of text, the last with finish_reason, then usage
+    // when asked, then [DONE]. A write that fails, or a peer that is gone, cancels the job.
+    auto first = std::make_shared<bool>(true);
+    auto ttft = std::make_shared<double>(-1.0);
+    auto usage = std::make_shared<Usage>();
+    auto status = std::make_shared<std::string>("disconnected");
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, r, job, id, created, first, ttft, usage, status, clock](std::size_t, httplib::DataSink& sink) {
+          const auto send = [&](const json& j) {
+            const std::string line = "data: " + j.dump() + "\n\n";
+            return sink.write(line.data(), line.size());
+          };
+          if (*first) {
+            *first = false;
+            if (r.endpoint == Endpoint::chat && !send(stream_chunk(r, id, created, "", std::nullopt, true))) return false;
+          }
+          std::optional<JobEvent> e;
+          while (!(e = job->next(std::chrono::milliseconds(100)))) {
+            if (!sink.is_writable()) {
+              job->cancel();
+              return false;
+            }
+          }
+          if (!e->text.empty()) {
+            if (*ttft < 0) *ttft = clock->ms();
+            if (!send(stream_chunk(r, id, created, e->text, std::nullopt))) {
+              job->cancel();
+              return false;
+            }
+          }
+          if (!e->done) return true;
+          *usage = e->usage;
+          if (!e->error.empty()) {
+            *status = "500 " + e->error;
+            send(ApiError{500, "generation failed: " + e->error, "server_error", ""}.body());
+          } else {
+            *status = "200 " + e->finish_reason;
+            send(stream_chunk(r, id, created, "", e->finish_reason));
+            if (r.include_usage) send(usage_chunk(r, id, created, e->usage));
+          }
+          const std::string done = "data: [DONE]\n\n";
+          sink.write(done.data(), done.size());
+          sink.done();
+          return true;
+        },
+        [this, job, ttft, usage, status, clock, what](bool success) {
+          if (!success) job->cancel();
+          log(job->id(), what, usage->prompt_tokens ? usage->prompt_tokens : job->prompt_tokens(), usage->completion_tokens,
+              std::max(*ttft, 0.0), clock->seconds(), success ? *status : "disconnected (cancelled)");
+        });
+  }
+
+  void routes() {
+    server.set_payload_max_length(options.max_body_bytes);
+    server.new_task_queue = [n = options.connections] { return new httplib::ThreadPool(static_cast<std::size_t>(n)); };
+    server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(json{{"status", "ok"}, {"active", scheduler.active()}, {"queued", scheduler.queued()}}.dump(), "application/json");
+    });
+    server.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      const json model = {{"id", options.model_name}, {"object", "model"}, {"created", unix_time()}, {"owned_by", "orion"}};
+      res.set_content(json{{"object", "list"}, {"data", json::array({model})}}.dump(), "application/json");
+    });
+    server.Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& s) { complete(Endpoint::chat, q, s); });
+    server.Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& s) { complete(Endpoint::completion, q, s); });
+    server.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(chat_page_html(), "text/html; charset=utf-8"); });
+    // Statuses the library sets itself (an unknown path, a body over the limit...) get OpenAI's
+    // error object; responses with a body of their own are left alone.
+    server.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      std::string message = "HTTP " + std::to_string(res.status);
+      if (res.status == 404) message = "no such endpoint: " + req.method + " " + req.path;
+      if (res.status == 413) message = "the request body is larger than the server's limit of " + std::to_string(options.max_body_bytes) + " bytes";
+      if (res.status == 400) message = "the request is malformed";
+      send_error(res, ApiError{res.status, message, res.status >= 500 ? "server_error" : "invalid_request_error", ""});
+      return httplib::Server::HandlerResponse::Handled;
+    }));
+    server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+      std::string what = "unknown";
+      try {
+        std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      send_error(res, ApiError{500, "internal error: " + what, "server_error", ""});
+    });
+  }
+};
+
+HttpServer::HttpServer(Scheduler& scheduler, ServerOptions options) : impl_(std::make_unique<Impl>(scheduler, std::move(options))) {
+  impl_->routes();
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+int HttpServer::bind() {
+  Impl& m = *impl_;
+  if (m.options.port == 0) {
+    m.port = m.server.bind_to_any_port(m.options.host);
+  } else {
+    m.port = m.server.bind_to_port(m.options.host, m.options.port) ? m.options.port : -1;
+  }
+  if (m.port < 0)
+    throw Error("serve: cannot listen on " + m.options.host + ":" + std::to_string(m.options.port) +
+                " (in use, or not an address of this machine)");
+  return m.port;
+}
+
+void HttpServer::listen() { impl_->server.listen_after_bind(); }
+
+void HttpServer::stop() {
+  if (impl_->server.is_running()) impl_->server.stop();
+}
+
+}  // namespace orion::serve

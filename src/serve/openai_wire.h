@@ -1,0 +1,62 @@
+#pragma once
+// OpenAI's HTTP API as far as `orion serve` speaks it: the request bodies of
+// /v1/chat/completions and /v1/completions read and checked into one CompletionRequest, and
+// the JSON of the answers, the streamed chunks and the error object. Only the wire format:
+// what is generated is the scheduler's (serve/scheduler.h).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace orion::serve {
+
+// An error as the API reports it: the HTTP status and {"error": {"message", "type", "param",
+// "code"}}. Bad input is a 4xx, never a 500.
+struct ApiError {
+  int status = 400;
+  std::string message;
+  std::string type = "invalid_request_error";
+  std::string param;  // the offending field, "" for none
+  nlohmann::json body() const;
+};
+
+enum class Endpoint { chat, completion };
+
+struct CompletionRequest {
+  Endpoint endpoint = Endpoint::completion;
+  std::string model;
+  nlohmann::json messages;  // chat: the conversation, as given
+  std::string prompt;       // completion
+  std::optional<std::int64_t> max_tokens;  // none: until a stop or the context's end
+  double temperature = 1.0, top_p = 1.0;
+  std::int64_t top_k = 0;  // 0: no limit (an extension OpenAI's API does not have)
+  std::optional<std::uint64_t> seed;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+};
+
+// Reads a request body. Throws ApiError (400) naming the field: JSON that does not parse,
+// invalid UTF-8, a field of the wrong type or out of range, n other than 1, a missing prompt or
+// messages.
+CompletionRequest parse_request(Endpoint endpoint, std::string_view body);
+
+struct Usage {
+  std::int64_t prompt_tokens = 0, completion_tokens = 0;
+  nlohmann::json json() const;
+};
+
+// The whole answer of a request that did not stream. finish_reason: "stop" or "length".
+nlohmann::json completion_body(const CompletionRequest& r, const std::string& id, std::int64_t created,
+                               const std::string& text, const std::string& finish_reason, const Usage& usage);
+// One server-sent event's data: a piece of text, or (finish_reason set) the last chunk, or
+// (usage set, no choices) the usage chunk.
+nlohmann::json stream_chunk(const CompletionRequest& r, const std::string& id, std::int64_t created,
+                            const std::string& text, const std::optional<std::string>& finish_reason,
+                            bool first = false);
+nlohmann::json usage_chunk(const CompletionRequest& r, const std::string& id, std::int64_t created, const Usage& usage);
+
+}  // namespace orion::serve

@@ -1,0 +1,209 @@
+#include "serve/scheduler.h"
+
+#include <random>
+
+#include "core/error.h"
+#include "engine/generation.h"
+#include "serve/stop_strings.h"
+#include "text/sampler.h"
+
+namespace orion::serve {
+
+struct Scheduler::Active {
+  std::shared_ptr<Job> job;
+  std::unique_ptr<model::Decoder> session;
+  std::unique_ptr<text::Sampler> sampler;
+  std::unique_ptr<engine::Generation> generation;
+  StopStrings stops;
+  explicit Active(std::vector<std::string> stop) : stops(std::move(stop)) {}
+};
+
+std::optional<JobEvent> Job::next(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  if (!cv_.wait_for(lock, timeout, [&] { return has_pending_; })) return std::nullopt;
+  JobEvent e = std::move(pending_);
+  pending_ = {};
+  has_pending_ = false;
+  return e;
+}
+
+void Job::cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+}
+
+bool Job::cancelled() const {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
+void Job::push(std::string text, bool done, std::string finish_reason, std::string error) {
+  std::lock_guard lock(mu_);
+  if (finished_) return;
+  pending_.text += text;
+  if (done) {
+    pending_.done = true;
+    pending_.finish_reason = std::move(finish_reason);
+    pending_.error = std::move(error);
+    pending_.usage = {prompt_tokens_, generated_};
+    finished_ = true;
+  }
+  has_pending_ = has_pending_ || !pending_.text.empty() || done;
+  cv_.notify_all();
+}
+
+Scheduler::Scheduler(const model::ModelFolder& folder, SessionFactory sessions, SchedulerOptions options)
+    : folder_(folder), sessions_(std::move(sessions)), options_(options) {
+  if (!sessions_) throw Error("serve: the engine cannot make sessions for concurrent requests (use the fast cpu engine)");
+  idle_.push_back(sessions_());
+  context_ = idle_.back()->context();
+  worker_ = std::thread([this] { run(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+int Scheduler::active() const {
+  std::lock_guard lock(mu_);
+  return active_count_;
+}
+
+int Scheduler::queued() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int>(queue_.size());
+}
+
+std::shared_ptr<Job> Scheduler::submit(const CompletionRequest& r) {
+  auto job = std::make_shared<Job>();
+  job->request_ = r;
+  try {
+    if (r.endpoint == Endpoint::chat) {
+      text::ChatRenderOptions o;
+      o.add_generation_prompt = true;
+      job->ids_ = folder_.chat_ids(folder_.chat_template().render(r.messages, o));
+    } else {
+      job->ids_ = folder_.text_ids(r.prompt);
+    }
+  } catch (const Error& e) {
+    throw ApiError{400, std::string("the prompt cannot be made: ") + e.what(), "invalid_request_error", r.endpoint == Endpoint::chat ? "messages" : "prompt"};
+  }
+  job->prompt_tokens_ = static_cast<std::int64_t>(job->ids_.size());
+  const std::int64_t max_prompt = options_.max_prompt_tokens > 0 ? options_.max_prompt_tokens : context_ - 1;
+  if (job->prompt_tokens_ > max_prompt)
+    throw ApiError{400, "the prompt is " + std::to_string(job->prompt_tokens_) + " tokens; at most " + std::to_string(max_prompt) +
+                            " are taken (the model's context is " + std::to_string(context_) + ")",
+                   "invalid_request_error", r.endpoint == Endpoint::chat ? "messages" : "prompt"};
+  const std::int64_t total = options_.max_total_tokens > 0 ? std::min(options_.max_total_tokens, context_) : context_;
+  const std::int64_t room = std::max<std::int64_t>(total - job->prompt_tokens_, 0);
+  if (r.max_tokens && *r.max_tokens > room)
+    throw ApiError{400, "max_tokens is " + std::to_string(*r.max_tokens) + "; the prompt's " + std::to_string(job->prompt_tokens_) +
+                            " tokens leave room for " + std::to_string(room) + " of the " + std::to_string(total) + " a request may reach",
+                   "invalid_request_error", "max_tokens"};
+  job->max_tokens_ = r.max_tokens.value_or(room);
+  {
+    std::lock_guard lock(mu_);
+    if (static_cast<int>(queue_.size()) >= options_.max_queue)
+      throw ApiError{503, "the server is busy: " + std::to_string(queue_.size()) + " requests are waiting; try again shortly",
+                     "server_busy", ""};
+    job->id_ = std::to_string(++next_id_);
+    queue_.push_back(job);
+  }
+  cv_.notify_all();
+  return job;
+}
+
+void Scheduler::start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Active>>& active) {
+  auto a = std::make_unique<Active>(job->request_.stop);
+  a->job = job;
+  {
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      a->session = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (!a->session) a->session = sessions_();
+  a->session->reset();
+  const CompletionRequest& r = job->request_;
+  text::SamplerOptions so;
+  so.temperature = static_cast<float>(r.temperature);
+  so.top_p = static_cast<float>(r.top_p);
+  so.top_k = static_cast<int>(r.top_k);
+  so.seed = r.seed.value_or(std::random_device{}());
+  a->sampler = std::make_unique<text::Sampler>(so);
+  std::vector<float> logits = a->session->prefill(job->ids_);
+  a->generation = std::make_unique<engine::Generation>(
+      *a->session, *a->sampler, *folder_.tokenizer, std::move(logits), job->ids_,
+      engine::GenerationLimits{static_cast<int>(job->max_tokens_), folder_.stop_ids});
+  active.push_back(std::move(a));
+}
+
+void Scheduler::run() {
+  std::vector<std::unique_ptr<Active>> active;
+  for (;;) {
+    std::vector<std::shared_ptr<Job>> starting;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !active.empty(); });
+      if (stopping_) break;
+      while (!queue_.empty() && static_cast<int>(active.size() + starting.size()) < options_.max_active) {
+        starting.push_back(queue_.front());
+        queue_.pop_front();
+      }
+      active_count_ = static_cast<int>(active.size() + starting.size());
+    }
+    for (auto& job : starting) {
+      if (job->cancelled()) {
+        job->push("", true, "stop");
+        continue;
+      }
+      try {
+        start(job, active);
+      } catch (const std::exception& e) {
+        job->push("", true, "", e.what());
+      }
+    }
+    // One token for each active request, in turn.
+    for (auto& a : active) {
+      Job& job = *a->job;
+      bool more = false;
+      std::string released;
+      try {
+        if (job.cancelled()) {
+          a->generation->stop("cancelled");
+        } else {
+          more = a->generation->step([&](std::string_view piece) { released += a->stops.push(piece); });
+          job.generated_ = a->generation->outcome().generated;
+        }
+      } catch (const std::exception& e) {
+        job.push(released, true, "", e.what());
+        a->generation->stop("failed");
+        continue;
+      }
+      if (a->stops.stopped()) {
+        job.push(released, true, "stop");
+        a->generation->stop("stop string");
+      } else if (!more) {
+        released += a->stops.flush();
+        const engine::GenerationOutcome& o = a->generation->outcome();
+        job.push(released, true, o.stopped_at_eos || job.cancelled() ? "stop" : "length");
+      } else if (!released.empty()) {
+        job.push(released, false);
+      }
+    }
+    // Finished requests give their sessions back.
+    std::lock_guard lock(mu_);
+    for (auto& a : active)
+      if (a->generation->done()) idle_.push_back(std::move(a->session));
+    std::erase_if(active, [](const std::unique_ptr<Active>& a) { return a->generation->done(); });
+    active_count_ = static_cast<int>(active.size());
+  }
+}
+
+}  // namespace orion::serve

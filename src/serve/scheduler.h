@@ -1,0 +1,102 @@
+#pragma once
+// One model instance serving many requests: a worker thread owns the sessions (each with its
+// own KV cache) and steps every active request's generation a token at a time in turn, so that
+// requests that arrive together stream together; the others wait in a bounded queue. A request
+// is a Job: its text comes out as events the HTTP side waits on, and cancelling it (a client
+// that went away) ends its generation at the next token and frees its session.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/model_folder.h"
+#include "model/session/decoder.h"
+#include "serve/openai_wire.h"
+
+namespace orion::serve {
+
+struct SchedulerOptions {
+  int max_active = 8;     // requests generating at once (each holds a session)
+  int max_queue = 64;     // requests waiting beyond them; more: 503
+  std::int64_t max_prompt_tokens = 0;  // 0: the model's context less one
+  std::int64_t max_total_tokens = 0;   // prompt + generated a request may reach; 0: the context
+};
+
+// What a request produced since the last look: text, and at the end why it ended.
+struct JobEvent {
+  std::string text;
+  bool done = false;
+  std::string finish_reason;  // "stop" or "length" when done
+  std::string error;          // when done by a failure (an internal error: 500)
+  Usage usage;
+};
+
+class Job {
+ public:
+  // Waits up to `timeout` for new text or the end; nullopt when nothing came.
+  std::optional<JobEvent> next(std::chrono::milliseconds timeout);
+  void cancel();
+  bool cancelled() const;
+  const std::string& id() const { return id_; }
+  std::int64_t prompt_tokens() const { return prompt_tokens_; }
+
+ private:
+  friend class Scheduler;
+  void push(std::string text, bool done, std::string finish_reason = "", std::string error = "");
+
+  std::string id_;
+  CompletionRequest request_;
+  std::vector<std::int32_t> ids_;  // the prompt, then what is generated
+  std::int64_t prompt_tokens_ = 0, generated_ = 0, max_tokens_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  JobEvent pending_;
+  bool has_pending_ = false, finished_ = false;
+  bool cancelled_ = false;
+};
+
+class Scheduler {
+ public:
+  using SessionFactory = std::function<std::unique_ptr<model::Decoder>()>;
+  // `folder` (its tokenizer, chat template and stop ids) must outlive the scheduler.
+  Scheduler(const model::ModelFolder& folder, SessionFactory sessions, SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Tokenizes the request (the chat template for messages) and queues it. Throws ApiError:
+  // 400 for a prompt past the limits or a conversation the template refuses, 503 when the
+  // queue is full.
+  std::shared_ptr<Job> submit(const CompletionRequest& request);
+
+  std::int64_t context() const { return context_; }
+  int active() const;
+  int queued() const;
+
+ private:
+  struct Active;
+  void run();
+  void start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Active>>& active);
+
+  const model::ModelFolder& folder_;
+  SessionFactory sessions_;
+  SchedulerOptions options_;
+  std::int64_t context_ = 0;
+  std::uint64_t next_id_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::vector<std::unique_ptr<model::Decoder>> idle_;  // sessions kept for the next requests
+  int active_count_ = 0;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace orion::serve

@@ -1,0 +1,223 @@
+// `orion serve` on a loopback port, used by real clients: the official OpenAI client (npm
+// openai, through tests/reference/openai_client.mjs) for chat and text completions, streamed
+// and not, and the models list; curl for the errors of malformed requests and a client that
+// disconnects mid-stream. Greedy answers must be `orion generate --temp 0`'s, token for token.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/cli_folder_test.h"
+#include "cli/run_cli.h"
+#include "text/hf/hf_components.h"
+
+namespace orion::test {
+namespace {
+
+using nlohmann::json;
+
+// The server as a child process: started with --port 0, its port read from its first line on
+// stderr, the rest of stderr collected; SIGTERM and a wait when it goes.
+class ServeProcess {
+ public:
+  ServeProcess(const std::string& model, const std::string& extra) {
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(fds[1], 2);
+      ::close(fds[0]);
+      const char* bin = std::getenv("ORION_BIN") ? std::getenv("ORION_BIN") : ORION_BIN_PATH;
+      const std::string cmd = std::string("exec ") + bin + " serve -m " + model + " --port 0 " + extra;
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    fd_ = fds[0];
+    reader_ = std::thread([this] {
+      char buf[4096];
+      for (ssize_t n; (n = ::read(fd_, buf, sizeof buf)) > 0;) {
+        std::lock_guard lock(mu_);
+        log_.append(buf, static_cast<std::size_t>(n));
+      }
+    });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (port_ == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::lock_guard lock(mu_);
+      const std::size_t at = log_.find("on http://127.0.0.1:");
+      if (at != std::string::npos) port_ = std::atoi(log_.c_str() + at + 20);
+      if (log_.find("error") != std::string::npos) break;
+    }
+  }
+  ~ServeProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, &status_, 0);
+    }
+    if (reader_.joinable()) reader_.join();
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string log() {
+    std::lock_guard lock(mu_);
+    return log_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1, port_ = 0, status_ = 0;
+  std::thread reader_;
+  std::mutex mu_;
+  std::string log_;
+};
+
+struct Http {
+  int status = 0;
+  std::string body;
+};
+
+// curl with `args`, the body and the status code back.
+Http curl(const std::string& args) {
+  const std::string cmd = "curl -s -S -w '\\n%{http_code}' " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+  if (p) ::pclose(p);
+  const std::size_t nl = out.rfind('\n');
+  if (nl == std::string::npos) return {0, out};
+  return {std::atoi(out.c_str() + nl + 1), out.substr(0, nl)};
+}
+
+class ServeCli : public CliFolderTest {
+ protected:
+  void SetUp() override {
+    CliFolderTest::SetUp();
+    std::string log;
+    ASSERT_EQ(make_hf_folder("qwen3", path("m"), log), 0) << log;
+  }
+  // `orion generate`'s continuation of `args` (the text after what it echoes of the prompt).
+  std::string generated(const std::string& args, const std::string& after) {
+    const char* bin = std::getenv("ORION_BIN") ? std::getenv("ORION_BIN") : ORION_BIN_PATH;
+    FILE* p = ::popen((std::string(bin) + " generate -m " + path("m") + " " + args + " 2>/dev/null").c_str(), "r");
+    std::string out;
+    char buf[4096];
+    for (std::size_t n; p && (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    EXPECT_EQ(p ? ::pclose(p) : -1, 0) << out;
+    const std::size_t at = out.rfind(after);
+    EXPECT_NE(at, std::string::npos) << out;
+    out = out.substr(at + after.size());
+    if (!out.empty() && out.back() == '\n') out.pop_back();
+    return text::hf::valid_utf8(out);
+  }
+};
+
+TEST_F(ServeCli, TheOpenAiClientGetsWhatGenerateGives) {
+  ServeProcess server(path("m"), "--model-name tiny-qwen3");
+  ASSERT_GT(server.port(), 0) << server.log();
+  const json chat = {{"model", "tiny-qwen3"}, {"messages", {{{"role", "user"}, {"content", "Name a colour"}}}},
+                     {"max_tokens", 12}, {"temperature", 0}};
+  const json completion = {{"model", "tiny-qwen3"}, {"prompt", "In the beginning"}, {"max_tokens", 12}, {"temperature", 0}};
+  const json cases = json::array({{{"kind", "models"}},
+                                  {{"kind", "chat"}, {"params", chat}},
+                                  {{"kind", "chat_stream"}, {"params", chat}},
+                                  {{"kind", "completion"}, {"params", completion}},
+                                  {{"kind", "completion_stream"}, {"params", completion}}});
+  const std::string data = std::getenv("ORION_TEST_DATA") ? std::getenv("ORION_TEST_DATA") : "";
+  const std::string cmd = "node " + std::string(ORION_SOURCE_DIR) + "/tests/reference/openai_client.mjs " + data +
+                          "/node_modules " + server.url() + "/v1 " + write("cases.json", cases.dump()) + " " + path("out.json") +
+                          " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << server.log();
+  const json out = json::parse(read(path("out.json")));
+  ASSERT_EQ(out.size(), 5u) << out.dump();
+  EXPECT_EQ(out[0]["models"], json::array({"tiny-qwen3"})) << out.dump();
+  for (int i = 1; i <= 4; ++i) ASSERT_FALSE(out[i].contains("error")) << out[i].dump() << server.log();
+
+  const std::string want_chat = generated("-p 'Name a colour' --chat -n 12 --temp 0", "<|im_start|>assistant\n");
+  const std::string want_text = generated("-p 'In the beginning' -n 12 --temp 0", "In the beginning");
+  EXPECT_EQ(out[1]["text"], want_chat);
+  EXPECT_EQ(out[2]["text"], want_chat);
+  EXPECT_EQ(out[3]["text"], want_text);
+  EXPECT_EQ(out[4]["text"], want_text);
+  for (int i = 1; i <= 4; ++i) {
+    EXPECT_EQ(out[i]["usage"]["completion_tokens"], 12) << out[i].dump();
+    EXPECT_EQ(out[i]["finish_reason"], "length") << out[i].dump();
+  }
+  EXPECT_GT(out[2]["chunks"].get<int>(), 2);
+  EXPECT_NE(server.log().find("completion: prompt"), std::string::npos) << server.log();
+}
+
+TEST_F(ServeCli, MalformedRequestsGetA4xxAndAnErrorObject) {
+  ServeProcess server(path("m"), "--quiet --max-body-mb 1");
+  ASSERT_GT(server.port(), 0) << server.log();
+  const std::string post = server.url() + "/v1/chat/completions -H 'Content-Type: application/json' ";
+  std::string big(2'000'000, 'x');
+  const std::string big_file = write("big.json", "{\"messages\": [{\"role\": \"user\", \"content\": \"" + big + "\"}]}");
+  std::string bad_utf8 = "{\"prompt\": \"caf\xC3\x28\"}";
+  const std::string utf8_file = write("utf8.json", bad_utf8);
+  struct Case {
+    std::string args;
+    int status;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {post + "-d '{\"messages\": [{\"role\": \"user\"'", 400, "not valid JSON"},
+      {post + "-d '{\"messages\": \"hi\"}'", 400, "'messages' must be a non-empty array"},
+      {post + "-d '{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": \"many\"}'", 400, "'max_tokens' must be an integer"},
+      {post + "-d '{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": 1000000000}'", 400, "leave room for"},
+      {post + "-d '{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"temperature\": 7}'", 400, "'temperature' is 7"},
+      {post + "-d '{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"n\": 2}'", 400, "'n' must be 1"},
+      {post + "--data-binary @" + big_file, 413, "larger than the server's limit"},
+      {server.url() + "/v1/completions --data-binary @" + utf8_file, 400, "not valid UTF-8"},
+      {server.url() + "/v2/anything", 404, "no such endpoint"},
+  };
+  for (const Case& c : cases) {
+    const Http h = curl(c.args);
+    EXPECT_EQ(h.status, c.status) << c.args << "\n" << h.body;
+    const json j = json::parse(h.body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("error")) << h.body;
+    EXPECT_NE(j["error"]["message"].get<std::string>().find(c.message), std::string::npos) << h.body;
+  }
+  // And it still answers.
+  EXPECT_EQ(curl(server.url() + "/health").status, 200);
+}
+
+TEST_F(ServeCli, AClientThatGoesAwayStopsItsGenerationAndOthersStreamTogether) {
+  ServeProcess server(path("m"), "");
+  ASSERT_GT(server.port(), 0) << server.log();
+  const std::string stream = server.url() + "/v1/completions -N -d '{\"prompt\": \"Once\", \"max_tokens\": 400, \"stream\": true, \"temperature\": 0}'";
+  // curl gives up after half a second, mid-stream.
+  curl("--max-time 0.5 " + stream);
+  bool idle = false;
+  for (int i = 0; i < 100 && !idle; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    idle = json::parse(curl(server.url() + "/health").body)["active"] == 0;
+  }
+  EXPECT_TRUE(idle) << server.log();
+  EXPECT_NE(server.log().find("disconnected (cancelled)"), std::string::npos) << server.log();
+
+  // Four streams at once all finish, each with its [DONE].
+  std::vector<std::thread> clients;
+  std::vector<Http> answers(4);
+  for (int i = 0; i < 4; ++i)
+    clients.emplace_back([&, i] {
+      answers[static_cast<std::size_t>(i)] = curl(server.url() + "/v1/chat/completions -N -d '{\"messages\": [{\"role\": \"user\", \"content\": \"Hello " +
+                                                  std::to_string(i) + "\"}], \"max_tokens\": 20, \"stream\": true}'");
+    });
+  for (auto& t : clients) t.join();
+  for (const Http& h : answers) {
+    EXPECT_EQ(h.status, 200) << h.body;
+    EXPECT_NE(h.body.find("data: [DONE]"), std::string::npos) << h.body;
+    EXPECT_NE(h.body.find("\"finish_reason\":\"length\""), std::string::npos) << h.body;
+  }
+}
+
+}  // namespace
+}  // namespace orion::test

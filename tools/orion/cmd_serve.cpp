@@ -1,0 +1,94 @@
+// orion serve: a model folder behind OpenAI's HTTP API (src/serve): chat and text completions,
+// streamed as server-sent events, concurrent requests on one model instance, the chat page at
+// /. Ctrl-C stops it.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "commands.h"
+#include "core/error.h"
+#include "engine/decoder_factory.h"
+#include "model/model_folder.h"
+#include "serve/http_server.h"
+#include "serve/scheduler.h"
+
+namespace orion::cli {
+
+namespace {
+
+struct ServeOpts {
+  std::string model_dir, weights, lora, device = "cpu";
+  int threads = 0;
+  double max_body_mb = 4;
+  serve::SchedulerOptions scheduler;
+  serve::ServerOptions server;
+};
+
+serve::HttpServer* g_server = nullptr;
+
+void on_signal(int) {
+  // httplib's stop() shuts the listening socket down: safe enough from a handler, and the
+  // process is ending anyway.
+  if (g_server) g_server->stop();
+}
+
+void serve_command(ServeOpts& o) {
+  if (o.device != "cpu")
+    throw Error("--device " + o.device + ": orion serve runs the fast cpu engine so far (concurrent requests each need a "
+                "session of their own over one model)");
+  const model::ModelFolder md = model::ModelFolder::load(o.model_dir);
+  engine::DecoderOptions d;
+  d.weights = o.weights;
+  d.threads = o.threads;
+  d.lora = o.lora;
+  engine::ChosenDecoder chosen = engine::make_decoder(md, d, [&](const std::string& line) {
+    if (!o.server.quiet) std::fprintf(stderr, "%s\n", line.c_str());
+  });
+  if (o.server.model_name.empty()) o.server.model_name = std::filesystem::path(o.model_dir).filename().string();
+  if (o.server.model_name.empty()) o.server.model_name = "orion";
+  o.server.max_body_bytes = static_cast<std::size_t>(o.max_body_mb * 1e6);
+  serve::Scheduler scheduler(md, chosen.new_session, o.scheduler);
+  serve::HttpServer server(scheduler, o.server);
+  const int port = server.bind();
+  std::fprintf(stderr, "serve: %s (%s weights%s) on http://%s:%d/ : POST /v1/chat/completions, /v1/completions; GET /v1/models, "
+               "/health; the chat page at /. %d requests at once, %d more queued. Ctrl-C stops.\n",
+               o.model_dir.c_str(), chosen.weights.c_str(), chosen.lora.empty() ? "" : (", " + chosen.lora).c_str(),
+               o.server.host.c_str(), port, o.scheduler.max_active, o.scheduler.max_queue);
+  std::fflush(stderr);
+  g_server = &server;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  server.listen();
+  g_server = nullptr;
+  std::fprintf(stderr, "serve: stopped\n");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<ServeOpts>();
+  auto* cmd = app.add_subcommand("serve", "Serve a model over OpenAI's HTTP API, with streaming and a chat page");
+  cmd->add_option("-m,--model", o->model_dir, "Model folder")->required();
+  cmd->add_option("--host", o->server.host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", o->server.port, "Port (0: any free one, printed)")->check(CLI::Range(0, 65535))->capture_default_str();
+  cmd->add_option("--device", o->device, "Device: cpu (the fast engine)")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
+  cmd->add_option("--weights", o->weights, "The fast engine's weight format: f32, f16 or q8 (default: the folder's own)")
+      ->check(CLI::IsMember({"f32", "f16", "q8"}));
+  cmd->add_option("--lora", o->lora, "LoRA adapter folder, merged into the weights");
+  cmd->add_option("--threads", o->threads, "Threads of each request's session (0: one per hardware thread)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--max-active", o->scheduler.max_active, "Requests generating at once")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--max-queue", o->scheduler.max_queue, "Requests waiting beyond them (more get 503)")
+      ->check(CLI::Range(0, 100000))->capture_default_str();
+  cmd->add_option("--max-prompt-tokens", o->scheduler.max_prompt_tokens, "Longest prompt taken (0: the context less one)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--max-total-tokens", o->scheduler.max_total_tokens, "Prompt and answer of a request together (0: the context)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--max-body-mb", o->max_body_mb, "Largest request body, MB (more gets 413)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--model-name", o->server.model_name, "The model's name in /v1/models and answers (default: the folder's name)");
+  cmd->add_flag("--quiet", o->server.quiet, "No log line per request");
+  cmd->callback([o] { serve_command(*o); });
+}
+
+}  // namespace orion::cli
