@@ -151,8 +151,10 @@ void write_record_file(const std::string& path, std::uint64_t vocab_size, std::o
   // Everything after the header in file order, so that one pass hashes and another writes.
   const auto each_body_chunk = [&](auto&& fn) {
     for (const Records* r : parts) for_each_encoded_chunk(r->tokens, width, fn);
-    for (const Records* r : parts) fn(std::as_bytes(std::span<const std::uint8_t>(r->mask)));
-    for (const Records* r : parts) fn(std::as_bytes(std::span<const std::uint64_t>(r->starts)));
+    for (const Records* r : parts)
+      if (!r->mask.empty()) fn(std::as_bytes(std::span<const std::uint8_t>(r->mask)));
+    for (const Records* r : parts)
+      if (!r->starts.empty()) fn(std::as_bytes(std::span<const std::uint64_t>(r->starts)));
   };
   ContentHasher hasher;
   each_body_chunk([&](std::span<const std::byte> bytes) { hasher.update_unframed(bytes); });
@@ -288,14 +290,15 @@ Records TokenFile::records(Split split) const {
   r.tokens = tokens(split);
   const std::uint64_t count = header_.train_tokens + header_.val_tokens + header_.test_tokens;
   const std::byte* mask = file_->bytes().data() + kRecordFileHeaderBytes + count * header_.width + first_index(split);
-  r.mask.resize(r.tokens.size());
-  std::memcpy(r.mask.data(), mask, r.mask.size());
+  const auto* m = reinterpret_cast<const std::uint8_t*>(mask);
+  r.mask.assign(m, m + r.tokens.size());
   std::uint64_t first_record = 0;
   const int s = static_cast<int>(split);
   for (int i = 0; i < s; ++i) first_record += header_.records[i];
   r.starts.resize(header_.records[s]);
-  std::memcpy(r.starts.data(), file_->bytes().data() + kRecordFileHeaderBytes + count * (header_.width + 1) + 8 * first_record,
-              8 * r.starts.size());
+  if (!r.starts.empty())  // memcpy's pointers must not be null even for 0 bytes
+    std::memcpy(r.starts.data(), file_->bytes().data() + kRecordFileHeaderBytes + count * (header_.width + 1) + 8 * first_record,
+                8 * r.starts.size());
   return r;
 }
 
