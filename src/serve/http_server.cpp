@@ -91,7 +91,7 @@ struct HttpServer::Impl {
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [this, r, job, id, created, first, ttft, usage, status, clock](std::size_t, httplib::DataSink& sink) {
+        [r, job, id, created, first, ttft, usage, status, clock](std::size_t, httplib::DataSink& sink) {
           const auto send = [&](const json& j) {
             const std::string line = "data: " + j.dump() + "\n\n";
             return sink.write(line.data(), line.size());
