@@ -68,5 +68,15 @@ int main(int argc, char** argv) {
               best_gbps(static_cast<double>(rows * kCols) * 2, [&] { gemv_f16(h.get(), x.data(), nullptr, y.data(), rows, kCols, pool); }));
   std::printf("  f32 %-14s %6.1f GB/s\n", std::string(isa_name(best_isa())).c_str(),
               best_gbps(static_cast<double>(rows * kCols) * 4, [&] { gemv_f32(f.get(), x.data(), nullptr, y.data(), rows, kCols, pool); }));
+  // Several vectors against the one matrix (a server's batched decode): weight bytes streamed a
+  // second, and the multiply-adds' rate.
+  for (const std::int64_t n : {2, 3, 4, 8}) {
+    std::vector<float> xs(static_cast<std::size_t>(n * kCols)), ys(static_cast<std::size_t>(n * rows));
+    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = x[i % x.size()];
+    const double gbps = best_gbps(static_cast<double>(rows * kCols) * 4, [&] {
+      gemv_f32_columns(f.get(), xs.data(), ys.data(), rows, kCols, n, pool);
+    });
+    std::printf("  f32 x %lld vectors     %6.1f GB/s, %6.1f GFLOP/s\n", static_cast<long long>(n), gbps, gbps / 2 * n);
+  }
   std::printf("read bandwidth after: %.1f GB/s\n", measure_read_bandwidth_gbps(pool));
 }

@@ -220,16 +220,24 @@ void gemv_f32(const float* W, const float* x, const float* bias, float* y, std::
 }
 
 void gemv_f32_columns(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t cols,
-                      std::int64_t n, ThreadPool& pool, Isa isa) {
+                      std::int64_t n, ThreadPool& pool, Isa isa,
+                      const std::function<void(std::int64_t r0, std::int64_t r1)>& done) {
   detail::check_sizes("gemv_f32_columns", rows, cols);
   if (n < 0) throw Error("gemv_f32_columns: " + std::to_string(n) + " vectors");
   const detail::RowKernels& k = kernels_for(isa, "gemv_f32_columns");
   if (n == 0) return;
   if (cols == 0) {
     std::fill(Y, Y + n * rows, 0.0f);
+    if (done) done(0, rows);
     return;
   }
-  if (n == 1) return gemv_f32(W, X, nullptr, Y, rows, cols, pool, isa);
+  if (n == 1) {
+    detail::for_rows(rows, cols, Y, pool, [&](std::int64_t r0, std::int64_t r1) {
+      k.f32(W, X, nullptr, Y, r0, r1, cols);
+      if (done) done(r0, r1);
+    });
+    return;
+  }
   // Rows per block: 256 KiB of W, which every vector reads from L2 after the first.
   constexpr std::int64_t kBlockBytes = 256 * 1024;
   const std::int64_t block = std::max<std::int64_t>(4, kBlockBytes / (cols * static_cast<std::int64_t>(sizeof(float))));
@@ -239,10 +247,12 @@ void gemv_f32_columns(const float* W, const float* X, float* Y, std::int64_t row
 #if defined(__x86_64__)
       if (isa == Isa::avx512) {
         detail::kAvx512F32Columns(W, X, Y, rows, b0, b1, cols, n);
+        if (done) done(b0, b1);
         continue;
       }
 #endif
       for (std::int64_t j = 0; j < n; ++j) k.f32(W, X + j * cols, nullptr, Y + j * rows, b0, b1, cols);
+      if (done) done(b0, b1);
     }
   });
 }

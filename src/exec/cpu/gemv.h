@@ -81,11 +81,17 @@ void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* 
 // y_0 .. y_{n-1} as rows of `rows` floats. Every y_j is gemv_f32(W, x_j, nullptr, y_j) bit for
 // bit (the same row kernel on the same W; the arithmetic of a row never depends on the other
 // vectors, on n or on the pool), so a vector's product is the same whether it comes alone or
-// with others: ane-sim's pointwise convs rely on it (exec/cpu/kernels/conv.cpp). The rows go in
-// blocks that stay in L2 while every vector passes over them, so W is read from memory once a
-// call, not n times. None of Y may overlap W or X.
+// with others: ane-sim's pointwise convs and a server's batched decode rely on it
+// (exec/cpu/kernels/conv.cpp, model::FastSession::decode_batch). The rows go in blocks that stay
+// in L2 while every vector passes over them, so W is read from memory once a call, not n times;
+// the AVX-512 path takes four vectors against four rows at a time (gemv_avx512.cpp's dot_block).
+// None of Y may overlap W or X.
+// `done(r0, r1)`, when given, runs once rows [r0, r1) of every Y_j are computed, on the thread
+// that computed them (the rows of different calls do not overlap): the place for a bias or an
+// activation while those rows are still in cache, and spread over the pool.
 void gemv_f32_columns(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t cols,
-                      std::int64_t n, ThreadPool& pool, Isa isa = best_isa());
+                      std::int64_t n, ThreadPool& pool, Isa isa = best_isa(),
+                      const std::function<void(std::int64_t r0, std::int64_t r1)>& done = {});
 
 // 8-bit weights: row r, block b (weights [b*block, (b+1)*block) of the row) is
 // scales[r * (cols / block) + b] * q[r * cols + c]; see quantize.h. block is 32 or 64 and
@@ -129,7 +135,7 @@ extern const RowKernels kAvx2KernelsWithoutPrefetch;
 inline constexpr int kAvx2PrefetchBytes = 384;
 extern const RowKernels kAvx512Kernels;
 // gemv_f32_columns's AVX-512 path: rows [r0, r1) of Y[j] = W X[j] for the n vectors, each
-// with exactly kAvx512Kernels.f32's arithmetic for its row.
+// with exactly kAvx512Kernels.f32's arithmetic for its row, four vectors at a time.
 using ColumnsKernel = void (*)(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t r0,
                                std::int64_t r1, std::int64_t cols, std::int64_t n);
 extern const ColumnsKernel kAvx512F32Columns;

@@ -10,11 +10,15 @@
 
 #if defined(__x86_64__)
 
+#include <algorithm>
 #include <type_traits>
 
 #include "exec/cpu/intrinsics.h"
 
 #define ORION_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
+// Unrolled before GCC's scalar replacement runs, so that an array of accumulators indexed by
+// these loops' counters can live in registers.
+#define ORION_UNROLL _Pragma("GCC unroll 16")
 
 namespace orion::exec::cpu::detail {
 
@@ -110,84 +114,116 @@ ORION_AVX512 void f16_rows(const std::uint16_t* W, const float* x, const float* 
   dot_rows<std::uint16_t, LoadF16>(W, x, bias, y, r0, r1, cols, 32);
 }
 
-// dot_group<R, float, LoadF32> for V vectors at once: out[r][v] = dot(W row r, x_v) with, for
-// every (r, v), exactly dot_group's arithmetic (the same four accumulators fed in the same
+// One 16-column step of dot_block: one of the four accumulators of every (row, vector) pair,
+// acc[r][v], takes W[r, c..c+16) times x_v[c..c+16) (the lanes of m only). The four
+// accumulators are four separate small arrays, each passed to an inlined step: one array of all
+// of them (1.5 KiB) was too large for GCC 12 to keep in registers, and it stored every
+// accumulator to the stack after each multiply-add.
+template <int R, int V>
+ORION_AVX512 __attribute__((always_inline)) inline void block_step(__m512 (&acc)[R][V], const float* W, std::int64_t ld,
+                                                                   const float* const* xs, std::int64_t c, __mmask16 m) {
+  __m512 xv[V];
+  ORION_UNROLL
+  for (int v = 0; v < V; ++v) xv[v] = _mm512_maskz_loadu_ps(m, xs[v] + c);
+  ORION_UNROLL
+  for (int r = 0; r < R; ++r) {
+    const __m512 w = _mm512_maskz_loadu_ps(m, W + r * ld + c);
+    ORION_UNROLL
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(w, xv[v], acc[r][v]);
+  }
+}
+
+// Accumulator U of dot_group for R rows and V vectors: every 16-column step that dot_group feeds
+// into its accumulator U, in the same order (U = 3 also takes the aligning head and the masked
+// tail), into acc[r][v] for each (row, vector) pair.
+template <int R, int V, int U>
+ORION_AVX512 __attribute__((always_inline)) inline void accumulator_pass(__m512 (&acc)[R][V], const float* W, std::int64_t ld,
+                                                                         const float* const* xs, std::int64_t cols,
+                                                                         std::int64_t head) {
+  constexpr __mmask16 all = 0xffff;
+  if (U == 3 && head > 0) block_step<R, V>(acc, W, ld, xs, 0, tail_mask(head));
+  std::int64_t c = head;
+  for (; c + 64 <= cols; c += 64) {
+    ORION_UNROLL
+    for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(W + r * ld + cols + c + 16 * U), _MM_HINT_T0);
+    block_step<R, V>(acc, W, ld, xs, c + 16 * U, all);
+  }
+  const std::int64_t whole = (cols - c) / 16;  // at most three registers left, into accumulators 0, 1, 2
+  if (U < whole) block_step<R, V>(acc, W, ld, xs, c + 16 * U, all);
+  if (U == 3 && c + 16 * whole < cols) block_step<R, V>(acc, W, ld, xs, c + 16 * whole, tail_mask(cols - c - 16 * whole));
+}
+
+// dot_group<R, float, LoadF32> for V vectors at once: out[v * ldo + r * ldr] = dot(W row r, x_v) with,
+// for every (r, v), exactly dot_group's arithmetic (the same four accumulators fed in the same
 // order, the same head and tail masks, the same final sums), so that a vector's result is the
-// same bits as gemv_f32's. Each load of W serves V vectors, which is what makes many vectors
-// cheaper than V gemvs (the rows are then read from L2, not memory, but L2 is the limit).
+// same bits as gemv_f32's. Each load of W serves V vectors and each load of x R rows. Holding
+// all four accumulators of every pair would allow only R * V <= 7 in the 32 registers, at most
+// 0.83 loads per multiply-add, and the loads were the limit; so the accumulators are computed
+// one after the other, each in a pass over the R rows (which stay in L1 between passes), and
+// R = V = 4 needs 0.5 loads per multiply-add.
 template <int R, int V>
 ORION_AVX512 inline void dot_block(const float* W, std::int64_t ld, const float* const* xs, std::int64_t cols,
-                                   std::int64_t head, float* out, std::int64_t ldo) {
-  __m512 acc[R][V][4];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v)
-      for (int u = 0; u < 4; ++u) acc[r][v][u] = _mm512_setzero_ps();
-  // Accumulator u as a constant (std::integral_constant), so that acc stays in registers.
-  const auto step = [&](std::int64_t c, __mmask16 m, auto u_const) ORION_AVX512 {
+                                   std::int64_t head, float* out, std::int64_t ldo, std::int64_t ldr) {
+  __m512 part[4][R][V];
+  const auto pass = [&](auto u_const) ORION_AVX512 {
     constexpr int u = decltype(u_const)::value;
-    __m512 xv[V];
-    for (int v = 0; v < V; ++v) xv[v] = _mm512_maskz_loadu_ps(m, xs[v] + c);
-    for (int r = 0; r < R; ++r) {
-      const __m512 w = _mm512_maskz_loadu_ps(m, W + r * ld + c);
-      for (int v = 0; v < V; ++v) acc[r][v][u] = _mm512_fmadd_ps(w, xv[v], acc[r][v][u]);
-    }
+    __m512 acc[R][V];
+    ORION_UNROLL
+    for (int r = 0; r < R; ++r)
+      ORION_UNROLL
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+    accumulator_pass<R, V, u>(acc, W, ld, xs, cols, head);
+    ORION_UNROLL
+    for (int r = 0; r < R; ++r)
+      ORION_UNROLL
+      for (int v = 0; v < V; ++v) part[u][r][v] = acc[r][v];
   };
-  using U0 = std::integral_constant<int, 0>;
-  using U1 = std::integral_constant<int, 1>;
-  using U2 = std::integral_constant<int, 2>;
-  using U3 = std::integral_constant<int, 3>;
-  std::int64_t c = 0;
-  if (head > 0) {
-    step(0, tail_mask(head), U3{});
-    c = head;
-  }
-  for (; c + 64 <= cols; c += 64) {
-    step(c, 0xffff, U0{});
-    step(c + 16, 0xffff, U1{});
-    step(c + 32, 0xffff, U2{});
-    step(c + 48, 0xffff, U3{});
-  }
-  // At most three whole registers are left: accumulators 0, 1 and 2, as dot_group feeds them.
-  if (c + 16 <= cols) {
-    step(c, 0xffff, U0{});
-    c += 16;
-  }
-  if (c + 16 <= cols) {
-    step(c, 0xffff, U1{});
-    c += 16;
-  }
-  if (c + 16 <= cols) {
-    step(c, 0xffff, U2{});
-    c += 16;
-  }
-  if (c < cols) step(c, tail_mask(cols - c), U3{});
+  pass(std::integral_constant<int, 0>{});
+  pass(std::integral_constant<int, 1>{});
+  pass(std::integral_constant<int, 2>{});
+  pass(std::integral_constant<int, 3>{});
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v)
-      out[v * ldo + r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[r][v][0], acc[r][v][1]),
-                                                            _mm512_add_ps(acc[r][v][2], acc[r][v][3])));
+      out[v * ldo + r * ldr] = _mm512_reduce_add_ps(
+          _mm512_add_ps(_mm512_add_ps(part[0][r][v], part[1][r][v]), _mm512_add_ps(part[2][r][v], part[3][r][v])));
 }
 
-// Rows [r0, r1) of Y[v] = W X[v] for n vectors (rows of X `cols` apart, of Y `rows` apart):
-// two rows by three vectors at a time (24 accumulators of the 32 registers).
-template <int V>
+// Rows [r0, r1) of Y[v] = W X[v] for V vectors (rows of Y `ldy` apart), R rows at a time in
+// detail::for_row_groups' order (R rows a quarter of the range apart: R long sequential streams
+// through W, each prefetching its next row while the passes work on this one).
+template <int R, int V>
 ORION_AVX512 void rows_for_vectors(const float* W, const float* const* xs, float* Y, std::int64_t ldy, std::int64_t r0,
                                    std::int64_t r1, std::int64_t cols, std::int64_t head) {
-  std::int64_t r = r0;
-  for (; r + 2 <= r1; r += 2) dot_block<2, V>(W + r * cols, cols, xs, cols, head, Y + r, ldy);
-  if (r < r1) dot_block<1, V>(W + r * cols, cols, xs, cols, head, Y + r, ldy);
+  const std::int64_t q = (r1 - r0) / R;
+  for (std::int64_t i = 0; i < q; ++i) dot_block<R, V>(W + (r0 + i) * cols, q * cols, xs, cols, head, Y + r0 + i, ldy, q);
+  for (std::int64_t r = r0 + R * q; r < r1; ++r) dot_block<1, V>(W + r * cols, cols, xs, cols, head, Y + r, ldy, 1);
 }
 
+// Vectors go four at a time against one row (16 accumulators, 4 loads of x and 1 of W per 4
+// multiply-adds), so that W streams through once in one long sequential read for every four;
+// the remaining one to three vectors in one more pass, the rows two or four at a time.
 ORION_AVX512 void f32_columns(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t r0,
                               std::int64_t r1, std::int64_t cols, std::int64_t n) {
   const std::int64_t head = aligning_head(W, cols, 64);
+  const float* xs[4];
   std::int64_t j = 0;
-  for (; j + 3 <= n; j += 3) {
-    const float* xs[3] = {X + j * cols, X + (j + 1) * cols, X + (j + 2) * cols};
-    rows_for_vectors<3>(W, xs, Y + j * rows, rows, r0, r1, cols, head);
-  }
-  for (; j < n; ++j) {
-    const float* xs[1] = {X + j * cols};
-    rows_for_vectors<1>(W, xs, Y + j * rows, rows, r0, r1, cols, head);
+  for (; j < n; j += 4) {
+    const std::int64_t v = std::min<std::int64_t>(4, n - j);
+    for (std::int64_t i = 0; i < v; ++i) xs[i] = X + (j + i) * cols;
+    float* y = Y + j * rows;
+    switch (v) {
+      case 4:
+        rows_for_vectors<4, 4>(W, xs, y, rows, r0, r1, cols, head);
+        break;
+      case 3:
+        rows_for_vectors<4, 3>(W, xs, y, rows, r0, r1, cols, head);
+        break;
+      case 2:
+        rows_for_vectors<4, 2>(W, xs, y, rows, r0, r1, cols, head);
+        break;
+      default:
+        rows_for_vectors<4, 1>(W, xs, y, rows, r0, r1, cols, head);
+    }
   }
 }
 
