@@ -148,11 +148,19 @@ void cache_heads(const float* row, float* cache, std::int64_t kv_heads, std::int
 void attend_heads(const float* q, const float* K, const float* V, std::int64_t heads, std::int64_t kv_heads,
                   std::int64_t positions, std::int64_t n, std::int64_t D, float scale, float* scores, float* out,
                   ThreadPool& pool) {
+  const AttentionRow row{q, K, V, n, out};
+  attend_rows({&row, 1}, heads, kv_heads, positions, D, scale, scores, pool);
+}
+
+void attend_rows(std::span<const AttentionRow> rows, std::int64_t heads, std::int64_t kv_heads, std::int64_t positions,
+                 std::int64_t D, float scale, float* scores, ThreadPool& pool) {
   const std::int64_t group = heads / kv_heads;
-  pool.parallel_for(0, heads, 1, [&](std::int64_t h0, std::int64_t h1) {
-    for (std::int64_t h = h0; h < h1; ++h) {
-      const std::int64_t kv = (h / group) * positions * D;
-      attend_one_query(q + h * D, K + kv, V + kv, n, D, scale, scores + h * positions, out + h * D);
+  const auto tasks = static_cast<std::int64_t>(rows.size()) * heads;
+  pool.parallel_for(0, tasks, 1, [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const AttentionRow& r = rows[static_cast<std::size_t>(t / heads)];
+      const std::int64_t h = t % heads, kv = (h / group) * positions * D;
+      attend_one_query(r.q + h * D, r.K + kv, r.V + kv, r.n, D, scale, scores + t * positions, r.out + h * D);
     }
   });
 }

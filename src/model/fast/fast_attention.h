@@ -3,6 +3,7 @@
 // loops compiled per ISA: with the baseline ISA's loops, attention was a noticeable part of a
 // q8 decode step (docs/PERFORMANCE.md, "Smaller measurements behind the code").
 #include <cstdint>
+#include <span>
 
 #include "core/thread_pool.h"
 
@@ -27,5 +28,19 @@ void cache_heads(const float* row, float* cache, std::int64_t kv_heads, std::int
 void attend_heads(const float* q, const float* K, const float* V, std::int64_t heads, std::int64_t kv_heads,
                   std::int64_t positions, std::int64_t n, std::int64_t D, float scale, float* scores, float* out,
                   ThreadPool& pool);
+
+// One token of each of several sequences (a batched decode step): row i's query heads q over the
+// first n positions of its own cache K, V, into out. Every (row, head) pair is one task of a
+// single parallel_for, with attend_heads' arithmetic; scores holds rows.size() * heads *
+// positions floats.
+struct AttentionRow {
+  const float* q;
+  const float* K;
+  const float* V;
+  std::int64_t n;
+  float* out;
+};
+void attend_rows(std::span<const AttentionRow> rows, std::int64_t heads, std::int64_t kv_heads, std::int64_t positions,
+                 std::int64_t D, float scale, float* scores, ThreadPool& pool);
 
 }  // namespace orion::model

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/memory_limit.h"
 #include "exec/cpu/gemm.h"
+#include "exec/cpu/gemv.h"
 
 namespace orion::model {
 
@@ -54,9 +55,83 @@ std::vector<float> FastSession::prefill(std::span<const std::int32_t> tokens) {
     logits_of(bx_.data() + (T - 1) * shape_.width);
     return logits_;
   }
+  if (T > 1 && batchable()) {
+    // A short prompt as one batched pass (gemv_f32_columns reads each matrix once for all its
+    // tokens): the same bits as stepping token by token, which reads every matrix T times.
+    std::vector<BatchRow> rows;
+    for (std::int64_t t = 0; t < T; ++t) rows.push_back({this, position_ + t});
+    run_rows(rows, tokens);
+    position_ += T;
+    logits_of(bx_.data() + (T - 1) * shape_.width);
+    return logits_;
+  }
   // Prompt tokens but the last need no logits: the head (the largest matrix) is skipped.
   for (std::size_t i = 0; i < tokens.size(); ++i) step(tokens[i], i + 1 == tokens.size());
   return logits_;
+}
+
+std::vector<std::vector<float>> FastSession::decode_batch(std::span<FastSession* const> sessions,
+                                                          std::span<const std::int32_t> tokens) {
+  if (sessions.empty()) return {};
+  FastSession& lead = *sessions[0];
+  const FastSessionShape& s = lead.shape_;
+  const auto B = static_cast<std::int64_t>(sessions.size());
+  if (tokens.size() != sessions.size())
+    throw Error("decode_batch: " + std::to_string(tokens.size()) + " tokens for " + std::to_string(B) + " sessions");
+  if (B > s.positions) throw Error("decode_batch: more sessions than the context's positions");
+  for (std::size_t b = 0; b < sessions.size(); ++b) {
+    FastSession& x = *sessions[b];
+    if (x.shape_.head != s.head) throw Error("decode_batch: the sessions are of different models");
+    if (!x.batchable()) throw Error("decode_batch: f32 weights only");
+    check_decoder_tokens(tokens.subspan(b, 1), x.position_, s.positions, s.vocab, s.arch);
+  }
+  std::vector<BatchRow> rows;
+  for (FastSession* x : sessions) rows.push_back({x, x->position_});
+  lead.run_rows(rows, tokens);
+  const std::int64_t C = s.width;
+  for (std::int64_t b = 0; b < B; ++b) lead.final_norm(lead.bx_.data() + b * C, lead.bh_.data() + b * C);
+  std::vector<float> logits(static_cast<std::size_t>(B * s.vocab));
+  lead.batch_linear(*s.head, lead.bh_.data(), B, logits.data(), false);
+  std::vector<std::vector<float>> out;
+  for (std::int64_t b = 0; b < B; ++b) {
+    ++sessions[static_cast<std::size_t>(b)]->position_;
+    out.emplace_back(logits.begin() + b * s.vocab, logits.begin() + (b + 1) * s.vocab);
+  }
+  return out;
+}
+
+void FastSession::run_rows(std::span<const BatchRow> rows, std::span<const std::int32_t> tokens) {
+  prefill_scratch();
+  exec::cpu::set_gemm_threads(pool_.size());
+  for (std::size_t b = 0; b < rows.size(); ++b)
+    rows[b].session->embed(tokens[b], rows[b].position, bx_.data() + static_cast<std::int64_t>(b) * shape_.width);
+  batch_layers(rows);
+}
+
+void FastSession::batch_linear(const PackedLinear& lin, const float* X, std::int64_t B, float* Y, bool accumulate,
+                               std::int64_t ldx, exec::cpu::Activation act) {
+  const std::int64_t N = lin.rows(), K = lin.cols();
+  const float* W = lin.f32_data();
+  if (!W) throw Error("decode_batch: f32 weights only");
+  if (ldx != 0 && ldx != K) {
+    bin_.resize(static_cast<std::size_t>(B * K));
+    for (std::int64_t b = 0; b < B; ++b) std::copy_n(X + b * ldx, K, bin_.data() + b * K);
+    X = bin_.data();
+  }
+  bout_.resize(static_cast<std::size_t>(B * N));
+  const float* bias = lin.bias_data();
+  // The bias, the residual sum and the activation of rows [r0, r1), by the thread that computed
+  // them, in apply()'s order: bias, then activation (on the product, not on the residual sum).
+  exec::cpu::gemv_f32_columns(W, X, bout_.data(), N, K, B, pool_, isa_, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t b = 0; b < B; ++b) {
+      float* p = bout_.data() + b * N;
+      float* y = Y + b * N;
+      if (bias)
+        for (std::int64_t i = r0; i < r1; ++i) p[i] += bias[i];
+      exec::cpu::apply_activation(act, p + r0, r1 - r0);
+      for (std::int64_t i = r0; i < r1; ++i) y[i] = accumulate ? y[i] + p[i] : p[i];
+    }
+  });
 }
 
 void FastSession::step(std::int32_t token, bool want_logits) {

@@ -99,6 +99,17 @@ class FastSession : public Decoder {
   void set_batched_prefill_min(std::int64_t n);
   std::int64_t batched_prefill_min() const { return batched_min_; }
 
+  // One token for each of `sessions` (sessions of one fast model, each at its own position) in
+  // one pass over the weights: the linear layers and the head as matrix products over the
+  // rows, each row's attention over its own session's cache. Returns each session's logits,
+  // the ones decode() gives to rounding; every position advances by one. What a server's
+  // concurrent requests decode with. f32 weights only (batchable()): f16 and q8 matrices would
+  // be expanded to f32 at every step, which costs more than the passes it saves. Throws
+  // orion::Error for sessions of different models, a full context or a bad token.
+  static std::vector<std::vector<float>> decode_batch(std::span<FastSession* const> sessions,
+                                                      std::span<const std::int32_t> tokens);
+  bool batchable() const { return shape_.dtype == WeightDType::f32; }
+
  protected:
   // Throws orion::Error when shape.reserved_bytes would pass the memory limit.
   FastSession(FastSessionShape shape, int threads, exec::cpu::Isa isa);
@@ -114,6 +125,43 @@ class FastSession : public Decoder {
   virtual void prefill_layers(std::int64_t tokens) = 0;
   // The final norm of one row `x` of the residual stream into `y`.
   virtual void final_norm(const float* x, float* y) const = 0;
+  // One row of a batched pass: a token of `session` at `position` (several rows may be one
+  // session's consecutive positions: a short prompt).
+  struct BatchRow {
+    FastSession* session;
+    std::int64_t position;
+  };
+  // The batched pass's layers: row b of bx_ (rows[b]'s token, embedded at its position) through
+  // every layer, its keys and values written to its session's cache at its position before any
+  // row attends (so a prompt's rows see each other causally): the residual stream left in bx_.
+  virtual void batch_layers(std::span<const BatchRow> rows) = 0;
+
+  // A row's cache of layer `layer` (for batch_layers, which reads other sessions than its own).
+  struct RowCache {
+    float* k;
+    float* v;
+    std::int64_t position;
+  };
+  static RowCache row_cache(const BatchRow& r, std::size_t layer) {
+    return {r.session->k_cache_[layer].get(), r.session->v_cache_[layer].get(), r.position};
+  }
+  // Y[B, out] = X[B, in] W^T + b (Y += ... when `accumulate`) for batch_layers: f32 weights
+  // through gemv_f32_columns, which reads W once for all rows and gives each row the bits
+  // apply() gives it alone, so that a batched session decodes exactly as a lone one. X's rows
+  // are `ldx` floats apart (0: in); `act` as apply()'s, after the bias.
+  void batch_linear(const PackedLinear& lin, const float* X, std::int64_t B, float* Y, bool accumulate, std::int64_t ldx = 0,
+                    exec::cpu::Activation act = exec::cpu::Activation::none);
+  // The batched passes' activations, [rows, width] each: the residual stream, the normed rows,
+  // q/k/v, attention's output and the feed-forward's hidden rows.
+  struct RowBuffers {
+    float *x, *normed, *qkv, *attention, *mlp;
+  };
+  RowBuffers row_buffers() { return {bx_.data(), bh_.data(), bqkv_.data(), batt_.data(), bmlp_.data()}; }
+  // attend_rows' scratch for a batched step: at least `floats`, kept between steps.
+  float* batch_scores(std::int64_t floats) {
+    if (bscores_.size() < static_cast<std::size_t>(floats)) bscores_.resize(static_cast<std::size_t>(floats));
+    return bscores_.data();
+  }
 
   FastSessionShape shape_;
   ThreadPool pool_;
@@ -127,9 +175,13 @@ class FastSession : public Decoder {
   // [positions, width] activations and one f32 copy of the largest matrix (f16 and q8 weights
   // are expanded into it for the BLAS), allocated on the first batched prefill.
   std::vector<float> bx_, bh_, bqkv_, batt_, bmlp_, bscores_, bweights_;
+  std::vector<float> bin_, bout_;  // batch_linear's packed inputs and products
 
  private:
   void step(std::int32_t token, bool want_logits);
+  // Embeds rows' tokens and runs batch_layers on the lead session's scratch; the residual
+  // stream of row b is left in bx_ + b * width.
+  void run_rows(std::span<const BatchRow> rows, std::span<const std::int32_t> tokens);
   // The final norm of `x` and the head: the logits into logits_.
   void logits_of(const float* x);
   void prefill_scratch();

@@ -58,6 +58,7 @@ class Gpt2FastSession final : public FastSession {
 
  private:
   void embed(std::int32_t token, std::int64_t position, float* x) const override;
+  void batch_layers(std::span<const BatchRow> rows) override;
   void step_layers() override;
   void prefill_layers(std::int64_t tokens) override;  // gpt2_fast_prefill.cpp
   void final_norm(const float* x, float* y) const override;

@@ -8,10 +8,14 @@
 // expanded to f32 one at a time into a scratch buffer, since sgemm computes in f32 only.
 // The pieces Llama's prefill shares are in model/fast/fast_prefill.h. K and V rows go into the session's cache exactly where step() puts them, so decoding
 // continues from a batched prompt as from a token-by-token one.
+//
+// batch_layers is the same products over one token of each of several sessions (a server's
+// concurrent requests, FastSession::decode_batch), each row attending over its own cache.
 #include <cmath>
 
 #include "exec/cpu/gemm.h"
 #include "exec/cpu/vector_math.h"
+#include "model/fast/fast_attention.h"
 #include "model/fast/fast_prefill.h"
 #include "model/fast/fast_rows.h"
 #include "model/fast/gpt2_fast.h"
@@ -28,17 +32,45 @@ double Gpt2FastSession::batched_prefill_flops(const Gpt2Config& c, std::int64_t 
   return static_cast<double>(c.n_layer) * (linears + attention) + 2 * C * static_cast<double>(c.vocab_size);
 }
 
+void Gpt2FastSession::batch_layers(std::span<const BatchRow> batch) {
+  const Gpt2FastModel& m = *model_;
+  const auto& c = m.config();
+  const std::int64_t C = c.n_embd, H = c.n_head, D = C / H, P = c.n_positions;
+  const auto B = static_cast<std::int64_t>(batch.size());
+  const auto eps = static_cast<float>(c.layer_norm_epsilon);
+  const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  const auto [X, Hn, QKV, A, M] = row_buffers();
+  const auto norm_rows = [&](const std::vector<float>& g, const std::vector<float>& b) {
+    for (std::int64_t t = 0; t < B; ++t) layer_norm_row(X + t * C, g.data(), b.data(), eps, Hn + t * C, static_cast<std::size_t>(C));
+  };
+  std::vector<AttentionRow> rows;
+  for (std::size_t l = 0; l < m.layers_.size(); ++l) {
+    const Gpt2FastLayer& L = m.layers_[l];
+    norm_rows(L.ln1_g, L.ln1_b);
+    batch_linear(L.attn, Hn, B, QKV, false);
+    rows.clear();
+    for (std::int64_t b = 0; b < B; ++b) {
+      const RowCache rc = row_cache(batch[static_cast<std::size_t>(b)], l);
+      const float* q = QKV + b * 3 * C;
+      cache_heads(q + C, rc.k, H, P, D, rc.position);
+      cache_heads(q + 2 * C, rc.v, H, P, D, rc.position);
+      rows.push_back({q, rc.k, rc.v, rc.position + 1, A + b * C});
+    }
+    attend_rows(rows, H, H, P, D, scale, batch_scores(B * H * P), pool_);
+    batch_linear(L.proj, A, B, X, true);
+    norm_rows(L.ln2_g, L.ln2_b);
+    batch_linear(L.fc, Hn, B, M, false, 0, exec::cpu::Activation::gelu);
+    batch_linear(L.mlp_proj, M, B, X, true);
+  }
+}
+
 void Gpt2FastSession::prefill_layers(std::int64_t T) {
   const Gpt2FastModel& m = *model_;
   const auto& c = m.config();
   const std::int64_t C = c.n_embd, H = c.n_head, D = C / H, pos = position_;
   const auto eps = static_cast<float>(c.layer_norm_epsilon);
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
-  float* X = bx_.data();
-  float* Hn = bh_.data();
-  float* QKV = bqkv_.data();
-  float* A = batt_.data();
-  float* M = bmlp_.data();
+  const auto [X, Hn, QKV, A, M] = row_buffers();
 
   const auto norm_rows = [&](const std::vector<float>& g, const std::vector<float>& b) {
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {

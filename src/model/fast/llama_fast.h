@@ -68,6 +68,7 @@ class LlamaFastSession final : public FastSession {
   // The cache is [kv_heads, positions, head_dim]: one key/value head's run is one sequential
   // stream, read by every query head of its group.
   void embed(std::int32_t token, std::int64_t position, float* x) const override;
+  void batch_layers(std::span<const BatchRow> rows) override;
   void step_layers() override;
   void prefill_layers(std::int64_t tokens) override;  // llama_fast_prefill.cpp
   void final_norm(const float* x, float* y) const override;
