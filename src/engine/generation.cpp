@@ -21,34 +21,45 @@ void Generation::stop(std::string why) {
   done_ = true;
 }
 
-bool Generation::step(const std::function<void(std::string_view)>& emit) {
-  if (done_) return false;
+std::optional<std::int32_t> Generation::next_token(const std::function<void(std::string_view)>& emit) {
+  if (done_) return std::nullopt;
   const std::int32_t next = sampler_.sample(logits_, ids_);
   if (std::find(limits_.stop_ids.begin(), limits_.stop_ids.end(), next) != limits_.stop_ids.end()) {
     out_.stop = "stopped at the end-of-text token";
     out_.stopped_at_eos = true;
     done_ = true;
-    return false;
+    return std::nullopt;
   }
   if (next >= tokenizer_.vocab_size()) {  // a row the tokenizer has no spelling for
     stop("stopped: sampled token " + std::to_string(next) + ", which the tokenizer cannot spell");
-    return false;
+    return std::nullopt;
   }
   ids_.push_back(next);
   ++out_.generated;
   emit(tokenizer_.piece(next));
   if (out_.generated >= limits_.max_tokens) {
     done_ = true;
-    return false;
+    return std::nullopt;
   }
   if (session_.position() >= session_.context()) {
     stop("stopped: the context of " + std::to_string(session_.context()) + " tokens is full");
-    return false;
+    return std::nullopt;
   }
-  Stopwatch sw;
-  logits_ = session_.decode(next);
-  out_.decode_seconds += sw.seconds();
+  return next;
+}
+
+void Generation::set_logits(std::vector<float> logits, double seconds) {
+  logits_ = std::move(logits);
+  out_.decode_seconds += seconds;
   ++out_.decode_steps;
+}
+
+bool Generation::step(const std::function<void(std::string_view)>& emit) {
+  const std::optional<std::int32_t> next = next_token(emit);
+  if (!next) return false;
+  Stopwatch sw;
+  std::vector<float> logits = session_.decode(*next);
+  set_logits(std::move(logits), sw.seconds());
   return true;
 }
 

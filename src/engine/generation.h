@@ -5,6 +5,7 @@
 // `orion chat` and the server share, so that they stop for the same reasons.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,6 +46,11 @@ class Generation {
   // One token; false once generation has ended (outcome() says why), this step included when
   // it ended it.
   bool step(const std::function<void(std::string_view)>& emit);
+  // step() in two halves, for a caller that runs several sessions' tokens together: the next
+  // token sampled and emitted, to be run through the session (nullopt: generation has ended),
+  // then the logits that running it gave.
+  std::optional<std::int32_t> next_token(const std::function<void(std::string_view)>& emit);
+  void set_logits(std::vector<float> logits, double seconds);
   bool done() const { return done_; }
   // Ends it here (a cancelled request).
   void stop(std::string why);

@@ -124,6 +124,10 @@ CompletionRequest parse_request(Endpoint endpoint, std::string_view body) {
     if (!j.at("stream").is_boolean()) throw bad("'stream' must be a boolean", "stream");
     r.stream = j.at("stream").get<bool>();
   }
+  if (j.contains("ignore_eos") && !j.at("ignore_eos").is_null()) {
+    if (!j.at("ignore_eos").is_boolean()) throw bad("'ignore_eos' must be a boolean", "ignore_eos");
+    r.ignore_eos = j.at("ignore_eos").get<bool>();
+  }
   if (j.contains("stream_options") && j.at("stream_options").is_object()) {
     const json& o = j.at("stream_options");
     r.include_usage = o.contains("include_usage") && o.at("include_usage").is_boolean() && o.at("include_usage").get<bool>();

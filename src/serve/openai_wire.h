@@ -37,6 +37,7 @@ struct CompletionRequest {
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  bool ignore_eos = false;     // generate past end-of-text (an extension, as vLLM's, for benchmarks)
 };
 
 // Reads a request body. Throws ApiError (400) naming the field: JSON that does not parse,

@@ -3,6 +3,8 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/stopwatch.h"
+#include "model/fast/fast_session.h"
 #include "engine/generation.h"
 #include "serve/stop_strings.h"
 #include "text/sampler.h"
@@ -45,7 +47,7 @@ void Job::push(std::string text, bool done, std::string finish_reason, std::stri
     pending_.done = true;
     pending_.finish_reason = std::move(finish_reason);
     pending_.error = std::move(error);
-    pending_.usage = {prompt_tokens_, generated_};
+    pending_.usage = {prompt_tokens_, generated_.load()};
     finished_ = true;
   }
   has_pending_ = has_pending_ || !pending_.text.empty() || done;
@@ -140,8 +142,43 @@ void Scheduler::start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Acti
   std::vector<float> logits = a->session->prefill(job->ids_);
   a->generation = std::make_unique<engine::Generation>(
       *a->session, *a->sampler, *folder_.tokenizer, std::move(logits), job->ids_,
-      engine::GenerationLimits{static_cast<int>(job->max_tokens_), folder_.stop_ids});
+      engine::GenerationLimits{static_cast<int>(job->max_tokens_), r.ignore_eos ? std::vector<std::int32_t>{} : folder_.stop_ids});
   active.push_back(std::move(a));
+}
+
+void Scheduler::decode(const std::vector<Active*>& running, const std::vector<std::int32_t>& tokens) {
+  if (running.empty()) return;
+  std::vector<model::FastSession*> fast;
+  for (Active* a : running) {
+    auto* f = dynamic_cast<model::FastSession*>(a->session.get());
+    if (!f || !f->batchable()) break;
+    fast.push_back(f);
+  }
+  Stopwatch sw;
+  if (fast.size() == running.size() && running.size() > 1) {
+    try {
+      std::vector<std::vector<float>> logits = model::FastSession::decode_batch(fast, tokens);
+      const double each = sw.seconds();
+      for (std::size_t i = 0; i < running.size(); ++i) running[i]->generation->set_logits(std::move(logits[i]), each);
+    } catch (const std::exception& e) {
+      for (Active* a : running) {
+        a->job->push("", true, "", e.what());
+        a->generation->stop("failed");
+      }
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < running.size(); ++i) {
+    Active& a = *running[i];
+    try {
+      Stopwatch one;
+      std::vector<float> logits = a.session->decode(tokens[i]);
+      a.generation->set_logits(std::move(logits), one.seconds());
+    } catch (const std::exception& e) {
+      a.job->push("", true, "", e.what());
+      a.generation->stop("failed");
+    }
+  }
 }
 
 void Scheduler::run() {
@@ -169,32 +206,43 @@ void Scheduler::run() {
         job->push("", true, "", e.what());
       }
     }
-    // One token for each active request, in turn.
-    for (auto& a : active) {
-      Job& job = *a->job;
-      bool more = false;
-      std::string released;
+    // One token for each active request: sampled and emitted for each, then run through the
+    // sessions together in one pass over the weights where the engine can (the fast engine's
+    // f32 sessions, FastSession::decode_batch), else one after another.
+    std::vector<std::string> released(active.size());
+    std::vector<Active*> running;
+    std::vector<std::int32_t> tokens;
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      Active& a = *active[i];
       try {
-        if (job.cancelled()) {
-          a->generation->stop("cancelled");
-        } else {
-          more = a->generation->step([&](std::string_view piece) { released += a->stops.push(piece); });
-          job.generated_ = a->generation->outcome().generated;
+        if (a.job->cancelled()) {
+          a.generation->stop("cancelled");
+          continue;
+        }
+        const std::optional<std::int32_t> t = a.generation->next_token([&](std::string_view piece) { released[i] += a.stops.push(piece); });
+        a.job->generated_ = a.generation->outcome().generated;
+        if (t && !a.stops.stopped()) {
+          running.push_back(&a);
+          tokens.push_back(*t);
         }
       } catch (const std::exception& e) {
-        job.push(released, true, "", e.what());
-        a->generation->stop("failed");
-        continue;
+        a.job->push(released[i], true, "", e.what());
+        a.generation->stop("failed");
       }
-      if (a->stops.stopped()) {
-        job.push(released, true, "stop");
-        a->generation->stop("stop string");
-      } else if (!more) {
-        released += a->stops.flush();
-        const engine::GenerationOutcome& o = a->generation->outcome();
-        job.push(released, true, o.stopped_at_eos || job.cancelled() ? "stop" : "length");
-      } else if (!released.empty()) {
-        job.push(released, false);
+    }
+    decode(running, tokens);
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      Active& a = *active[i];
+      Job& job = *a.job;
+      if (a.stops.stopped()) {
+        job.push(released[i], true, "stop");
+        a.generation->stop("stop string");
+      } else if (a.generation->done()) {
+        released[i] += a.stops.flush();
+        const engine::GenerationOutcome& o = a.generation->outcome();
+        job.push(released[i], true, o.stopped_at_eos || job.cancelled() ? "stop" : "length");
+      } else if (!released[i].empty()) {
+        job.push(released[i], false);
       }
     }
     // Finished requests give their sessions back.

@@ -1,9 +1,12 @@
 #pragma once
 // One model instance serving many requests: a worker thread owns the sessions (each with its
-// own KV cache) and steps every active request's generation a token at a time in turn, so that
-// requests that arrive together stream together; the others wait in a bounded queue. A request
+// own KV cache) and steps every active request's generation a token at a time, their tokens
+// run through the model together in one pass over the weights (the fast engine's
+// decode_batch), so that requests that arrive together stream together and the aggregate rate
+// grows with them; the others wait in a bounded queue. A request
 // is a Job: its text comes out as events the HTTP side waits on, and cancelling it (a client
 // that went away) ends its generation at the next token and frees its session.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -46,6 +49,8 @@ class Job {
   bool cancelled() const;
   const std::string& id() const { return id_; }
   std::int64_t prompt_tokens() const { return prompt_tokens_; }
+  // Tokens generated so far (read from any thread while the scheduler works).
+  std::int64_t generated() const { return generated_.load(std::memory_order_relaxed); }
 
  private:
   friend class Scheduler;
@@ -54,7 +59,8 @@ class Job {
   std::string id_;
   CompletionRequest request_;
   std::vector<std::int32_t> ids_;  // the prompt, then what is generated
-  std::int64_t prompt_tokens_ = 0, generated_ = 0, max_tokens_ = 0;
+  std::int64_t prompt_tokens_ = 0, max_tokens_ = 0;
+  std::atomic<std::int64_t> generated_ = 0;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   JobEvent pending_;
@@ -84,6 +90,9 @@ class Scheduler {
   struct Active;
   void run();
   void start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Active>>& active);
+  // Runs each running request's token through its session: together when they are all the
+  // fast engine's batchable sessions, else one by one; each generation gets its logits.
+  void decode(const std::vector<Active*>& running, const std::vector<std::int32_t>& tokens);
 
   const model::ModelFolder& folder_;
   SessionFactory sessions_;

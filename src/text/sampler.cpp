@@ -18,6 +18,15 @@ Sampler::Sampler(SamplerOptions options) : options_(options), rng_(options.seed)
 
 std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> history) {
   const std::size_t n = logits.size();
+  if (options_.temperature == 0.0f && options_.repetition_penalty == 1.0f) {
+    // Greedy without a penalty: one scan, no copies (a server samples every stream each step).
+    // The first of the largest finite logits, as the general path's order gives.
+    std::size_t best = n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::isfinite(logits[i]) && (best == n || logits[i] > logits[best])) best = i;
+    if (best == n) throw Error("sampler: every logit is infinite or NaN");
+    return static_cast<std::int32_t>(best);
+  }
   std::vector<float> l(logits.begin(), logits.end());
   if (options_.repetition_penalty != 1.0f) {
     // As in CTRL and Hugging Face: shrink positive logits, grow negative ones, once per token.

@@ -219,5 +219,26 @@ TEST_F(ServeCli, AClientThatGoesAwayStopsItsGenerationAndOthersStreamTogether) {
   }
 }
 
+// `orion bench serve` on a small folder: every stream's tokens counted, rates measured.
+TEST_F(ServeCli, BenchServeReportsEveryStreamCount) {
+  const CliResult r = run_orion("bench serve -m " + path("m") + " --streams 1,3 --tokens 5 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::size_t at = r.out.find("[{\"streams\"");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out.substr(at));
+  ASSERT_EQ(j.size(), 2u) << r.out;
+  EXPECT_EQ(j[0]["streams"], 1);
+  EXPECT_EQ(j[0]["tokens"], 5);
+  EXPECT_EQ(j[1]["streams"], 3);
+  EXPECT_EQ(j[1]["tokens"], 15);
+  for (const auto& run : j) {
+    EXPECT_GT(run["in_all_tok_per_s"].get<double>(), 0) << r.out;
+    EXPECT_GE(run["decode_tok_per_s"].get<double>(), 0) << r.out;  // 0 when a small model finishes within one look
+    EXPECT_GT(run["first_token_s"].get<double>(), 0) << r.out;
+  }
+  EXPECT_EQ(run_orion("bench serve -m " + path("m") + " --tokens 0").status, 2);
+}
+
 }  // namespace
+
 }  // namespace orion::test

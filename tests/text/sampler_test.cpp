@@ -91,6 +91,8 @@ TEST(Sampler, RejectsBadOptionsAndHopelessLogits) {
   Sampler s(opts(1.0f));
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_THROW(s.sample(std::vector<float>{inf, -inf}), Error);
+  Sampler greedy(opts(0));
+  EXPECT_THROW(greedy.sample(std::vector<float>{std::numeric_limits<float>::quiet_NaN(), inf}), Error);
 }
 
 }  // namespace

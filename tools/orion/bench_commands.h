@@ -14,6 +14,7 @@ void add_bench_decode_command(CLI::App& bench);
 void add_bench_prefill_command(CLI::App& bench);
 void add_bench_kernels_command(CLI::App& bench);
 void add_bench_train_command(CLI::App& bench);
+void add_bench_serve_command(CLI::App& bench);
 
 // The model the decode and prefill benches run: the folder `model_dir` (GPT-2 or Llama) when
 // given, else randomly initialised weights (`seed`) of `arch`'s shapes (gpt2-124m or

@@ -11,6 +11,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_decode_command(*bench);
   add_bench_prefill_command(*bench);
   add_bench_train_command(*bench);
+  add_bench_serve_command(*bench);
   add_bench_tokenize_command(*bench);
   add_bench_kernels_command(*bench);
 }
