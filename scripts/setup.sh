@@ -28,6 +28,8 @@ packages=(
   # Independent references the tests run: numpy reads and writes the .npy files of
   # `orion mil run`; jinja2 renders chat templates as transformers does.
   python3-numpy python3-jinja2
+  # The browser the chat page of `orion serve` is tested in (headless, through puppeteer-core).
+  chromium
   # The default training corpus, the King James Bible (scripts/fetch_corpus.sh, docs/DATA.md).
   bible-kjv
 )

@@ -38,6 +38,12 @@ const log = document.getElementById("log"), input = document.getElementById("inp
       statusLine = document.getElementById("status"), sendButton = document.getElementById("send");
 let messages = [];
 let busy = false;
+// Sampling settings from the page's address (/?temperature=0&max_tokens=64), sent with every
+// request; numbers only, anything else is left to the server's defaults.
+const settings = {};
+for (const [k, v] of new URLSearchParams(location.search))
+  if (["temperature", "top_p", "top_k", "max_tokens", "seed"].includes(k) && v !== "" && !isNaN(Number(v)))
+    settings[k] = Number(v);
 
 fetch("/v1/models").then(r => r.json()).then(j => {
   if (j.data && j.data[0]) document.getElementById("model").textContent = "(" + j.data[0].id + ")";
@@ -72,7 +78,7 @@ async function send(text) {
     const res = await fetch("/v1/chat/completions", {
       method: "POST",
       headers: {"Content-Type": "application/json"},
-      body: JSON.stringify({messages, stream: true, stream_options: {include_usage: true}})
+      body: JSON.stringify({...settings, messages, stream: true, stream_options: {include_usage: true}})
     });
     if (!res.ok) {
       const j = await res.json().catch(() => ({}));

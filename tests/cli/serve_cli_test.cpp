@@ -219,6 +219,39 @@ TEST_F(ServeCli, AClientThatGoesAwayStopsItsGenerationAndOthersStreamTogether) {
   }
 }
 
+// The chat page in a headless Chromium (tests/reference/chat_page.mjs): a typed message gets a
+// streamed answer (several texts shown as it grows), the one `orion generate --chat --temp 0`
+// gives with the page's address setting temperature 0, the rate on the status line, and the
+// second message goes with the whole conversation.
+TEST_F(ServeCli, TheChatPageInChromiumStreamsAnAnswerAndKeepsTheConversation) {
+  ServeProcess server(path("m"), "--model-name tiny-qwen3");
+  ASSERT_GT(server.port(), 0) << server.log();
+  const std::string data = std::getenv("ORION_TEST_DATA") ? std::getenv("ORION_TEST_DATA") : "";
+  const std::string cmd = "node " + std::string(ORION_SOURCE_DIR) + "/tests/reference/chat_page.mjs " + data +
+                          "/node_modules '" + server.url() + "/?temperature=0&max_tokens=12' " + path("page.json") + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << server.log();
+  const json out = json::parse(read(path("page.json")));
+  EXPECT_EQ(out["pageErrors"], json::array()) << out.dump();
+  EXPECT_EQ(out["model"], "(tiny-qwen3)");
+  ASSERT_EQ(out["turns"].size(), 2u) << out.dump();
+  const std::string want = generated("-p 'Name a colour' --chat -n 12 --temp 0", "<|im_start|>assistant\n");
+  const json& first = out["turns"][0];
+  EXPECT_EQ(first["text"], want) << out.dump();
+  EXPECT_GE(first["shown"].get<int>(), 3) << "not streamed: " << out.dump();
+  EXPECT_NE(first["status"].get<std::string>().find("12 tokens"), std::string::npos) << out.dump();
+  EXPECT_NE(first["status"].get<std::string>().find("tok/s"), std::string::npos) << out.dump();
+  EXPECT_FALSE(out["turns"][1]["text"].get<std::string>().empty()) << out.dump();
+  ASSERT_EQ(out["bodies"].size(), 2u) << out.dump();
+  const json& second = out["bodies"][1];
+  EXPECT_EQ(second["temperature"], 0);
+  EXPECT_EQ(second["max_tokens"], 12);
+  ASSERT_EQ(second["messages"].size(), 3u) << second.dump();
+  EXPECT_EQ(second["messages"][0]["content"], "Name a colour");
+  EXPECT_EQ(second["messages"][1]["role"], "assistant");
+  EXPECT_EQ(second["messages"][1]["content"], want);
+  EXPECT_EQ(second["messages"][2]["content"], "And another one");
+}
+
 // `orion bench serve` on a small folder: every stream's tokens counted, rates measured.
 TEST_F(ServeCli, BenchServeReportsEveryStreamCount) {
   const CliResult r = run_orion("bench serve -m " + path("m") + " --streams 1,3 --tokens 5 --json");
