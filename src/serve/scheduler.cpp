@@ -81,6 +81,14 @@ int Scheduler::queued() const {
   return static_cast<int>(queue_.size());
 }
 
+void Scheduler::drop_cancelled() {
+  std::erase_if(queue_, [](const std::shared_ptr<Job>& job) {
+    if (!job->cancelled()) return false;
+    job->push("", true, "stop");
+    return true;
+  });
+}
+
 std::shared_ptr<Job> Scheduler::submit(const CompletionRequest& r) {
   auto job = std::make_shared<Job>();
   job->request_ = r;
@@ -110,6 +118,7 @@ std::shared_ptr<Job> Scheduler::submit(const CompletionRequest& r) {
   job->max_tokens_ = r.max_tokens.value_or(room);
   {
     std::lock_guard lock(mu_);
+    drop_cancelled();
     if (static_cast<int>(queue_.size()) >= options_.max_queue)
       throw ApiError{503, "the server is busy: " + std::to_string(queue_.size()) + " requests are waiting; try again shortly",
                      "server_busy", ""};
@@ -189,6 +198,7 @@ void Scheduler::run() {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !active.empty(); });
       if (stopping_) break;
+      drop_cancelled();
       while (!queue_.empty() && static_cast<int>(active.size() + starting.size()) < options_.max_active) {
         starting.push_back(queue_.front());
         queue_.pop_front();
