@@ -48,8 +48,8 @@ std::optional<std::int32_t> Generation::next_token(const std::function<void(std:
   return next;
 }
 
-void Generation::set_logits(std::vector<float> logits, double seconds) {
-  logits_ = std::move(logits);
+void Generation::set_logits(std::vector<float>& logits, double seconds) {
+  logits_.swap(logits);
   out_.decode_seconds += seconds;
   ++out_.decode_steps;
 }
@@ -59,7 +59,7 @@ bool Generation::step(const std::function<void(std::string_view)>& emit) {
   if (!next) return false;
   Stopwatch sw;
   std::vector<float> logits = session_.decode(*next);
-  set_logits(std::move(logits), sw.seconds());
+  set_logits(logits, sw.seconds());
   return true;
 }
 

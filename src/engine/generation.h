@@ -50,7 +50,9 @@ class Generation {
   // token sampled and emitted, to be run through the session (nullopt: generation has ended),
   // then the logits that running it gave.
   std::optional<std::int32_t> next_token(const std::function<void(std::string_view)>& emit);
-  void set_logits(std::vector<float> logits, double seconds);
+  // Takes the logits by swapping: `logits` is left holding the previous ones' storage, for the
+  // caller to reuse (a server decoding every step would otherwise allocate them each time).
+  void set_logits(std::vector<float>& logits, double seconds);
   bool done() const { return done_; }
   // Ends it here (a cancelled request).
   void stop(std::string why);

@@ -166,9 +166,9 @@ void Scheduler::decode(const std::vector<Active*>& running, const std::vector<st
   Stopwatch sw;
   if (fast.size() == running.size() && running.size() > 1) {
     try {
-      std::vector<std::vector<float>> logits = model::FastSession::decode_batch(fast, tokens);
+      model::FastSession::decode_batch(fast, tokens, batch_logits_);
       const double each = sw.seconds();
-      for (std::size_t i = 0; i < running.size(); ++i) running[i]->generation->set_logits(std::move(logits[i]), each);
+      for (std::size_t i = 0; i < running.size(); ++i) running[i]->generation->set_logits(batch_logits_[i], each);
     } catch (const std::exception& e) {
       for (Active* a : running) {
         a->job->push("", true, "", e.what());
@@ -182,7 +182,7 @@ void Scheduler::decode(const std::vector<Active*>& running, const std::vector<st
     try {
       Stopwatch one;
       std::vector<float> logits = a.session->decode(tokens[i]);
-      a.generation->set_logits(std::move(logits), one.seconds());
+      a.generation->set_logits(logits, one.seconds());
     } catch (const std::exception& e) {
       a.job->push("", true, "", e.what());
       a.generation->stop("failed");

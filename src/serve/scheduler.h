@@ -91,6 +91,8 @@ class Scheduler {
   // Finishes and removes the queued jobs whose clients went away, so that they hold no place in
   // the queue (a client that disconnects and asks again must not fill it). Under mu_.
   void drop_cancelled();
+  // decode_batch's logits, their storage kept from step to step (the worker's only).
+  std::vector<std::vector<float>> batch_logits_;
   void run();
   void start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Active>>& active);
   // Runs each running request's token through its session: together when they are all the

@@ -48,7 +48,8 @@ void expect_batch_matches_alone(std::shared_ptr<const Model> model, std::int64_t
   for (int step = 0; step < 4; ++step) {
     std::vector<std::int32_t> tokens;
     for (std::size_t i = 0; i < sessions.size(); ++i) tokens.push_back(static_cast<std::int32_t>((step * 37 + i * 11 + 3) % vocab));
-    const std::vector<std::vector<float>> together = FastSession::decode_batch(sessions, tokens);
+    std::vector<std::vector<float>> together;
+    FastSession::decode_batch(sessions, tokens, together);
     ASSERT_EQ(together.size(), sessions.size());
     for (std::size_t i = 0; i < sessions.size(); ++i) {
       const std::vector<float> one = alone[i]->decode(tokens[i]);
@@ -61,7 +62,8 @@ void expect_batch_matches_alone(std::shared_ptr<const Model> model, std::int64_t
     EXPECT_EQ(batched[i]->decode(7), alone[i]->decode(7)) << i;
   // One model's sessions only; the tokens checked like decode()'s.
   const std::vector<std::int32_t> bad = {0, static_cast<std::int32_t>(vocab), 1};
-  EXPECT_THROW(FastSession::decode_batch(sessions, bad), Error);
+  std::vector<std::vector<float>> out;
+  EXPECT_THROW(FastSession::decode_batch(sessions, bad, out), Error);
 }
 
 TEST(FastDecodeBatch, Gpt2RowsDecodedTogetherEqualEachAlone) {
@@ -82,7 +84,8 @@ TEST(FastDecodeBatch, Qwen3RowsDecodedTogetherEqualEachAlone) {
   s.prefill(std::vector<std::int32_t>{1, 2});
   FastSession* one[] = {&s};
   EXPECT_FALSE(s.batchable());
-  EXPECT_THROW(FastSession::decode_batch(one, std::vector<std::int32_t>{3}), Error);
+  std::vector<std::vector<float>> out;
+  EXPECT_THROW(FastSession::decode_batch(one, std::vector<std::int32_t>{3}, out), Error);
 }
 
 }  // namespace

@@ -242,8 +242,11 @@ void gemv_f32_columns(const float* W, const float* X, float* Y, std::int64_t row
   constexpr std::int64_t kBlockBytes = 256 * 1024;
   const std::int64_t block = std::max<std::int64_t>(4, kBlockBytes / (cols * static_cast<std::int64_t>(sizeof(float))));
   detail::for_rows(rows, cols * n, Y, pool, [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t b0 = r0; b0 < r1; b0 += block) {
-      const std::int64_t b1 = std::min(r1, b0 + block);
+    // Up to four vectors are one pass of the AVX-512 kernel: no block is read twice, and the
+    // whole range makes longer streams through W.
+    const std::int64_t step = isa == Isa::avx512 && n <= 4 ? r1 - r0 : block;
+    for (std::int64_t b0 = r0; b0 < r1; b0 += step) {
+      const std::int64_t b1 = std::min(r1, b0 + step);
 #if defined(__x86_64__)
       if (isa == Isa::avx512) {
         detail::kAvx512F32Columns(W, X, Y, rows, b0, b1, cols, n);

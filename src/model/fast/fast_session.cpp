@@ -70,9 +70,9 @@ std::vector<float> FastSession::prefill(std::span<const std::int32_t> tokens) {
   return logits_;
 }
 
-std::vector<std::vector<float>> FastSession::decode_batch(std::span<FastSession* const> sessions,
-                                                          std::span<const std::int32_t> tokens) {
-  if (sessions.empty()) return {};
+void FastSession::decode_batch(std::span<FastSession* const> sessions, std::span<const std::int32_t> tokens,
+                               std::vector<std::vector<float>>& logits) {
+  if (sessions.empty()) return;
   FastSession& lead = *sessions[0];
   const FastSessionShape& s = lead.shape_;
   const auto B = static_cast<std::int64_t>(sessions.size());
@@ -90,14 +90,14 @@ std::vector<std::vector<float>> FastSession::decode_batch(std::span<FastSession*
   lead.run_rows(rows, tokens);
   const std::int64_t C = s.width;
   for (std::int64_t b = 0; b < B; ++b) lead.final_norm(lead.bx_.data() + b * C, lead.bh_.data() + b * C);
-  std::vector<float> logits(static_cast<std::size_t>(B * s.vocab));
-  lead.batch_linear(*s.head, lead.bh_.data(), B, logits.data(), false);
-  std::vector<std::vector<float>> out;
+  lead.blogits_.resize(static_cast<std::size_t>(B * s.vocab));
+  lead.batch_linear(*s.head, lead.bh_.data(), B, lead.blogits_.data(), false);
+  logits.resize(sessions.size());
   for (std::int64_t b = 0; b < B; ++b) {
     ++sessions[static_cast<std::size_t>(b)]->position_;
-    out.emplace_back(logits.begin() + b * s.vocab, logits.begin() + (b + 1) * s.vocab);
+    const auto row = lead.blogits_.begin() + b * s.vocab;
+    logits[static_cast<std::size_t>(b)].assign(row, row + s.vocab);
   }
-  return out;
 }
 
 void FastSession::run_rows(std::span<const BatchRow> rows, std::span<const std::int32_t> tokens) {
@@ -118,18 +118,25 @@ void FastSession::batch_linear(const PackedLinear& lin, const float* X, std::int
     for (std::int64_t b = 0; b < B; ++b) std::copy_n(X + b * ldx, K, bin_.data() + b * K);
     X = bin_.data();
   }
-  bout_.resize(static_cast<std::size_t>(B * N));
+  // The products go straight to Y unless they are added to it (the residual stream).
+  float* P = Y;
+  if (accumulate) {
+    bout_.resize(static_cast<std::size_t>(B * N));
+    P = bout_.data();
+  }
   const float* bias = lin.bias_data();
-  // The bias, the residual sum and the activation of rows [r0, r1), by the thread that computed
+  // The bias, the activation and the residual sum of rows [r0, r1), by the thread that computed
   // them, in apply()'s order: bias, then activation (on the product, not on the residual sum).
-  exec::cpu::gemv_f32_columns(W, X, bout_.data(), N, K, B, pool_, isa_, [&](std::int64_t r0, std::int64_t r1) {
+  exec::cpu::gemv_f32_columns(W, X, P, N, K, B, pool_, isa_, [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t b = 0; b < B; ++b) {
-      float* p = bout_.data() + b * N;
-      float* y = Y + b * N;
+      float* p = P + b * N;
       if (bias)
         for (std::int64_t i = r0; i < r1; ++i) p[i] += bias[i];
       exec::cpu::apply_activation(act, p + r0, r1 - r0);
-      for (std::int64_t i = r0; i < r1; ++i) y[i] = accumulate ? y[i] + p[i] : p[i];
+      if (accumulate) {
+        float* y = Y + b * N;
+        for (std::int64_t i = r0; i < r1; ++i) y[i] += p[i];
+      }
     }
   });
 }

@@ -101,13 +101,14 @@ class FastSession : public Decoder {
 
   // One token for each of `sessions` (sessions of one fast model, each at its own position) in
   // one pass over the weights: the linear layers and the head as matrix products over the
-  // rows, each row's attention over its own session's cache. Returns each session's logits,
-  // the ones decode() gives to rounding; every position advances by one. What a server's
+  // rows, each row's attention over its own session's cache: each session's logits, the
+  // very bits decode() gives; every position advances by one. What a server's
   // concurrent requests decode with. f32 weights only (batchable()): f16 and q8 matrices would
   // be expanded to f32 at every step, which costs more than the passes it saves. Throws
   // orion::Error for sessions of different models, a full context or a bad token.
-  static std::vector<std::vector<float>> decode_batch(std::span<FastSession* const> sessions,
-                                                      std::span<const std::int32_t> tokens);
+  // logits[b] gets session b's (the vectors' storage is reused from call to call).
+  static void decode_batch(std::span<FastSession* const> sessions, std::span<const std::int32_t> tokens,
+                           std::vector<std::vector<float>>& logits);
   bool batchable() const { return shape_.dtype == WeightDType::f32; }
 
  protected:
@@ -176,6 +177,7 @@ class FastSession : public Decoder {
   // are expanded into it for the BLAS), allocated on the first batched prefill.
   std::vector<float> bx_, bh_, bqkv_, batt_, bmlp_, bscores_, bweights_;
   std::vector<float> bin_, bout_;  // batch_linear's packed inputs and products
+  std::vector<float> blogits_;     // decode_batch's head, [sessions, vocab]
 
  private:
   void step(std::int32_t token, bool want_logits);
