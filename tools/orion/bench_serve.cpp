@@ -12,6 +12,7 @@
 #include "core/stopwatch.h"
 #include "core/temp_folder.h"
 #include "engine/decoder_factory.h"
+#include "exec/cpu/machine_limits.h"
 #include "model/model_folder.h"
 #include "model/model_init.h"
 #include "serve/scheduler.h"
@@ -105,18 +106,23 @@ void bench_serve(const BenchServeOpts& o) {
   run_streams(scheduler, so.max_active, 8);
   double single = 0;
   if (!o.json) std::printf("bench serve: %s, %s weights, %d tokens a request, greedy\n", dir.c_str(), chosen.weights.c_str(), o.tokens);
+  // How far batching pays depends on how memory-bound one stream is: the machine's read
+  // bandwidth is probed before each run (a shared VM's moves by 2x within a minute).
+  ThreadPool probe_pool(o.threads);
   std::string json = "[";
   for (int n : o.streams) {
+    const double read_gbps = exec::cpu::measure_read_bandwidth_gbps(probe_pool, std::size_t{256} << 20, 3);
     const StreamsRun run = run_streams(scheduler, n, o.tokens);
     if (single == 0) single = run.decoding / n;
     if (o.json) {
       json += (json.size() > 1 ? ", " : "") + std::string("{\"streams\": ") + std::to_string(n) + ", \"tokens\": " +
               std::to_string(run.generated) + ", \"decode_tok_per_s\": " + std::to_string(run.decoding) +
               ", \"vs_one\": " + std::to_string(run.decoding / single) + ", \"in_all_tok_per_s\": " +
-              std::to_string(run.in_all) + ", \"first_token_s\": " + std::to_string(run.first_token) + "}";
+              std::to_string(run.in_all) + ", \"first_token_s\": " + std::to_string(run.first_token) +
+              ", \"read_gbps_before\": " + std::to_string(read_gbps) + "}";
     } else {
-      std::printf("  %d stream%s: %5.1f tok/s decoding (%.2fx one stream's), %5.1f tok/s in all, first token %.0f ms\n", n,
-                  n == 1 ? " " : "s", run.decoding, run.decoding / single, run.in_all, run.first_token * 1e3);
+      std::printf("  %d stream%s: %5.1f tok/s decoding (%.2fx one stream's), %5.1f tok/s in all, first token %.0f ms; read bandwidth before %.1f GB/s\n",
+                  n, n == 1 ? " " : "s", run.decoding, run.decoding / single, run.in_all, run.first_token * 1e3, read_gbps);
     }
   }
   if (o.json) std::printf("%s]\n", json.c_str());
