@@ -231,6 +231,24 @@ TEST_F(ServeCli, AClientThatGoesAwayStopsItsGenerationAndOthersStreamTogether) {
   }
 }
 
+// On ane-sim the model's kernels compile once and its one session serves the requests in turn:
+// two sent together both get what `orion generate --device ane-sim --temp 0` gives.
+TEST_F(ServeCli, OnAneSimRequestsTakeTurnsAndEqualGenerate) {
+  ServeProcess server(path("m"), "--device ane-sim --no-cache");
+  ASSERT_GT(server.port(), 0) << server.log();
+  const std::string want = generated("--device ane-sim --no-cache -p 'Name a colour' --chat -n 6 --temp 0", "<|im_start|>assistant\n");
+  const std::string body = R"({"messages": [{"role": "user", "content": "Name a colour"}], "max_tokens": 6, "temperature": 0})";
+  Http answers[2];
+  std::thread other([&] { answers[1] = curl(server.url() + "/v1/chat/completions -H 'Content-Type: application/json' -d '" + body + "'"); });
+  answers[0] = curl(server.url() + "/v1/chat/completions -H 'Content-Type: application/json' -d '" + body + "'");
+  other.join();
+  for (const Http& a : answers) {
+    ASSERT_EQ(a.status, 200) << a.body << server.log();
+    EXPECT_EQ(json::parse(a.body)["choices"][0]["message"]["content"], want) << a.body;
+  }
+  EXPECT_NE(server.log().find("one request at a time"), std::string::npos) << server.log();
+}
+
 // The chat page in a headless Chromium (tests/reference/chat_page.mjs): a typed message gets a
 // streamed answer (several texts shown as it grows), the one `orion generate --chat --temp 0`
 // gives with the page's address setting temperature 0, the rate on the status line, and the

@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <thread>
 
+#include "ane_package_cli.h"
 #include "commands.h"
 #include "core/error.h"
 #include "engine/decoder_factory.h"
+#include "runtime/device_factory.h"
 #include "model/model_folder.h"
 #include "serve/http_server.h"
 #include "serve/scheduler.h"
@@ -19,6 +21,7 @@ namespace {
 
 struct ServeOpts {
   std::string model_dir, weights, lora, device = "cpu";
+  engine::DeviceRunOptions ane;
   int threads = 0;
   double max_body_mb = 4;
   serve::SchedulerOptions scheduler;
@@ -34,26 +37,40 @@ void on_signal(int) {
 }
 
 void serve_command(ServeOpts& o) {
-  if (o.device != "cpu")
-    throw Error("--device " + o.device + ": orion serve runs the fast cpu engine so far (concurrent requests each need a "
-                "session of their own over one model)");
   const model::ModelFolder md = model::ModelFolder::load(o.model_dir);
   engine::DecoderOptions d;
+  d.device = runtime::device_kind(o.device);
   d.weights = o.weights;
   d.threads = o.threads;
   d.lora = o.lora;
+  d.run = o.ane;
   engine::ChosenDecoder chosen = engine::make_decoder(md, d, [&](const std::string& line) {
     if (!o.server.quiet) std::fprintf(stderr, "%s\n", line.c_str());
   });
+  serve::Scheduler::SessionFactory sessions = chosen.new_session;
+  if (!sessions) {
+    // A device's decoder is one session over kernels compiled and loaded once (the compile
+    // budget and the device's memory allow no second): its requests run one at a time and the
+    // rest wait in the queue.
+    if (o.scheduler.max_active != 1 && !o.server.quiet)
+      std::fprintf(stderr, "serve: --device %s runs one request at a time (the others queue)\n", o.device.c_str());
+    o.scheduler.max_active = 1;
+    sessions = [&chosen, given = false]() mutable -> std::unique_ptr<model::Decoder> {
+      if (given) throw Error("serve: the device's decoder is one session, already in use");
+      given = true;
+      return std::move(chosen.decoder);
+    };
+  }
   if (o.server.model_name.empty()) o.server.model_name = std::filesystem::path(o.model_dir).filename().string();
   if (o.server.model_name.empty()) o.server.model_name = "orion";
   o.server.max_body_bytes = static_cast<std::size_t>(o.max_body_mb * 1e6);
-  serve::Scheduler scheduler(md, chosen.new_session, o.scheduler);
+  serve::Scheduler scheduler(md, sessions, o.scheduler);
   serve::HttpServer server(scheduler, o.server);
   const int port = server.bind();
-  std::fprintf(stderr, "serve: %s (%s weights%s) on http://%s:%d/ : POST /v1/chat/completions, /v1/completions; GET /v1/models, "
+  const std::string engine = chosen.run ? o.device : chosen.weights + " weights";
+  std::fprintf(stderr, "serve: %s (%s%s) on http://%s:%d/ : POST /v1/chat/completions, /v1/completions; GET /v1/models, "
                "/health; the chat page at /. %d requests at once, %d more queued. Ctrl-C stops.\n",
-               o.model_dir.c_str(), chosen.weights.c_str(), chosen.lora.empty() ? "" : (", " + chosen.lora).c_str(),
+               o.model_dir.c_str(), engine.c_str(), chosen.lora.empty() ? "" : (", " + chosen.lora).c_str(),
                o.server.host.c_str(), port, o.scheduler.max_active, o.scheduler.max_queue);
   std::fflush(stderr);
   g_server = &server;
@@ -72,7 +89,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("-m,--model", o->model_dir, "Model folder")->required();
   cmd->add_option("--host", o->server.host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", o->server.port, "Port (0: any free one, printed)")->check(CLI::Range(0, 65535))->capture_default_str();
-  cmd->add_option("--device", o->device, "Device: cpu (the fast engine)")->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
+  cmd->add_option("--device", o->device,
+                  "Device: cpu (the fast engine; concurrent requests decode together), ane-sim (the emulator) or ane (the "
+                  "Neural Engine: macOS on Apple silicon), one request at a time")
+      ->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
+  add_device_run_options(cmd, o->ane);
   cmd->add_option("--weights", o->weights, "The fast engine's weight format: f32, f16 or q8 (default: the folder's own)")
       ->check(CLI::IsMember({"f32", "f16", "q8"}));
   cmd->add_option("--lora", o->lora, "LoRA adapter folder, merged into the weights");
