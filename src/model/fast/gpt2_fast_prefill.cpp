@@ -39,7 +39,8 @@ void Gpt2FastSession::batch_layers(std::span<const BatchRow> batch) {
   const auto B = static_cast<std::int64_t>(batch.size());
   const auto eps = static_cast<float>(c.layer_norm_epsilon);
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
-  const auto [X, Hn, QKV, A, M] = row_buffers();
+  const RowBuffers rb = row_buffers();  // named, not bound: clang 14 cannot capture bindings
+  float *X = rb.x, *Hn = rb.normed, *QKV = rb.qkv, *A = rb.attention, *M = rb.mlp;
   const auto norm_rows = [&](const std::vector<float>& g, const std::vector<float>& b) {
     for (std::int64_t t = 0; t < B; ++t) layer_norm_row(X + t * C, g.data(), b.data(), eps, Hn + t * C, static_cast<std::size_t>(C));
   };
@@ -70,7 +71,8 @@ void Gpt2FastSession::prefill_layers(std::int64_t T) {
   const std::int64_t C = c.n_embd, H = c.n_head, D = C / H, pos = position_;
   const auto eps = static_cast<float>(c.layer_norm_epsilon);
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
-  const auto [X, Hn, QKV, A, M] = row_buffers();
+  const RowBuffers rb = row_buffers();  // named, not bound: clang 14 cannot capture bindings
+  float *X = rb.x, *Hn = rb.normed, *QKV = rb.qkv, *A = rb.attention, *M = rb.mlp;
 
   const auto norm_rows = [&](const std::vector<float>& g, const std::vector<float>& b) {
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {

@@ -38,7 +38,8 @@ void LlamaFastSession::batch_layers(std::span<const BatchRow> batch) {
   const std::int64_t QW = H * D, KVW = c.kv_width(), QKVW = QW + 2 * KVW, F = c.intermediate_size, P = c.context();
   const auto B = static_cast<std::int64_t>(batch.size());
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
-  const auto [X, Hn, QKV, A, GU] = row_buffers();
+  const RowBuffers rb = row_buffers();  // named, not bound: clang 14 cannot capture bindings
+  float *X = rb.x, *Hn = rb.normed, *QKV = rb.qkv, *A = rb.attention, *GU = rb.mlp;
   const auto norm_rows = [&](const std::vector<float>& g) {
     for (std::int64_t t = 0; t < B; ++t) rms_norm_row(X + t * C, g.data(), c.rms_norm_eps, Hn + t * C, static_cast<std::size_t>(C));
   };
@@ -72,7 +73,8 @@ void LlamaFastSession::prefill_layers(std::int64_t T) {
   const std::int64_t QW = H * D, KVW = c.kv_width(), QKVW = QW + 2 * KVW, F = c.intermediate_size;
   const std::int64_t P = c.context(), pos = position_;
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
-  const auto [X, Hn, QKV, A, GU] = row_buffers();
+  const RowBuffers rb = row_buffers();  // named, not bound: clang 14 cannot capture bindings
+  float *X = rb.x, *Hn = rb.normed, *QKV = rb.qkv, *A = rb.attention, *GU = rb.mlp;
 
   const auto norm_rows = [&](const std::vector<float>& g) {
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
