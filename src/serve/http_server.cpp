@@ -96,13 +96,20 @@ struct HttpServer::Impl {
             const std::string line = "data: " + j.dump() + "\n\n";
             return sink.write(line.data(), line.size());
           };
-          if (*first) {
-            *first = false;
-            if (r.endpoint == Endpoint::chat && !send(stream_chunk(r, id, created, "", std::nullopt, true))) return false;
-          }
           std::optional<JobEvent> e;
           while (!(e = job->next(std::chrono::milliseconds(100)))) {
             if (!sink.is_writable()) {
+              job->cancel();
+              return false;
+            }
+          }
+          // The role chunk goes with the first event, not before: a client that has gone away is
+          // only seen when a write fails, and a request still queued writes nothing, so one that
+          // hung up after an early role chunk and asked again could fill the queue with requests
+          // nobody reads.
+          if (*first) {
+            *first = false;
+            if (r.endpoint == Endpoint::chat && !send(stream_chunk(r, id, created, "", std::nullopt, true))) {
               job->cancel();
               return false;
             }
