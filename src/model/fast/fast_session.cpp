@@ -102,7 +102,6 @@ void FastSession::decode_batch(std::span<FastSession* const> sessions, std::span
 
 void FastSession::run_rows(std::span<const BatchRow> rows, std::span<const std::int32_t> tokens) {
   prefill_scratch();
-  exec::cpu::set_gemm_threads(pool_.size());
   for (std::size_t b = 0; b < rows.size(); ++b)
     rows[b].session->embed(tokens[b], rows[b].position, bx_.data() + static_cast<std::int64_t>(b) * shape_.width);
   batch_layers(rows);
