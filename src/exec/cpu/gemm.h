@@ -1,8 +1,9 @@
 #pragma once
-// Matrix-matrix products (prefill, and training later) through oneDNN's sgemm, chosen over
-// OpenBLAS and BLIS by measurement (docs/PERFORMANCE.md, "Choices"). This is
-// the only door to it: no other file includes the library's header, so that changing the
-// library changes this file alone.
+// Matrix-matrix products (prefill, training) through the library chosen at configure time
+// (ORION_GEMM): oneDNN's sgemm, chosen over OpenBLAS and BLIS by measurement on x86
+// (docs/PERFORMANCE.md, "Choices"), or a cblas: Accelerate on macOS, OpenBLAS on Linux
+// (docs/PLATFORMS.md). gemm.cpp is the only door to it: no other file includes the library's
+// header, so that changing the library changes that file alone.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -32,7 +33,12 @@ int gemm_threads();
 // product and would compete with it). sgemm called inside fn runs on its calling thread alone.
 void gemm_parallel_for(std::int64_t n, const std::function<void(std::int64_t lo, std::int64_t hi)>& fn);
 
+// The configure-time choice (ORION_GEMM) this build was made with: "onednn" or "cblas".
+const char* gemm_configured();
 // Library, version and the kernels it picked, for benchmark reports.
 std::string gemm_library();
+// The file the library's sgemm was loaded from, as the dynamic loader resolved it (proof of
+// which library runs); "?" when the loader cannot say.
+std::string gemm_library_file();
 
 }  // namespace orion::exec::cpu

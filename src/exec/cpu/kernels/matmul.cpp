@@ -250,21 +250,17 @@ void matmul(const KernelArgs& args) {
   const std::int64_t batches = shape_numel(ob);
   p.x_off.resize(static_cast<std::size_t>(batches));
   p.y_off.resize(static_cast<std::size_t>(batches));
-  {
-    std::vector<std::int64_t> idx(ob.size(), 0);
-    std::int64_t xo = 0, yo = 0;
-    for (std::int64_t b = 0; b < batches; ++b) {
-      p.x_off[static_cast<std::size_t>(b)] = xo * p.m * p.k;
-      p.y_off[static_cast<std::size_t>(b)] = yo * p.k * p.n;
-      for (std::size_t d = ob.size(); d-- > 0;) {
-        xo += xbs[d];
-        yo += ybs[d];
-        if (++idx[d] < ob[d]) break;
-        xo -= xbs[d] * ob[d];
-        yo -= ybs[d] * ob[d];
-        idx[d] = 0;
-      }
+  for (std::int64_t b = 0; b < batches; ++b) {
+    // Batch b's index in each broadcast dimension, last dimension fastest.
+    std::int64_t rest = b, xo = 0, yo = 0;
+    for (std::size_t d = ob.size(); d-- > 0;) {
+      const std::int64_t i = rest % ob[d];
+      rest /= ob[d];
+      xo += i * xbs[d];
+      yo += i * ybs[d];
     }
+    p.x_off[static_cast<std::size_t>(b)] = xo * p.m * p.k;
+    p.y_off[static_cast<std::size_t>(b)] = yo * p.k * p.n;
   }
   // One y for every batch and untransposed, consecutive x matrices: the batches are one tall
   // product (a layer applied to [batch, seq, c]).
