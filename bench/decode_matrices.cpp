@@ -1,7 +1,8 @@
 // bench_decode_matrices [threads] [rounds]: the 49 GEMVs of one GPT-2 124M token (12 layers of
 // 2304x768, 768x768, 3072x768 and 768x3072, then the 50257x768 head) back to back, as decoding
 // runs them but with nothing in between, in GB/s of weight and scale bytes: every q8 kernel
-// variant this CPU runs, f16 (with and without the AVX2 kernel's prefetching) and f32. The
+// variant this CPU runs (AVX-512, AVX2 and their VNNI forms on x86, NEON with and without SDOT
+// on arm64), f16 (on x86 also without the AVX2 kernel's prefetching) and f32. The
 // variants take turns within each round, each round starting with the next one, so that this
 // VM's bandwidth drift (docs/PERFORMANCE.md, "Machines") hits them alike; each round's read
 // bandwidth is probed before it. A kernel's own streaming rate is told apart from what decoding

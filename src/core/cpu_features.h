@@ -15,9 +15,15 @@ struct CpuFeatures {
   bool avx512vnni = false;
   bool avx512bf16 = false;
   bool avxvnni = false;  // VEX-encoded VNNI (vpdpbusd on 256-bit registers)
+  // AArch64: Advanced SIMD (every arm64 core), its int8 dot products (SDOT, FEAT_DotProd) and
+  // fp16 arithmetic (FEAT_FP16), read from the OS (Linux's auxiliary vector, macOS's sysctl).
+  bool neon = false;
+  bool dotprod = false;
+  bool fp16 = false;
 };
 
-// All false on CPUs other than x86. Each flag also means the OS saves the registers it needs.
+// Each architecture's flags are false on the others. Each flag also means the OS saves the
+// registers it needs.
 const CpuFeatures& cpu_features();
 
 // The names of the features present, space-separated ("avx2 fma f16c avx512f"); "none" when

@@ -27,7 +27,8 @@ TEST(CpuFeatures, SummaryListsExactlyTheFlagsThatAreSet) {
   const std::pair<bool, const char*> flags[] = {
       {f.avx2, "avx2"},         {f.fma, "fma"},           {f.f16c, "f16c"},
       {f.avx512f, "avx512f"},   {f.avx512bw, "avx512bw"}, {f.avx512vl, "avx512vl"},
-      {f.avx512vnni, "avx512vnni"}, {f.avx512bf16, "avx512bf16"}, {f.avxvnni, "avxvnni"}};
+      {f.avx512vnni, "avx512vnni"}, {f.avx512bf16, "avx512bf16"}, {f.avxvnni, "avxvnni"},
+      {f.neon, "neon"},         {f.dotprod, "dotprod"},   {f.fp16, "fp16"}};
   bool any = false;
   for (const auto& [present, name] : flags) {
     EXPECT_EQ(listed.count(name) == 1, present) << name;
@@ -37,6 +38,28 @@ TEST(CpuFeatures, SummaryListsExactlyTheFlagsThatAreSet) {
     EXPECT_EQ(summary, "none");
   } else {
     EXPECT_EQ(listed.count("none"), 0u);
+  }
+}
+
+// Each architecture's flags are set only on it; Advanced SIMD is in every arm64 core, and
+// the dot-product and fp16 extensions need it.
+TEST(CpuFeatures, FlagsBelongToTheirArchitecture) {
+  const CpuFeatures& f = cpu_features();
+  const bool x86 = f.avx2 || f.fma || f.f16c || f.avx512f || f.avx512bw || f.avx512vl ||
+                   f.avx512vnni || f.avx512bf16 || f.avxvnni;
+#if defined(__aarch64__)
+  EXPECT_TRUE(f.neon);
+  EXPECT_FALSE(x86);
+#else
+  EXPECT_FALSE(f.neon);
+  EXPECT_FALSE(f.dotprod);
+  EXPECT_FALSE(f.fp16);
+#endif
+  if (f.dotprod || f.fp16) {
+    EXPECT_TRUE(f.neon);
+  }
+  if (f.neon) {
+    EXPECT_FALSE(x86);
   }
 }
 
@@ -61,8 +84,24 @@ TEST(CpuFeatures, AgreesWithTheKernelsCpuinfo) {
   EXPECT_EQ(f.avx512vnni, kernel.count("avx512_vnni") == 1);
   EXPECT_EQ(f.avx512bf16, kernel.count("avx512_bf16") == 1);
   EXPECT_EQ(f.avxvnni, kernel.count("avx_vnni") == 1);
+#elif defined(__linux__) && defined(__aarch64__)
+  // Linux names the hardware capabilities in the "Features" line. qemu-user (before 8.1) shows
+  // the host's /proc/cpuinfo instead, which has none.
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  std::set<std::string> kernel;
+  while (std::getline(in, line))
+    if (line.rfind("Features", 0) == 0) {
+      kernel = words(line.substr(line.find(':') + 1));
+      break;
+    }
+  if (kernel.empty()) GTEST_SKIP() << "no Features line in /proc/cpuinfo (an emulator?)";
+  const CpuFeatures& f = cpu_features();
+  EXPECT_EQ(f.neon, kernel.count("asimd") == 1);
+  EXPECT_EQ(f.dotprod, kernel.count("asimddp") == 1);
+  EXPECT_EQ(f.fp16, kernel.count("fphp") == 1 && kernel.count("asimdhp") == 1);
 #else
-  GTEST_SKIP() << "needs Linux on x86";
+  GTEST_SKIP() << "needs Linux on x86 or arm64";
 #endif
 }
 

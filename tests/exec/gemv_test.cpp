@@ -1,7 +1,7 @@
 // gemv_f32 / gemv_f16 / gemv_q8 against a naive fp64 product written here, for every ISA this
 // machine runs (scalar always), on sizes that reach every row and column tail of the kernels,
 // unaligned pointers, with and without bias, on 1 and 2 threads. The q8 variants (VNNI and
-// not) are each held to the scalar path bit for bit.
+// not on x86, SDOT and not on arm64) are each held to the scalar path bit for bit.
 #include "exec/cpu/gemv.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/half.h"
 #include "core/random.h"
@@ -24,9 +25,11 @@
 namespace orion::exec::cpu {
 namespace {
 
+const Isa kAllIsas[] = {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon};
+
 std::vector<Isa> isas() {
   std::vector<Isa> out;
-  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512})
+  for (Isa isa : kAllIsas)
     if (isa_supported(isa)) out.push_back(isa);
   return out;
 }
@@ -143,10 +146,46 @@ TEST(Gemv, IsaDetectionAndNames) {
   EXPECT_EQ(isa_name(Isa::scalar), "scalar");
   EXPECT_EQ(isa_name(Isa::avx2), "avx2");
   EXPECT_EQ(isa_name(Isa::avx512), "avx512");
+  EXPECT_EQ(isa_name(Isa::neon), "neon");
   if (isa_supported(Isa::avx512)) {
     EXPECT_EQ(best_isa(), Isa::avx512);
     EXPECT_TRUE(isa_supported(Isa::avx2));
   }
+  // Each SIMD path exists only in a build for its architecture; arm64 always has NEON.
+#if defined(__aarch64__)
+  EXPECT_TRUE(isa_supported(Isa::neon));
+  EXPECT_EQ(best_isa(), Isa::neon);
+  EXPECT_FALSE(isa_supported(Isa::avx2));
+  EXPECT_FALSE(isa_supported(Isa::avx512));
+#else
+  EXPECT_FALSE(isa_supported(Isa::neon));
+#endif
+}
+
+// On arm64 the q8 product has two variants, SDOT where the core has it and plain NEON on
+// every core; elsewhere neither exists.
+TEST(Gemv, Q8NeonVariantsFollowTheCpu) {
+  bool dotprod = false, neon = false;
+  for (const detail::Q8Kernel& k : detail::q8_kernels()) {
+    if (k.name == "neon-dotprod") {
+      dotprod = true;
+      EXPECT_EQ(k.supported(), cpu_features().dotprod);
+    }
+    if (k.name == "neon") {
+      neon = true;
+      EXPECT_TRUE(k.supported());
+    }
+    if (k.isa == Isa::neon) {
+      EXPECT_TRUE(k.name == "neon" || k.name == "neon-dotprod") << k.name;
+    }
+  }
+#if defined(__aarch64__)
+  EXPECT_TRUE(dotprod);
+  EXPECT_TRUE(neon);
+#else
+  EXPECT_FALSE(dotprod);
+  EXPECT_FALSE(neon);
+#endif
 }
 
 TEST(Gemv, F32MatchesReferenceOnEveryTail) {
@@ -240,6 +279,67 @@ TEST(Gemv, F16LargeMatrixOnManyThreads) {
       gemv_f16(H.data(), p.x.data(), bias, y, p.rows, p.cols, pool, isa);
     });
   }
+}
+
+// Every column tail of the kernels (0 to 40 columns: the 16-, 8- and 4-wide steps and the last
+// 1-3 columns of the NEON kernels, the masked 8- and 16-wide ones of the x86 kernels), with row
+// counts that leave 0 to 3 rows after the groups of four, and W, x and y at every float
+// alignment. (At least four rows: the error is normwise over the rows, and one short row's sum
+// may cancel to far below its terms.)
+TEST(Gemv, F32AndF16EveryShortTail) {
+  std::uint64_t seed = 3000;
+  for (std::int64_t rows : {4, 5, 6, 7, 9, 10, 11})
+    for (std::int64_t cols = 0; cols <= 40; ++cols) {
+      const std::size_t offset = static_cast<std::size_t>(seed % 4);
+      Problem p(rows, cols, seed++, offset);
+      Offset<float> W(p.W.size(), 3 - offset);
+      std::copy(p.W.begin(), p.W.end(), W.data());
+      check_all(p, p.W, (offset + 1) % 4, [&](Isa isa, const float* bias, ThreadPool& pool, float* y) {
+        gemv_f32(W.data(), p.x.data(), bias, y, rows, cols, pool, isa);
+      });
+      Offset<std::uint16_t> H(p.W.size(), offset * 3);  // 0, 3, 6, 9 halves past a line
+      const std::vector<float> halves = to_halves(p.W, H, seed);
+      check_all(p, halves, offset, [&](Isa isa, const float* bias, ThreadPool& pool, float* y) {
+        gemv_f16(H.data(), p.x.data(), bias, y, rows, cols, pool, isa);
+      });
+    }
+}
+
+// A row's arithmetic depends on cols and W alone, not on where the row falls: in a group of
+// four rows or after the groups, at the start or the end of a thread's range. With every row
+// of W the same, every y is the same bits, for each format and ISA, on 1 and 2 threads. (Two
+// orders of the same sums often round alike, so each shape is tried with several W and x.)
+TEST(Gemv, IdenticalRowsGiveIdenticalBits) {
+  ThreadPool one(1), two(2);
+  const auto check = [&](std::int64_t rows, std::int64_t cols, bool q8, std::uint64_t seed) {
+    Problem p(1, cols, seed, 1);
+    std::vector<float> W(static_cast<std::size_t>(rows * cols));
+    for (std::int64_t r = 0; r < rows; ++r) std::copy(p.W.begin(), p.W.end(), W.begin() + r * cols);
+    Offset<std::uint16_t> H(W.size(), 1);
+    for (std::size_t i = 0; i < W.size(); ++i) H[i] = float_to_half(W[i]);
+    std::vector<std::int8_t> q(W.size());
+    std::vector<float> scales(W.size() / 32);
+    if (q8) quantize_q8(W.data(), rows, cols, 32, q.data(), scales.data());
+    for (Isa isa : isas())
+      for (ThreadPool* pool : {&one, &two})
+        for (int kind = 0; kind < (q8 ? 3 : 2); ++kind) {
+          std::vector<float> y(static_cast<std::size_t>(rows), std::nanf(""));
+          if (kind == 0) gemv_f32(W.data(), p.x.data(), nullptr, y.data(), rows, cols, *pool, isa);
+          if (kind == 1) gemv_f16(H.data(), p.x.data(), nullptr, y.data(), rows, cols, *pool, isa);
+          if (kind == 2) gemv_q8({q.data(), scales.data(), rows, cols, 32}, p.x.data(), nullptr, y.data(), *pool, isa);
+          const std::string what = label(isa, rows, cols, false, pool->size()) + " kind " + std::to_string(kind);
+          ASSERT_TRUE(std::isfinite(y[0])) << what;
+          for (std::int64_t r = 1; r < rows; ++r)
+            ASSERT_EQ(0, std::memcmp(&y[0], &y[static_cast<std::size_t>(r)], sizeof(float))) << what << " row " << r;
+        }
+  };
+  for (const auto& [rows, whole] : {std::pair<std::int64_t, std::int64_t>{11, 64 + 32}, {7, 768 + 32}, {1001, 96 * 4}})
+    for (std::uint64_t seed = 0; seed < (rows > 100 ? 2 : 8); ++seed) {
+      // q8 takes whole blocks; f32 and f16 also 15 columns more, which reach every step of
+      // their column tails.
+      check(rows, whole, true, static_cast<std::uint64_t>(rows) * 100 + seed);
+      check(rows, whole + 15, false, static_cast<std::uint64_t>(rows) * 100 + seed);
+    }
 }
 
 // The q8 weights and, as floats, what they dequantise to (scale * q, rounded to float, written
@@ -413,9 +513,23 @@ TEST(Gemv, RejectsBadArguments) {
                Error);
   EXPECT_THROW(gemv_f32(x.data(), x.data(), nullptr, y.data(), -1, 4, pool), Error);
   EXPECT_THROW(gemv_f16(nullptr, x.data(), nullptr, y.data(), 1, -4, pool), Error);
-  for (Isa isa : {Isa::avx2, Isa::avx512}) {
+  const std::vector<std::uint16_t> h(96);
+  for (Isa isa : kAllIsas) {
     if (!isa_supported(isa)) {
       EXPECT_THROW(gemv_f32(x.data(), x.data(), nullptr, y.data(), 1, 4, pool, isa), Error);
+      EXPECT_THROW(gemv_f16(h.data(), x.data(), nullptr, y.data(), 1, 4, pool, isa), Error);
+      EXPECT_THROW(gemv_f32_columns(x.data(), x.data(), y.data(), 1, 4, 2, pool, isa), Error);
+      EXPECT_THROW(gemv_q8({q.data(), s.data(), 1, 32, 32}, x.data(), nullptr, y.data(), pool, isa), Error);
+    }
+  }
+  // A variant this CPU cannot run (an arm64 core without SDOT, an x86 one without VNNI) throws
+  // rather than running its instructions.
+  for (const detail::Q8Kernel& k : detail::q8_kernels()) {
+    if (!k.supported()) {
+      EXPECT_THROW(detail::gemv_q8_with(k, {q.data(), s.data(), 1, 32, 32}, x.data(), nullptr, y.data(), pool,
+                                        Activation::none),
+                   Error)
+          << k.name;
     }
   }
 }

@@ -23,7 +23,7 @@ TEST(MachineLimits, ReadBandwidthIsSane) {
 
 TEST(MachineLimits, FmaPeakIsSaneForEveryIsa) {
   ThreadPool pool(2);
-  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
     if (!isa_supported(isa)) {
       EXPECT_THROW(measure_fma_peak_gflops(pool, isa), Error);
       continue;

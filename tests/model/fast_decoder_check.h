@@ -33,7 +33,7 @@ inline double expect_fast_matches_reference(const CausalLm& reference, const Mak
   std::vector<std::vector<float>> scalar_logits;
   double worst = 0;
   int isas = 0;
-  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
     if (!exec::cpu::isa_supported(isa)) continue;
     ++isas;
     for (int threads : {1, 2}) {

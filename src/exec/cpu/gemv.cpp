@@ -1,5 +1,6 @@
 // gemv: run-time ISA choice, argument checks, the split of rows over the pool, and the portable
-// scalar kernels. The AVX2 and AVX-512 kernels are in gemv_avx2.cpp and gemv_avx512.cpp.
+// scalar kernels. The AVX2 and AVX-512 kernels are in gemv_avx2.cpp and gemv_avx512.cpp, the
+// NEON ones in gemv_neon.cpp.
 #include "exec/cpu/gemv.h"
 
 #include <algorithm>
@@ -111,9 +112,18 @@ bool supported(Isa isa) {
       return f.avx2 && f.fma && f.f16c;
     case Isa::avx512:
       return f.avx512f && f.avx512bw && f.avx512vl && f.fma && f.f16c;
+    case Isa::neon:
+      return false;
+#elif defined(__aarch64__)
+    case Isa::avx2:
+    case Isa::avx512:
+      return false;
+    case Isa::neon:
+      return f.neon;
 #else
     case Isa::avx2:
     case Isa::avx512:
+    case Isa::neon:
       (void)f;
       return false;
 #endif
@@ -179,6 +189,9 @@ const detail::RowKernels& kernels_for(Isa isa, const char* what) {
       return detail::kAvx512Kernels;
     case Isa::avx2:
       return detail::kAvx2Kernels;
+#elif defined(__aarch64__)
+    case Isa::neon:
+      return detail::kNeonKernels;
 #endif
     default:
       return detail::kScalarKernels;
@@ -190,6 +203,7 @@ const detail::RowKernels& kernels_for(Isa isa, const char* what) {
 Isa best_isa() {
   static const Isa isa = supported(Isa::avx512) ? Isa::avx512
                          : supported(Isa::avx2) ? Isa::avx2
+                         : supported(Isa::neon) ? Isa::neon
                                                 : Isa::scalar;
   return isa;
 }
@@ -204,6 +218,8 @@ std::string_view isa_name(Isa isa) {
       return "avx2";
     case Isa::avx512:
       return "avx512";
+    case Isa::neon:
+      return "neon";
   }
   return "unknown";
 }

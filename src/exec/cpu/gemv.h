@@ -25,19 +25,20 @@
 // every path computes the same function, bit for bit:
 //
 //  * a "lane" is 4 consecutive columns g = c / 4; its dot product L_g = sum of q * xq over
-//    its 4 columns is an exact int32 (what one lane of vpdpbusd sums);
+//    its 4 columns is an exact int32 (what one lane of vpdpbusd, or of arm64's SDOT, sums);
 //  * each row keeps 16 f32 accumulators, lane g going to A[g % 16] (the 16 lanes of one
 //    512-bit register): A[g % 16] = fma(float(L_g) * xs_b, ws_b, A[g % 16]), where b is the
 //    block of lane g, ws_b the row's weight scale and xs_b the activation's, in order of g;
 //  * the row's sum is the tree (A[i] + A[i + 8]), then i + 4, i + 2, i + 1, plus the bias.
 //
-// So the ISAs (scalar, AVX2, AVX-VNNI, AVX-512BW, AVX-512 VNNI) differ only in speed, and the
-// tests hold them to the scalar path bit for bit. Against the product with unquantised x the
-// result carries the activation's quantisation error (at most xs_b / 2 per element; in the
-// logits of GPT-2 124M it is reported by `orion bench decode --dtype q8`). Quantising x was
-// chosen over converting int8 weights to f32 because that conversion capped the kernel below
-// the memory bandwidth (docs/PERFORMANCE.md, "Choices": q8 as int8 x int8). Weights must
-// lie in [-127, 127], as quantize_q8 writes them: -128 gives ISA-dependent results.
+// So the paths (scalar, AVX2, AVX-VNNI, AVX-512BW, AVX-512 VNNI, NEON with and without SDOT)
+// differ only in speed, and the tests hold them to the scalar path bit for bit. Against the
+// product with unquantised x the result carries the activation's quantisation error (at most
+// xs_b / 2 per element; in the logits of GPT-2 124M it is reported by `orion bench decode
+// --dtype q8`). Quantising x was chosen over converting int8 weights to f32 because that
+// conversion capped the kernel below the memory bandwidth (docs/PERFORMANCE.md, "Choices": q8
+// as int8 x int8). Weights must lie in [-127, 127], as quantize_q8 writes them: -128 gives
+// ISA-dependent results.
 //
 // None of y's elements may overlap W, x, bias or (for q8) the scales.
 #include <cstddef>
@@ -50,14 +51,17 @@
 
 namespace orion::exec::cpu {
 
-enum class Isa { scalar, avx2, avx512 };
+// x86-64: avx2, avx512. AArch64: neon, the Advanced SIMD every arm64 core has (FMA and fp16
+// conversion included; the q8 kernels also use the dot-product instructions where the core has
+// them, gemv_q8.h). Each exists only in a build for its architecture (docs/PLATFORMS.md).
+enum class Isa { scalar, avx2, avx512, neon };
 
 // The best path this CPU supports, detected once: avx512 needs AVX-512 F/BW/VL with FMA and
-// F16C, avx2 needs AVX2 with FMA and F16C; scalar runs everywhere.
+// F16C, avx2 needs AVX2 with FMA and F16C, neon an arm64 build; scalar runs everywhere.
 Isa best_isa();
-// Whether this CPU (and this build: the SIMD paths exist on x86-64 only) can run `isa`.
+// Whether this CPU (and this build: each SIMD path exists for its own architecture) can run `isa`.
 bool isa_supported(Isa isa);
-std::string_view isa_name(Isa isa);  // "scalar", "avx2", "avx512"
+std::string_view isa_name(Isa isa);  // "scalar", "avx2", "avx512", "neon"
 
 // Problems with fewer weights than this run on the calling thread: waking the pool costs more
 // than streaming them.
@@ -114,7 +118,8 @@ namespace detail {
 
 // The per-ISA row kernels behind gemv_f32 and gemv_f16 (gemv_q8's are in gemv_q8.h): rows
 // [r0, r1) of the product, on the calling thread. Defined in gemv.cpp (scalar), gemv_avx2.cpp
-// and gemv_avx512.cpp (x86-64 only); callers must have checked isa_supported().
+// and gemv_avx512.cpp (x86-64 only), gemv_neon.cpp (arm64 only); callers must have checked
+// isa_supported().
 struct RowKernels {
   void (*f32)(const float* W, const float* x, const float* bias, float* y, std::int64_t r0,
               std::int64_t r1, std::int64_t cols);
@@ -139,6 +144,10 @@ extern const RowKernels kAvx512Kernels;
 using ColumnsKernel = void (*)(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t r0,
                                std::int64_t r1, std::int64_t cols, std::int64_t n);
 extern const ColumnsKernel kAvx512F32Columns;
+#endif
+#if defined(__aarch64__)
+// gemv_f32_columns has no kernel of its own on arm64: it runs kNeonKernels.f32 per vector.
+extern const RowKernels kNeonKernels;
 #endif
 
 // Throws orion::Error when `isa` cannot run here; `what` names the caller.

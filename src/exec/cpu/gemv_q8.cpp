@@ -42,6 +42,10 @@ bool has_avx512bw() { return isa_supported(Isa::avx512); }
 bool has_avx_vnni() { return isa_supported(Isa::avx2) && cpu_features().avxvnni; }
 bool has_avx2() { return isa_supported(Isa::avx2); }
 #endif
+#if defined(__aarch64__)
+bool has_neon_dotprod() { return isa_supported(Isa::neon) && cpu_features().dotprod; }
+bool has_neon() { return isa_supported(Isa::neon); }
+#endif
 
 const Q8Kernel kKernels[] = {
 #if defined(__x86_64__)
@@ -50,6 +54,10 @@ const Q8Kernel kKernels[] = {
     {"avx-vnni", Isa::avx2, has_avx_vnni, q8_rows_avx_vnni},
     {"avx2", Isa::avx2, has_avx2, q8_rows_avx2},
     {"avx2-no-prefetch", Isa::avx2, has_avx2, q8_rows_avx2_no_prefetch},
+#endif
+#if defined(__aarch64__)
+    {"neon-dotprod", Isa::neon, has_neon_dotprod, q8_rows_neon_dotprod},
+    {"neon", Isa::neon, has_neon, q8_rows_neon},
 #endif
     {"scalar", Isa::scalar, always, q8_rows_scalar},
 };

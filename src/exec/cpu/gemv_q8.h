@@ -1,8 +1,9 @@
 #pragma once
 // The q8 GEMV's kernel variants (internal to exec/cpu and its tests). gemv_q8 (gemv.h) picks
 // the best one this CPU runs for the requested Isa: avx512 -> AVX-512 VNNI, else AVX-512BW;
-// avx2 -> AVX-VNNI, else AVX2. All compute the numerics stated in gemv.h bit for bit; they
-// differ only in how they form the exact int32 lane sums:
+// avx2 -> AVX-VNNI, else AVX2; neon -> NEON with SDOT where the core has FEAT_DotProd, else
+// plain NEON. All compute the numerics stated in gemv.h bit for bit; they differ only in how
+// they form the exact int32 lane sums:
 //
 //  * VNNI (512-bit): vpdpbusd multiplies unsigned by signed bytes, so the weights go in as
 //    q ^ 0x80 = q + 128 (unsigned) and each lane's accumulator starts at -128 * sum(xq), which
@@ -10,6 +11,10 @@
 //  * AVX-512BW, AVX2 and AVX-VNNI (256-bit): |xq| as the unsigned operand and q with xq's sign
 //    as the signed one; pairs of products stay within int16 (2 * 127 * 127 < 32768), so
 //    vpmaddubsw does not saturate and the sums are exact too.
+//  * NEON with SDOT (arm64): signed by signed bytes, each int32 lane the sum of 4 consecutive
+//    products, exactly gemv.h's lane.
+//  * NEON without it: vmull_s8 into int16, pairs added in int16 (2 * 127 * 127 < 32768, as
+//    for vpmaddubsw), then pairs of pairs widened to int32: exact.
 #include <span>
 #include <string_view>
 
@@ -23,7 +28,8 @@ using Q8Rows = void (*)(const Q8Weights& W, const QuantizedActivation& x, const 
                         float* y, std::int64_t r0, std::int64_t r1);
 
 struct Q8Kernel {
-  std::string_view name;  // "scalar", "avx2", "avx2-no-prefetch", "avx-vnni", "avx512bw", "avx512-vnni"
+  std::string_view name;  // "scalar", "avx2", "avx2-no-prefetch", "avx-vnni", "avx512bw",
+                          // "avx512-vnni", "neon", "neon-dotprod"
   Isa isa;                // the Isa whose request may pick it
   bool (*supported)();    // whether this CPU (and build) can run it
   Q8Rows rows;
@@ -57,6 +63,13 @@ void q8_rows_avx2(const Q8Weights&, const QuantizedActivation&, const float*, fl
 // measure what the prefetch is worth on the CPU at hand (and the tests hold it to the same bits).
 void q8_rows_avx2_no_prefetch(const Q8Weights&, const QuantizedActivation&, const float*, float*,
                               std::int64_t, std::int64_t);
+#endif
+#if defined(__aarch64__)
+// neon_dotprod needs FEAT_DotProd (cpu_features().dotprod); neon runs on every arm64 core.
+void q8_rows_neon_dotprod(const Q8Weights&, const QuantizedActivation&, const float*, float*,
+                          std::int64_t, std::int64_t);
+void q8_rows_neon(const Q8Weights&, const QuantizedActivation&, const float*, float*,
+                  std::int64_t, std::int64_t);
 #endif
 
 }  // namespace orion::exec::cpu::detail

@@ -22,8 +22,9 @@ double measure_read_bandwidth_gbps(ThreadPool& pool, std::size_t bytes = std::si
                                    int repeats = 5);
 
 // Peak f32 FMA throughput in GFLOP/s (2 flops per FMA lane) over the pool's threads with
-// `isa`: every thread runs many independent FMA chains held in registers (24 zmm or 12 ymm;
-// the scalar path counts a multiply and an add as 2 flops), no memory traffic. Best of 3
+// `isa`: every thread runs many independent FMA chains held in registers (24 zmm, 12 ymm or
+// 24 NEON q registers; the scalar path counts a multiply and an add as 2 flops), no memory
+// traffic. Best of 3
 // timed runs each long enough (about 20 ms) to swamp the cost of waking the pool. Throws
 // orion::Error for an `isa` this CPU cannot run.
 double measure_fma_peak_gflops(ThreadPool& pool, Isa isa = best_isa());
