@@ -10,6 +10,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 namespace orion {
@@ -169,6 +171,57 @@ __attribute__((target("f16c,avx"))) void round_to_half_f16c(float* values, std::
   }
 }
 
+#elif defined(__aarch64__)
+
+// FCVTN and FCVTL (vcvt_f16_f32, vcvt_f32_f16) are in every arm64 core's baseline, so there is
+// no run-time check. With the FPCR as Linux and macOS start a process (round to nearest even,
+// no flush to zero, NaNs propagated rather than replaced by the default NaN) they give the
+// scalar reference's bits: subnormals exact, a NaN quieted with its sign and top payload bits
+// kept, as F16C does. Tails go through a padded copy, as on x86.
+inline float16x8_t halves_of(const float* in) {
+  return vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(in)), vld1q_f32(in + 4));
+}
+
+inline void store_floats_of(float16x8_t h, float* out) {
+  vst1q_f32(out, vcvt_f32_f16(vget_low_f16(h)));
+  vst1q_f32(out + 4, vcvt_high_f32_f16(h));
+}
+
+void floats_to_halves_neon(const float* in, std::uint16_t* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) vst1q_u16(out + i, vreinterpretq_u16_f16(halves_of(in + i)));
+  if (i < n) {
+    float tail_in[8] = {};
+    std::uint16_t tail_out[8];
+    std::memcpy(tail_in, in + i, (n - i) * sizeof(float));
+    vst1q_u16(tail_out, vreinterpretq_u16_f16(halves_of(tail_in)));
+    std::memcpy(out + i, tail_out, (n - i) * sizeof(std::uint16_t));
+  }
+}
+
+void halves_to_floats_neon(const std::uint16_t* in, float* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) store_floats_of(vreinterpretq_f16_u16(vld1q_u16(in + i)), out + i);
+  if (i < n) {
+    std::uint16_t tail_in[8] = {};
+    float tail_out[8];
+    std::memcpy(tail_in, in + i, (n - i) * sizeof(std::uint16_t));
+    store_floats_of(vreinterpretq_f16_u16(vld1q_u16(tail_in)), tail_out);
+    std::memcpy(out + i, tail_out, (n - i) * sizeof(float));
+  }
+}
+
+void round_to_half_neon(float* values, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) store_floats_of(halves_of(values + i), values + i);
+  if (i < n) {
+    float tail[8] = {};
+    std::memcpy(tail, values + i, (n - i) * sizeof(float));
+    store_floats_of(halves_of(tail), tail);
+    std::memcpy(values + i, tail, (n - i) * sizeof(float));
+  }
+}
+
 #endif
 
 bool use_f16c() {
@@ -186,6 +239,8 @@ void floats_to_halves(std::span<const float> in, std::span<std::uint16_t> out) {
   check_sizes("floats_to_halves", in.size(), out.size());
 #if defined(__x86_64__) || defined(__i386__)
   if (use_f16c()) return floats_to_halves_f16c(in.data(), out.data(), in.size());
+#elif defined(__aarch64__)
+  return floats_to_halves_neon(in.data(), out.data(), in.size());
 #endif
   for (std::size_t i = 0; i < in.size(); ++i) out[i] = float_to_half(in[i]);
 }
@@ -194,6 +249,8 @@ void halves_to_floats(std::span<const std::uint16_t> in, std::span<float> out) {
   check_sizes("halves_to_floats", in.size(), out.size());
 #if defined(__x86_64__) || defined(__i386__)
   if (use_f16c()) return halves_to_floats_f16c(in.data(), out.data(), in.size());
+#elif defined(__aarch64__)
+  return halves_to_floats_neon(in.data(), out.data(), in.size());
 #endif
   for (std::size_t i = 0; i < in.size(); ++i) out[i] = half_to_float(in[i]);
 }
@@ -216,6 +273,8 @@ void bf16s_to_floats(std::span<const std::uint16_t> in, std::span<float> out) {
 void round_to_half(std::span<float> values) {
 #if defined(__x86_64__) || defined(__i386__)
   if (use_f16c()) return round_to_half_f16c(values.data(), values.size());
+#elif defined(__aarch64__)
+  return round_to_half_neon(values.data(), values.size());
 #endif
   for (float& v : values) v = half_to_float(float_to_half(v));
 }

@@ -1,7 +1,8 @@
 #pragma once
 // IEEE binary16 (fp16) and bfloat16 conversion. Round-to-nearest-even, exact for subnormals,
 // infinities and NaN (NaN stays NaN, its sign kept). The bulk routines use F16C where the CPU
-// has it, chosen at run time; the scalar ones are the portable reference.
+// has it, chosen at run time, and on arm64 the Advanced SIMD conversions every core has; the
+// scalar ones are the portable reference, and every path gives its bits.
 #include <cstdint>
 #include <span>
 

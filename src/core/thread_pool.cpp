@@ -61,6 +61,11 @@ void ThreadPool::worker_loop() {
              std::chrono::steady_clock::now() < until) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        // Not `yield`, a no-op on cores without SMT (all Apple and most other arm64 ones): an
+        // isb stalls the front end briefly, as pause does, which is why Rust's spin_loop and
+        // several databases' spin waits use it.
+        __asm__ volatile("isb sy" ::: "memory");
 #endif
       }
       lock.lock();

@@ -285,6 +285,34 @@ TEST(Half, BulkHandlesEveryLengthAndOffset) {
   }
 }
 
+// NaNs (signalling and quiet, payloads high and low), infinities, zeros, float and half
+// subnormals and the overflow edge at every lane of a vector and of a tail, in both directions:
+// the tails go through other code than the vectors.
+TEST(Half, BulkKeepsSpecialValuesInEveryLaneAndTail) {
+  std::vector<float> specials;
+  for (std::uint32_t b : {0x7f800001u, 0x7fa00000u, 0x7fbfffffu, 0x7fc00000u, 0x7fc02001u, 0x7fffe000u, 0x7f800000u,
+                          0x00000000u, 0x00000001u, 0x007fffffu, 0x33000000u, 0x33000001u, 0x387fe000u, 0x38800000u,
+                          0x477fefffu, 0x477ff000u, 0x3f800000u, 0x3c001000u})
+    for (std::uint32_t sign : {0u, 0x80000000u}) specials.push_back(float_of(b | sign));
+  for (std::size_t n = 1; n <= 19; ++n) {
+    for (std::size_t start = 0; start < specials.size(); ++start) {
+      std::vector<float> floats(n);
+      for (std::size_t i = 0; i < n; ++i) floats[i] = specials[(start + i) % specials.size()];
+      expect_bulk_matches_scalar(floats);
+    }
+  }
+  for (std::uint16_t base : {0x0000, 0x03f8, 0x7bf8, 0x7c00, 0x7df8, 0x7e00, 0x8000, 0xfc00, 0xfdf8, 0xfff0}) {
+    for (std::size_t n = 0; n <= 17; ++n) {
+      std::vector<std::uint16_t> halves(n);
+      for (std::size_t i = 0; i < n; ++i) halves[i] = static_cast<std::uint16_t>(base + i);
+      std::vector<float> floats(n);
+      halves_to_floats(halves, floats);
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_EQ(bits_of(floats[i]), bits_of(half_to_float(halves[i]))) << std::hex << halves[i] << " n " << n;
+    }
+  }
+}
+
 TEST(Half, RoundToHalfOverflowsToInfinity) {
   std::vector<float> v = {65504.0f, 65519.0f, 65520.0f, -70000.0f, 1e-9f, -1e-9f};
   round_to_half(v);

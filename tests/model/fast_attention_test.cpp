@@ -1,7 +1,8 @@
 // The fast decoders' attention for one query (attend_one_query) and over a layer's heads
 // (attend_heads) against attention evaluated in fp64, on key counts that leave every tail of the
 // four-key loop and head sizes that take each path: multiples of 16 and of 8 (the AVX2 loops
-// where that is the best ISA) and others (the loops compiled per ISA).
+// where that is the best ISA), of 4 (NEON's, on arm64; 20 leaves the half step of its eight
+// columns at a time) and others (the loops compiled per ISA).
 #include "model/fast/fast_attention.h"
 
 #include <gtest/gtest.h>

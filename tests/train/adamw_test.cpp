@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <string>
@@ -205,7 +207,7 @@ TEST(AdamW, EveryIsaUpdatesToTheSameBitsAsThePortableLoop) {
   // Without clipping the norm does not feed the update, so the paths must agree bit for bit.
   std::vector<double> scalar_norms, norms;
   const std::vector<std::uint32_t> scalar = run_bits({.clip_norm = 0.0, .isa = exec::cpu::Isa::scalar}, &scalar_norms);
-  for (const exec::cpu::Isa isa : {exec::cpu::Isa::avx2, exec::cpu::Isa::avx512}) {
+  for (const exec::cpu::Isa isa : {exec::cpu::Isa::avx2, exec::cpu::Isa::avx512, exec::cpu::Isa::neon}) {
     if (!exec::cpu::isa_supported(isa)) continue;
     norms.clear();
     EXPECT_EQ(run_bits({.clip_norm = 0.0, .isa = isa}, &norms), scalar) << exec::cpu::isa_name(isa);
@@ -301,12 +303,64 @@ TEST(AdamW, StateRoundTripsAndRestoreChecksShapes) {
   for (const auto& [name, t] : sa) EXPECT_EQ(std::memcmp(t.raw(), sb.at(name).raw(), t.nbytes()), 0) << name;
 }
 
+constexpr exec::cpu::Isa kIsas[] = {exec::cpu::Isa::scalar, exec::cpu::Isa::avx2, exec::cpu::Isa::avx512,
+                                     exec::cpu::Isa::neon};
+
+// The kernels straight, on every length up to a few vectors and at every alignment of a float,
+// so that every lane of the vector loop and every tail length of each ISA meets values that
+// round differently: zeros, subnormals, gradients whose squares underflow or overflow, moments
+// of very different sizes. The update must give the portable loop's bits and write nothing past
+// n; the sum of squares must not read past n.
+TEST(AdamWKernels, EveryIsaMatchesThePortableLoopOnEveryLengthAndAlignment) {
+  const detail::AdamWCoeffs c{.grad_mul = 0.37f, .beta1 = 0.9f, .one_minus_beta1 = 0.1f, .beta2 = 0.999f,
+                              .one_minus_beta2 = 0.001f, .step_size = 3e-3f, .inv_sqrt_bc2 = 1.7f, .eps = 1e-8f,
+                              .decay = 0.9999f};
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), 1e-30f, -3e-20f, 1e20f, 65504.0f};
+  const auto& scalar = detail::adamw_kernels(exec::cpu::Isa::scalar);
+  Rng rng(21);
+  int checked = 0;
+  for (const exec::cpu::Isa isa : kIsas) {
+    if (isa == exec::cpu::Isa::scalar || !exec::cpu::isa_supported(isa)) continue;
+    const auto& k = detail::adamw_kernels(isa);
+    for (std::size_t offset = 0; offset < 4; ++offset) {
+      for (std::size_t n = 0; n <= 37; ++n) {
+        const std::size_t size = offset + n + 8;
+        std::vector<float> p(size), g(size), m(size), v(size);
+        for (std::size_t i = 0; i < size; ++i) {
+          p[i] = rng.normal();
+          g[i] = i % 5 == 3 ? specials[i % 7] : rng.normal() * 0.1f;
+          m[i] = rng.normal() * (i % 3 == 0 ? 1e-6f : 0.01f);
+          v[i] = i % 4 == 1 ? 0.0f : std::fabs(rng.normal()) * (i % 3 == 2 ? 1e-12f : 1e-4f);
+        }
+        std::vector<float> p2 = p, m2 = m, v2 = v;
+        const auto at = [&](std::vector<float>& x) { return x.data() + offset; };
+        k.update(at(p), at(g), at(m), at(v), static_cast<std::int64_t>(n), c);
+        scalar.update(at(p2), at(g), at(m2), at(v2), static_cast<std::int64_t>(n), c);
+        // Beyond n, the copies still hold the inputs: an update that wrote past n differs there.
+        for (std::size_t i = 0; i < size; ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(p[i]), std::bit_cast<std::uint32_t>(p2[i]))
+              << exec::cpu::isa_name(isa) << " n " << n << " offset " << offset << " p[" << i << "]";
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(m[i]), std::bit_cast<std::uint32_t>(m2[i])) << "m[" << i << "]";
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(v[i]), std::bit_cast<std::uint32_t>(v2[i])) << "v[" << i << "]";
+        }
+        // A huge value just past the end would dominate the sum if it were read.
+        g[offset + n] = 1e30f;
+        const double want = scalar.sum_squares(at(g), static_cast<std::int64_t>(n));
+        ASSERT_NEAR(k.sum_squares(at(g), static_cast<std::int64_t>(n)), want, 1e-14 * want)
+            << exec::cpu::isa_name(isa) << " n " << n << " offset " << offset;
+      }
+    }
+    ++checked;
+  }
+  std::cout << checked << " vector ISAs checked against the portable loop\n";
+}
+
 // A non-finite value at every position of vectors of many lengths, for every ISA's loop: the
 // main loop, the masked tail and the scalar remainder must all see it.
 TEST(AllFinite, FindsASingleNanOrInfAnywhere) {
   const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::signaling_NaN()};
-  for (const exec::cpu::Isa isa : {exec::cpu::Isa::scalar, exec::cpu::Isa::avx2, exec::cpu::Isa::avx512}) {
+  for (const exec::cpu::Isa isa : kIsas) {
     if (!exec::cpu::isa_supported(isa)) continue;
     const auto& k = detail::adamw_kernels(isa);
     for (std::int64_t n = 1; n <= 70; ++n) {

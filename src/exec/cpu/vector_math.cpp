@@ -5,6 +5,9 @@
 #include "exec/cpu/activation.h"
 
 // One copy of each loop per ISA, picked by the dynamic loader (an ifunc): GCC on ELF x86-64.
+// arm64 needs none: NEON is every core's baseline, and GCC 12 and clang 14 at -O3 vectorise all
+// four loops four lanes wide as they are (objdump: fmul/fadd/fdiv on .4s, the clamps as fcm and
+// bsl/bif), but only with -fno-trapping-math, as on x86; so no intrinsics are written for it.
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
 #define ORION_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else

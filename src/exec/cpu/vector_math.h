@@ -7,10 +7,11 @@
 // exp is Cephes' single-precision polynomial after a Cody-Waite reduction by ln 2 (relative
 // error below 1e-7 against exp in fp64 over [-87, 88]; inputs beyond are clamped, so exp of
 // very negative numbers is about 1e-38 rather than 0; NaN stays NaN). The loops are plain C++
-// compiled once per ISA (AVX-512, AVX2, baseline) and chosen at load time; a clone may contract
-// a multiply and an add into an FMA, so results can differ across CPUs by an ulp or so, never
-// across calls on one machine. The graph executor keeps std::exp (activation.h): it is the
-// reference.
+// compiled once per ISA (AVX-512, AVX2, baseline) and chosen at load time, and on arm64 once
+// (the compiler vectorises them for NEON, every core's baseline). The file is built without
+// contraction (CMakeLists.txt), so an element's result does not depend on whether it falls in
+// a vector or in a loop's remainder. The graph executor keeps std::exp (activation.h): it is
+// the reference.
 #include <cstdint>
 
 namespace orion::exec::cpu {

@@ -11,7 +11,7 @@
 //
 // The step streams every parameter, gradient and moment once (28 bytes an element) plus the
 // gradients once more for the norm, so it is bound by memory bandwidth: both passes run on a
-// thread pool, in AVX-512 / AVX2 / portable loops chosen at run time (adamw_kernels.h).
+// thread pool, in AVX-512 / AVX2 / NEON / portable loops chosen at run time (adamw_kernels.h).
 // Deterministic: the work is cut into fixed chunks of each tensor, whatever the thread count;
 // the norm is the f64 sum of the chunks' f64 sums of squares in a fixed order, and the update
 // of an element does not depend on where it falls. So the same inputs give the same bits on

@@ -56,6 +56,9 @@ const AdamWKernels& adamw_kernels(exec::cpu::Isa isa) {
       return kAvx512AdamWKernels;
     case exec::cpu::Isa::avx2:
       return kAvx2AdamWKernels;
+#elif defined(__aarch64__)
+    case exec::cpu::Isa::neon:
+      return kNeonAdamWKernels;
 #endif
     default:
       return kScalarAdamWKernels;

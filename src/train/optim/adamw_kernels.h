@@ -1,6 +1,7 @@
 #pragma once
 // The per-element loops of AdamW and the loss scaler's check, one set per ISA (scalar here,
-// AVX2 and AVX-512 in adamw_kernels_avx*.cpp, chosen at run time as the gemv kernels are).
+// AVX2 and AVX-512 in adamw_kernels_avx*.cpp, NEON in adamw_kernels_neon.cpp, chosen at run
+// time as the gemv kernels are).
 // They run on one chunk of one tensor; adamw.cpp splits the work into chunks and threads.
 //
 // Numerics. The update of an element is the same sequence of correctly rounded f32 operations
@@ -40,6 +41,8 @@ extern const AdamWKernels kScalarAdamWKernels;
 #if defined(__x86_64__)
 extern const AdamWKernels kAvx2AdamWKernels;
 extern const AdamWKernels kAvx512AdamWKernels;
+#elif defined(__aarch64__)
+extern const AdamWKernels kNeonAdamWKernels;
 #endif
 
 // The kernels of `isa`; throws orion::Error when this CPU cannot run it.
