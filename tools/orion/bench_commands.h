@@ -28,4 +28,8 @@ model::AnyModel bench_any_model(const std::string& arch, const std::string& mode
 // more entry than achieved.
 std::vector<double> fractions_of_limit(const std::vector<double>& achieved, const std::vector<double>& probes);
 
+// The benches' line for a process under an emulator (core/emulation.h), printed first, or ""
+// when it runs natively: emulated figures say nothing about any hardware.
+std::string emulation_notice();
+
 }  // namespace orion::cli

@@ -2,13 +2,16 @@
 // streaming comes to the machine's read bandwidth, measured in the same run with the same
 // threads. With f16 or q8 weights it also reports what the format costs in accuracy: the
 // relative error of the logits and the top-1 agreement against f32 weights.
-#include <malloc.h>
+#if defined(__linux__)
+#include <malloc.h>  // malloc_trim, glibc only (macOS has no <malloc.h>)
+#endif
 
 #include <cmath>
 #include <cstdio>
 
 #include "bench_commands.h"
 #include "bench_decode_ane.h"
+#include "core/emulation.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "exec/cpu/machine_limits.h"
@@ -171,13 +174,13 @@ void bench_decode(DecodeOpts o) {
   const double need_mb = (bytes + static_cast<double>(fast.session_bytes)) / 1e6;
   const char* isa = exec::cpu::isa_name(exec::cpu::best_isa()).data();
   if (o.json) {
-    std::printf("{\"bench\": \"decode\", \"model\": \"%s\", \"params\": %lld, \"dtype\": \"%s\", \"threads\": %d, \"isa\": \"%s\", "
+    std::printf("{\"bench\": \"decode\", \"emulator\": \"%s\", \"model\": \"%s\", \"params\": %lld, \"dtype\": \"%s\", \"threads\": %d, \"isa\": \"%s\", "
                 "\"tokens\": %d, \"runs\": %d, \"tok_per_s\": %.3f, \"tok_per_s_min\": %.3f, \"tok_per_s_max\": %.3f, "
                 "\"bytes_per_token\": %.0f, \"achieved_gbps\": %.3f, \"measured_bandwidth_gbps\": %.3f, "
                 "\"bandwidth_fraction\": %.4f, \"bandwidth_fraction_min\": %.4f, \"bandwidth_fraction_max\": %.4f, "
                 "\"measured_bandwidth_min_gbps\": %.3f, \"measured_bandwidth_max_gbps\": %.3f, \"logits_rel_error\": %s, \"top1_agreement\": %s, \"weights_mapped\": %s, "
                 "\"resident_mb\": %.1f, \"needed_mb\": %.1f, \"ane_sim_tok_per_s\": %s, \"ane_sim_fraction_of_cpu\": %s, "
-                "\"ane_sim_logits_rel_error\": %s, \"ane_sim_top1_agreement\": %s}\n",
+                "\"ane_sim_logits_rel_error\": %s, \"ane_sim_top1_agreement\": %s}\n", emulator_name().c_str(),
                 o.model_dir.empty() ? o.arch.c_str() : o.model_dir.c_str(), static_cast<long long>(n_params), o.dtype.c_str(),
                 pool.size(), isa, o.tokens, o.runs, tok_s.median, tok_s.min, tok_s.max, bytes, gbps, bandwidth.median,
                 fraction.median, fraction.min, fraction.max, bandwidth.min, bandwidth.max,
@@ -190,6 +193,7 @@ void bench_decode(DecodeOpts o) {
   std::printf("decode %s (%.1fM params), %s weights%s, %d threads, %s kernels, %d tokens x %d runs (setup %.1f s)\n",
               o.model_dir.empty() ? o.arch.c_str() : o.model_dir.c_str(), static_cast<double>(n_params) / 1e6,
               o.dtype.c_str(), mapped ? " mapped from the file" : "", pool.size(), isa, o.tokens, o.runs, setup_s);
+  std::fputs(emulation_notice().c_str(), stdout);
   std::printf("  %.2f tok/s median (min %.2f, max %.2f)\n", tok_s.median, tok_s.min, tok_s.max);
   std::printf("  %.1f MB of weights per token -> %.2f GB/s; read bandwidth around the runs %.2f GB/s median "
               "(%.2f-%.2f)\n  fraction of the bandwidth measured around each run: %.1f%% median (%.1f%%-%.1f%%)\n",

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "bench_commands.h"
+#include "core/emulation.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "exec/cpu/gemm.h"
@@ -69,12 +70,12 @@ void bench_prefill(const PrefillOpts& o) {
   const Spread fraction = spread(fractions_of_limit(achieved, peaks));
   const std::string name = o.model_dir.empty() ? o.arch : o.model_dir;
   if (o.json) {
-    std::printf("{\"bench\": \"prefill\", \"model\": \"%s\", \"params\": %lld, \"dtype\": \"%s\", \"threads\": %d, "
+    std::printf("{\"bench\": \"prefill\", \"emulator\": \"%s\", \"model\": \"%s\", \"params\": %lld, \"dtype\": \"%s\", \"threads\": %d, "
                 "\"batched\": %s, \"blas\": \"%s\", \"prompt\": %d, \"runs\": %d, \"tok_per_s\": %.3f, "
                 "\"tok_per_s_min\": %.3f, \"tok_per_s_max\": %.3f, \"gflop_per_prefill\": %.4f, \"achieved_gflops\": %.3f, "
                 "\"achieved_gflops_min\": %.3f, \"achieved_gflops_max\": %.3f, \"measured_peak_gflops\": %.3f, "
                 "\"measured_peak_min_gflops\": %.3f, \"measured_peak_max_gflops\": %.3f, "
-                "\"peak_fraction\": %.4f, \"peak_fraction_min\": %.4f, \"peak_fraction_max\": %.4f}\n",
+                "\"peak_fraction\": %.4f, \"peak_fraction_min\": %.4f, \"peak_fraction_max\": %.4f}\n", emulator_name().c_str(),
                 name.c_str(), static_cast<long long>(n_params), o.dtype.c_str(), pool.size(), batched ? "true" : "false",
                 exec::cpu::gemm_library().c_str(), o.prompt, o.runs, tok_s.median, tok_s.min, tok_s.max, flops / 1e9, gflops,
                 flops * tok_s.min / o.prompt / 1e9, flops * tok_s.max / o.prompt / 1e9, peak.median, peak.min, peak.max,
@@ -84,7 +85,9 @@ void bench_prefill(const PrefillOpts& o) {
   std::printf("prefill %s (%.1fM params), %s weights, %d threads, %d-token prompt x %d runs, %s\n", name.c_str(),
               static_cast<double>(n_params) / 1e6, o.dtype.c_str(), pool.size(), o.prompt, o.runs,
               batched ? "batched (BLAS)" : "token by token");
-  std::printf("  BLAS: %s\n", exec::cpu::gemm_library().c_str());
+  std::fputs(emulation_notice().c_str(), stdout);
+  std::printf("  matrix products: %s (ORION_GEMM=%s, chosen at configure time)\n", exec::cpu::gemm_library().c_str(),
+              exec::cpu::gemm_configured());
   std::printf("  %.1f tok/s median (min %.1f, max %.1f); %.1f ms per prompt\n", tok_s.median, tok_s.min, tok_s.max,
               1e3 * o.prompt / tok_s.median);
   if (batched)
