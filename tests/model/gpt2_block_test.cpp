@@ -121,7 +121,9 @@ TEST(Gpt2Block, MatchesNaiveReference) {
     double max_rel = 0;
     for (std::size_t i = 0; i < ref.size(); ++i)
       max_rel = std::max(max_rel, std::abs(y[i] - ref[i]) / (std::abs(ref[i]) + 1e-2));
-    EXPECT_LT(max_rel, 1e-4) << "seq " << seq << " dim " << dim << " heads " << heads;
+    // f32 against fp64: x86 with oneDNN stays under 1e-4; arm64, with OpenBLAS and GCC's fused
+    // multiply-adds in the scalar loops, reached 1.003e-4.
+    EXPECT_LT(max_rel, 2e-4) << "seq " << seq << " dim " << dim << " heads " << heads;
   }
 }
 
@@ -130,7 +132,9 @@ TEST(Gpt2Block, LaterTokensDoNotChangeEarlierOutputs) {
   exec::CpuExecutor ex(gpt2_block_graph(c.shape));
   const std::vector<float> before = ex.run(c.bindings).at(0).to_floats();
   Tensor x = c.bindings.at("x").clone();
-  for (std::int64_t d = 0; d < 16; ++d) x.data<float>()[6 * 16 + d] += 1.0f;  // change token 6
+  // Change token 6 by a ramp, not a constant: layer norm removes a constant shift, and token 8
+  // would then see the same keys and values, changed only by rounding (on arm64 not at all).
+  for (std::int64_t d = 0; d < 16; ++d) x.data<float>()[6 * 16 + d] += 0.25f * static_cast<float>(d);
   c.bindings["x"] = x;
   const std::vector<float> after = ex.run(c.bindings).at(0).to_floats();
   for (std::size_t i = 0; i < before.size(); ++i) {
