@@ -12,10 +12,11 @@ endif
 SANITIZE_DIR ?= build-asan
 FUZZ_SECONDS ?= 600
 # Halt on the first report; the suppressions file says why each of its entries is there.
-# ORION_TEST_LARGE_MODELS=0: the GPT-2 124M-sized tests are skipped (tests/large_model_tests.h).
+# ORION_TEST_SCALE=small: each test shrinks what adds time but no code path, and the GPT-2
+# 124M-sized tests are skipped (tests/test_scale.h).
 # The server's load test runs 15 s instead of 60, without its resident-memory bound: ASan's
 # quarantine holds freed memory on purpose (tests/cli/serve_cli_test.cpp).
-SANITIZE_ENV = ORION_TEST_LARGE_MODELS=0 ORION_SERVE_LOAD_SECONDS=15 ORION_SERVE_LOAD_RSS=0 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
+SANITIZE_ENV = ORION_TEST_SCALE=small ORION_SERVE_LOAD_SECONDS=15 ORION_SERVE_LOAD_RSS=0 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
@@ -26,7 +27,8 @@ SANITIZE_ENV = ORION_TEST_LARGE_MODELS=0 ORION_SERVE_LOAD_SECONDS=15 ORION_SERVE
 # ARM64_SKIP leaves out the tests of whole training runs (on the CPU and through ane-sim) and of
 # checkpoints and data files, whose time goes into repetition rather than into anything arm64
 # does differently (the optimizer's, the loss scaler's and the gradients' tests run);
-# `make test-arm64 ARM64_SKIP=` runs them all.
+# `make test-arm64 ARM64_SKIP=` runs them all. Before the tests, scripts/check_arm64_libs.sh checks
+# that every library the binaries load comes from a package setup.sh installs.
 ARM64_DIR ?= build-arm64
 ARM64_LAYERS ?= core;ir;exec;text;model;train
 ARM64_TESTS ?= $(patsubst %,test_%,$(subst ;, ,$(ARM64_LAYERS)))
@@ -92,7 +94,8 @@ test-arm64: configure-arm64
 	@scripts/fetch_test_data.sh $(BUILD_DIR)/test-data
 	@scripts/fetch_corpus.sh $(BUILD_DIR)/test-data
 	cmake --build $(ARM64_DIR) --target $(ARM64_TESTS)
-	ORION_TEST_LARGE_MODELS=0 ctest --test-dir $(ARM64_DIR) --output-on-failure -j $$(nproc) $(if $(ARM64_SKIP),-E '$(ARM64_SKIP)')
+	scripts/check_arm64_libs.sh $(ARM64_DIR)
+	ORION_TEST_SCALE=small ctest --test-dir $(ARM64_DIR) --output-on-failure -j $$(nproc) $(if $(ARM64_SKIP),-E '$(ARM64_SKIP)')
 
 clean:
 	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(ARM64_DIR)

