@@ -14,7 +14,7 @@
 #include "model/gpt2/gpt2_model.h"
 #include "model/session/perplexity.h"
 #include "model/golden_logits.h"
-#include "large_model_tests.h"
+#include "test_scale.h"
 
 namespace orion::model {
 namespace {

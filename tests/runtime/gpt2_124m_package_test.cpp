@@ -11,7 +11,7 @@
 #include "core/half.h"
 #include "core/stopwatch.h"
 #include "core/testing_temp_dir.h"
-#include "large_model_tests.h"
+#include "test_scale.h"
 #include "model/gpt2/gpt2_model.h"
 #include "package_test_util.h"
 
@@ -24,7 +24,7 @@ class Gpt2_124mPackage : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testing_util::TempDir;
-    if (testing_util::large_model_tests_off()) return;
+    if (testing_util::small_scale()) return;
     weights_ = new TensorMap;
     const TensorMap w = model::gpt2_init_weights(config(), 1);
     weights_->insert(w.begin(), w.end());
