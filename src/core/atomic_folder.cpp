@@ -37,7 +37,7 @@ void sync_folder(const std::string& folder) {
 }
 
 // Swaps the two folders in one step where the OS can; false when it cannot.
-bool exchange(const std::string& a, const std::string& b) {
+bool exchange_folders(const std::string& a, const std::string& b) {
 #if defined(__linux__) && defined(RENAME_EXCHANGE)
   if (::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0) return true;
   if (errno != EINVAL && errno != ENOSYS) throw Error::from_errno(b, "cannot swap " + a + " with it", errno);
@@ -84,7 +84,7 @@ void AtomicFolderWriter::commit(bool replace) {
   if (!exists) {
     if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
       throw Error::from_errno(path_, "cannot rename " + temp_path_ + " to it", errno);
-  } else if (exchange(temp_path_, path_)) {
+  } else if (exchange_folders(temp_path_, path_)) {
     old = temp_path_;
   } else {
     old = make_temp_folder(target, ".old.");

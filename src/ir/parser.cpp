@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "core/parse_real.h"
 #include "ir/lexer.h"
 #include "ir/verifier.h"
 
@@ -295,7 +296,7 @@ double Parser::read_real(const Token& t) const {
   if (t.kind != TokenKind::number) fail(t, "expected a number, inf or nan, found " + token_str(t));
   double v = 0;
   const char* end = t.text.data() + t.text.size();
-  const auto r = std::from_chars(t.text.data(), end, v);
+  const auto r = parse_real(t.text.data(), end, v);
   if (r.ec == std::errc::result_out_of_range)
     fail(t, "number " + token_str(t) + " is out of range for a real (a double)");
   if (r.ec != std::errc() || r.ptr != end) fail(t, "malformed number " + token_str(t));
@@ -429,7 +430,7 @@ float Parser::read_float(const Token& t, DType dtype) const {
     fail(t, "expected a number, inf or nan for an element of " + dt + ", found " + token_str(t));
   float v = 0;
   const char* end = t.text.data() + t.text.size();
-  const auto r = std::from_chars(t.text.data(), end, v);
+  const auto r = parse_real(t.text.data(), end, v);
   if (r.ec == std::errc::result_out_of_range) fail(t, "value " + token_str(t) + " is out of range for " + dt);
   if (r.ec != std::errc() || r.ptr != end) fail(t, "malformed number " + token_str(t));
   return v;

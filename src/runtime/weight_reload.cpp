@@ -39,7 +39,9 @@ std::shared_ptr<const MappedFile> map_file(const fs::path& path) { return Mapped
 
 bool same_bytes(const fs::path& a, const fs::path& b) {
   const auto x = map_file(a), y = map_file(b);
-  return std::ranges::equal(x->bytes(), y->bytes());
+  // std::equal, not std::ranges::equal: libc++ has the ranges algorithms from LLVM 15 on.
+  const auto bx = x->bytes(), by = y->bytes();
+  return std::equal(bx.begin(), bx.end(), by.begin(), by.end());
 }
 
 void overwrite(const fs::path& path, std::span<const std::byte> bytes) {

@@ -15,6 +15,7 @@
 #include "compile/blob/weight_blob_reader.h"
 #include "core/error.h"
 #include "core/half.h"
+#include "core/parse_real.h"
 #include "ir/verifier.h"
 
 namespace orion::compile {
@@ -50,7 +51,7 @@ std::optional<double> read_real(std::string_view s) {
       s.remove_prefix(2);
       fmt = std::chars_format::hex;
     }
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), v, fmt);
+    const auto r = parse_real(s.data(), s.data() + s.size(), v, fmt);
     if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
   }
   return neg ? -v : v;
