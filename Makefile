@@ -14,9 +14,9 @@ FUZZ_SECONDS ?= 600
 # Halt on the first report; the suppressions file says why each of its entries is there.
 # ORION_TEST_SCALE=small: each test shrinks what adds time but no code path, and the GPT-2
 # 124M-sized tests are skipped (tests/test_scale.h).
-# The server's load test runs 15 s instead of 60, without its resident-memory bound: ASan's
-# quarantine holds freed memory on purpose (tests/cli/serve_cli_test.cpp).
-SANITIZE_ENV = ORION_TEST_SCALE=small ORION_SERVE_LOAD_SECONDS=15 ORION_SERVE_LOAD_RSS=0 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
+# The server's load test runs without its resident-memory bound: ASan's quarantine holds freed
+# memory on purpose (tests/cli/serve_cli_test.cpp).
+SANITIZE_ENV = ORION_TEST_SCALE=small ORION_SERVE_LOAD_RSS=0 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
@@ -62,11 +62,15 @@ test: setup
 
 # Debug, so asserts are on, at -O1 as the sanitizers' documentation advises. Clang with line
 # tables only (enough for the reports' file:line): it builds the suite faster than GCC at
-# -O1 -g (docs/RELIABILITY.md, "Sanitizer test run"), and libFuzzer is clang's.
+# -O1 -g (docs/RELIABILITY.md, "Sanitizer test run"), and libFuzzer is clang's. With libc++, as
+# Apple's clang has it (docs/PLATFORMS.md): one build is both the sanitizer and the libc++ build,
+# its C++ libraries built against libc++ (and AddressSanitizer) by scripts/libcxx_deps.sh.
+LIBCXX_DEPS = $(SANITIZE_DIR)/libcxx-deps
 configure-sanitize: setup
+	@scripts/libcxx_deps.sh $(LIBCXX_DEPS) -fsanitize=address -fno-omit-frame-pointer
 	@test -f $(SANITIZE_DIR)/build.ninja || cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
-	  -DORION_SANITIZE=ON -DORION_BENCH=OFF $(CMAKE_FLAGS)
+	  -DORION_SANITIZE=ON -DORION_LIBCXX_DEPS=$(CURDIR)/$(LIBCXX_DEPS) -DORION_BENCH=OFF $(CMAKE_FLAGS)
 
 test-sanitize: configure-sanitize
 	@scripts/fetch_test_data.sh $(SANITIZE_DIR)/test-data

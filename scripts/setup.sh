@@ -33,6 +33,9 @@ packages=(
   # The fuzz targets (make fuzz, a CI step): clang with libFuzzer and the sanitizer runtimes,
   # and LLVM's OpenMP, which clang links where GCC links libgomp (oneDNN's thread pool).
   clang libclang-rt-14-dev libomp-dev
+  # The sanitizer build links LLVM's libc++, as Apple's toolchain does; scripts/libcxx_deps.sh
+  # builds the C++ libraries against it from Debian's source packages (dpkg-source unpacks them).
+  libc++-dev libc++abi-dev dpkg-dev
   # Independent references the tests run: numpy reads and writes the .npy files of
   # `orion mil run`; jinja2 renders chat templates as transformers does.
   python3-numpy python3-jinja2
