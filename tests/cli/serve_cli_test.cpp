@@ -15,6 +15,7 @@
 
 #include "cli/cli_folder_test.h"
 #include "cli/run_cli.h"
+#include "test_scale.h"
 #include "text/hf/hf_components.h"
 
 namespace orion::test {
@@ -282,7 +283,8 @@ TEST_F(ServeCli, TheChatPageInChromiumStreamsAnAnswerAndKeepsTheConversation) {
   EXPECT_EQ(second["messages"][2]["content"], "And another one");
 }
 
-// The load test, bounded in time (ORION_SERVE_LOAD_SECONDS, default 60) and on
+// The load test, bounded in time (ORION_SERVE_LOAD_SECONDS, or 30 s, 12 at the small scale of
+// tests/test_scale.h; the soak of an hour is the same command with more seconds) and on
 // loopback (tests/reference/load_clients.mjs): 16 clients, a fifth disconnecting mid-stream, a
 // fifth sending malformed bodies, the rest greedy requests that must each get what `orion
 // generate --temp 0` gives. The server stays up, answers every request as it should, and its
@@ -295,7 +297,7 @@ TEST_F(ServeCli, SixteenClientsWithDisconnectsAndMalformedBodiesGetRightAnswersI
   const std::string exp = write("expected.json", expected.dump());
   const std::string data = std::getenv("ORION_TEST_DATA") ? std::getenv("ORION_TEST_DATA") : "";
   const char* env_seconds = std::getenv("ORION_SERVE_LOAD_SECONDS");
-  const int seconds = env_seconds ? std::atoi(env_seconds) : 60;
+  const int seconds = env_seconds ? std::atoi(env_seconds) : testing_util::at_scale(30, 12);
   const auto load = [&](int s, const std::string& out) {
     const std::string cmd = "node " + std::string(ORION_SOURCE_DIR) + "/tests/reference/load_clients.mjs " + server.url() + " " +
                             std::to_string(s) + " 16 " + exp + " " + out + " 2>&1";
