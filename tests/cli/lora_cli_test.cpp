@@ -11,6 +11,7 @@
 
 #include "cli_folder_test.h"
 #include "run_cli.h"
+#include "test_scale.h"
 
 namespace orion::test {
 namespace {
@@ -20,6 +21,16 @@ struct LoraCase {
 };
 
 void PrintTo(const LoraCase& c, std::ostream* os) { *os << c.name; }
+
+// The adapters' training runs: at the small scale half as long, still far enough for each
+// adapter to learn its text (the loss falls by more than 1 in the first 20 steps).
+int lora_steps() { return testing_util::at_scale(40, 20); }
+
+// A checkpoint folder of the adapters' runs, "step-00000040".
+std::string lora_step_dir(int step) {
+  const std::string n = std::to_string(step);
+  return "step-" + std::string(8 - n.size(), '0') + n;
+}
 
 class LoraCli : public CliFolderTest, public ::testing::WithParamInterface<LoraCase> {
  protected:
@@ -35,6 +46,10 @@ class LoraCli : public CliFolderTest, public ::testing::WithParamInterface<LoraC
     corpus("base", "In the beginning was the word, and the word was good ");
     corpus("cat", "In the beginning there was a cat that sat on the mat ");
     corpus("dog", "In the beginning the dog ran to the park and back home ");
+    // What perplexity scores: ten rounds of the cat text's seven lines, all it has to tell.
+    std::string scored;
+    for (int i = 0; i < 70; ++i) scored += "In the beginning there was a cat that sat on the mat " + std::to_string(i % 7) + ".\n";
+    write("cat_scored.txt", scored);
     ASSERT_EQ(run("init --out " + path("m0") + " " + GetParam().init).status, 0);
     for (const char* c : {"base", "cat", "dog"})
       ASSERT_EQ(run("data prepare -m " + path("m0") + " --in " + path(std::string(c) + ".txt") + " --out " +
@@ -44,11 +59,15 @@ class LoraCli : public CliFolderTest, public ::testing::WithParamInterface<LoraC
     ASSERT_EQ(r.status, 0) << r.out;
     std::filesystem::rename(dir_ / "pre" / "step-00000080", dir_ / "m");
   }
-  // With the package cache inside the test's folder, so that compiles are counted afresh.
-  CliResult run(const std::string& args) const { return run_orion_env("ORION_CACHE_DIR=" + path("cache") + " ", args); }
+  // With the package cache inside the test's folder, so that compiles are counted afresh. OpenMP's
+  // threads wait passively: spinning, they took the cores from the threads with work whenever
+  // other tests ran beside this one (the same threads and the same results, only the waits differ).
+  CliResult run(const std::string& args) const {
+    return run_orion_env("OMP_WAIT_POLICY=passive ORION_CACHE_DIR=" + path("cache") + " ", args);
+  }
   CliResult train(const std::string& out, const std::string& extra, const std::string& data = "cat") const {
-    return run("train -m " + path("m") + " --data " + path(data + ".bin") + " --out " + path(out) +
-               " --steps 40 --batch 2 --seq 32 --threads 2 " + extra);
+    return run("train -m " + path("m") + " --data " + path(data + ".bin") + " --out " + path(out) + " --steps " +
+               std::to_string(lora_steps()) + " --batch 2 --seq 32 --threads 2 " + extra);
   }
   std::vector<double> losses(const std::string& out) const {
     std::vector<double> l;
@@ -78,14 +97,14 @@ TEST_P(LoraCli, TrainsTheSameCurveOnCpuAndAneSimAndLeavesTheBaseAlone) {
   ASSERT_EQ(sim.status, 0) << sim.out;
   EXPECT_NE(sim.out.find("adapter: "), std::string::npos) << sim.out;
   const std::vector<double> a = losses("cpu"), b = losses("sim");
-  ASSERT_EQ(a.size(), 40u);
-  ASSERT_EQ(b.size(), 40u);
+  ASSERT_EQ(a.size(), static_cast<std::size_t>(lora_steps()));
+  ASSERT_EQ(b.size(), static_cast<std::size_t>(lora_steps()));
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(b[i], a[i], 0.02 + 0.02 * a[i]) << "step " << i + 1;
   EXPECT_LT(a.back(), a.front() - 0.5);
   // The base model's file, bit for bit; the checkpoint an adapter folder in PEFT's layout.
   EXPECT_EQ(read(dir_ / "m" / "model.safetensors"), base);
   for (const char* run_dir : {"cpu", "sim"}) {
-    const auto step = dir_ / run_dir / "step-00000040";
+    const auto step = dir_ / run_dir / lora_step_dir(lora_steps());
     EXPECT_TRUE(std::filesystem::exists(step / "adapter_model.safetensors"));
     EXPECT_FALSE(std::filesystem::exists(step / "model.safetensors"));
     const auto config = nlohmann::json::parse(read(step / "adapter_config.json"));
@@ -104,7 +123,7 @@ TEST_P(LoraCli, TrainsTheSameCurveOnCpuAndAneSimAndLeavesTheBaseAlone) {
 TEST_P(LoraCli, GeneratesEachAdaptersCpuTextOnAneSimAndTheSecondCompilesNothing) {
   ASSERT_EQ(train("one", "--lora 4 --lora-alpha 16 --lr 1e-2").status, 0);
   ASSERT_EQ(train("two", "--lora 4 --lora-alpha 16 --lr 1e-2", "dog").status, 0);
-  const std::string one = path("one/step-00000040"), two = path("two/step-00000040");
+  const std::string one = path("one/" + lora_step_dir(lora_steps())), two = path("two/" + lora_step_dir(lora_steps()));
   const std::string cpu_one = text_of(generate("--lora " + one)), cpu_two = text_of(generate("--lora " + two));
   EXPECT_NE(cpu_one, text_of(generate(""))) << "the adapter changes nothing";
   EXPECT_NE(cpu_one, cpu_two) << "the adapters learnt the same";
@@ -119,11 +138,11 @@ TEST_P(LoraCli, GeneratesEachAdaptersCpuTextOnAneSimAndTheSecondCompilesNothing)
 
 TEST_P(LoraCli, MergedFolderScoresAsTheBaseWithTheAdapter) {
   ASSERT_EQ(train("run", "--lora 8 --lr 1e-2").status, 0);
-  const std::string adapter = path("run/step-00000040");
+  const std::string adapter = path("run/" + lora_step_dir(lora_steps()));
   const CliResult merged = run("merge-lora -m " + path("m") + " --lora " + adapter + " -o " + path("merged"));
   ASSERT_EQ(merged.status, 0) << merged.out;
   const auto score = [&](const std::string& args) {
-    const CliResult r = run("perplexity --json --window 32 -f " + path("cat.txt") + " " + args);
+    const CliResult r = run("perplexity --json --window 32 -f " + path("cat_scored.txt") + " " + args);
     EXPECT_EQ(r.status, 0) << r.out;
     return nlohmann::json::parse(r.out.substr(r.out.find('{'))).at("loss").get<double>();
   };
@@ -135,31 +154,33 @@ TEST_P(LoraCli, MergedFolderScoresAsTheBaseWithTheAdapter) {
   EXPECT_EQ(run("merge-lora -m " + path("m") + " --lora " + adapter + " -o " + path("merged")).status, 1);
 }
 
-// As for full training: a run that stopped after its step-20 checkpoint and is resumed ends
+// As for full training: a run that stopped after its checkpoint half way and is resumed ends
 // with the same adapter, bit for bit, as the run that never stopped.
 TEST_P(LoraCli, AResumedRunEndsWithTheSameAdapter) {
-  ASSERT_EQ(train("whole", "--lora 8 --lr 1e-2 --save-every 10 --keep 5").status, 0);
+  const int steps = lora_steps(), every = steps / 4;
+  const std::string saves = "--lora 8 --lr 1e-2 --save-every " + std::to_string(every) + " --keep 5";
+  ASSERT_EQ(train("whole", saves).status, 0);
   std::filesystem::copy(dir_ / "whole", dir_ / "parts", std::filesystem::copy_options::recursive);
-  for (const char* later : {"step-00000030", "step-00000040"}) std::filesystem::remove_all(dir_ / "parts" / later);
-  const CliResult resumed = train("parts", "--lora 8 --lr 1e-2 --save-every 10 --keep 5 --resume");
+  for (const int later : {3 * every, steps}) std::filesystem::remove_all(dir_ / "parts" / lora_step_dir(later));
+  const CliResult resumed = train("parts", saves + " --resume");
   ASSERT_EQ(resumed.status, 0) << resumed.out;
-  EXPECT_NE(resumed.out.find("resumed from step 20"), std::string::npos) << resumed.out;
-  EXPECT_EQ(read(dir_ / "parts" / "step-00000040" / "adapter_model.safetensors"),
-            read(dir_ / "whole" / "step-00000040" / "adapter_model.safetensors"));
+  EXPECT_NE(resumed.out.find("resumed from step " + std::to_string(steps / 2)), std::string::npos) << resumed.out;
+  EXPECT_EQ(read(dir_ / "parts" / lora_step_dir(steps) / "adapter_model.safetensors"),
+            read(dir_ / "whole" / lora_step_dir(steps) / "adapter_model.safetensors"));
 }
 
 TEST_P(LoraCli, BadAdaptersAndMismatchedResumesGetOneClearError) {
-  ASSERT_EQ(train("run", "--lora 4 --save-every 20").status, 0);
+  ASSERT_EQ(train("run", "--lora 4 --save-every " + std::to_string(lora_steps() / 2)).status, 0);
   const auto trained_for = [&](int steps, const std::string& extra) {
     return run("train -m " + path("m") + " --data " + path("cat.bin") + " --out " + path("run") + " --steps " +
                std::to_string(steps) + " --batch 2 --seq 32 --threads 2 " + extra);
   };
-  const std::string adapter = path("run/step-00000040");
+  const std::string adapter = path("run/" + lora_step_dir(lora_steps()));
   // Resumed with other LoRA options, or without LoRA.
-  CliResult r = trained_for(60, "--lora 8 --resume");
+  CliResult r = trained_for(lora_steps() + 20, "--lora 8 --resume");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("resume with the same --lora options"), std::string::npos) << r.out;
-  r = trained_for(60, "--resume");
+  r = trained_for(lora_steps() + 20, "--resume");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("no LoRA"), std::string::npos) << r.out;
   // A rank the tensors do not have.
