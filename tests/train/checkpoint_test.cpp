@@ -19,6 +19,7 @@
 #include "core/testing_temp_dir.h"
 #include "model/gpt2/gpt2_config.h"
 #include "model/gpt2/gpt2_model.h"
+#include "test_scale.h"
 #include "text/bpe_tokenizer.h"
 
 namespace orion::train {
@@ -250,8 +251,10 @@ TEST_F(CheckpointTest, AManifestThatDisagreesWithTheFolderNameIsSkipped) {
 // kill -9 in the middle of save_checkpoint, at random moments over the time a save takes:
 // load_latest must give the previous checkpoint or the complete new one, never anything else.
 TEST_F(CheckpointTest, AKilledSaveLeavesThePreviousOrTheCompleteNewCheckpoint) {
-  // About 25 MB of weights and 50 MB of moments: a save that takes a while.
-  const Fixture older(8, tok.path(), 512), newer(9, tok.path(), 512);
+  // About 6 MB of weights and 12 MB of moments (a quarter of that at the small scale): a save
+  // long enough for the kills to land in each of its files and renames.
+  const std::int64_t dim = testing_util::at_scale(256, 128);
+  const Fixture older(8, tok.path(), dim), newer(9, tok.path(), dim);
   Stopwatch sw;
   save_checkpoint((fs::path(dir.path()) / "timing").string(), newer.data(2), 1);
   const double save_seconds = sw.seconds();
