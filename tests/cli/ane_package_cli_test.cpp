@@ -11,6 +11,7 @@
 
 #include "cli/cli_folder_test.h"
 #include "cli/run_cli.h"
+#include "test_scale.h"
 
 namespace orion::test {
 namespace {
@@ -110,8 +111,11 @@ double loss_of(const CliResult& r) {
 // happens, so the logits tests (tests/runtime) are the sharp check; this one proves the
 // commands' paths end to end.
 TEST_P(AnePackageArchCli, PerplexityOnAneSimIsWithinOnePercentOfTheCpuInEveryMode) {
+  // About 53 byte-level tokens a line: windows of 96 every 48 tokens, the last one shorter; more
+  // lines add more of the same windows (each runs 48 decode steps in every mode).
   std::string text;
-  for (int i = 0; i < 12; ++i) text += "The quick brown fox jumps over the lazy dog, line " + std::to_string(i) + ".\n";
+  for (int i = 0; i < testing_util::at_scale(4, 2); ++i)
+    text += "The quick brown fox jumps over the lazy dog, line " + std::to_string(i) + ".\n";
   const std::string t = write("text.txt", text);
   const std::string pkg = path("pkg");
   ASSERT_EQ(orion("compile -m " + model_ + " --target ane --seq 64 -o " + pkg).status, 0);
