@@ -1,8 +1,8 @@
 // GPT-2 124M's shapes (randomly initialised) compiled into an ANE package: deterministic
 // bytes, fp16 weights in the blobs bit-identical to the model's weights rounded once, every
 // kernel round-tripping through the MIL parser, and prefill + 32 decode steps on ane-sim
-// against the f32 CPU executor. One compile serves the suite: it takes seconds
-// (docs/PERFORMANCE.md, "Smaller measurements behind the code").
+// against the f32 CPU executor. One test checks them all on one compile: ctest runs every test in
+// a process of its own, so a compile shared by a suite's tests would be made once per test.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -22,40 +22,22 @@ using namespace testing;
 
 class Gpt2_124mPackage : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing_util::TempDir;
-    if (testing_util::small_scale()) return;
-    weights_ = new TensorMap;
-    const TensorMap w = model::gpt2_init_weights(config(), 1);
-    weights_->insert(w.begin(), w.end());
-    Stopwatch sw;
-    compile_package(config(), *weights_, {}, shape(), path("a"));
-    std::cout << "[ info ] GPT-2 124M package compiled in " << sw.seconds() << " s\n";
-  }
   void SetUp() override { ORION_SKIP_LARGE_MODEL_TEST(); }
-  static void TearDownTestSuite() {
-    delete weights_;
-    delete dir_;
-  }
   static model::Gpt2Config config() { return model::Gpt2Config{}; }  // GPT-2 124M
-  // A window of 32 and 63 cache slots keep the suite's run short; the kernels are those of any
-  // window (only the sequence axis differs).
+  // A window of 32 and 63 cache slots keep the run short; the kernels are those of any window
+  // (only the sequence axis differs).
   static model::AnePackageShape shape() { return {.window = 32, .capacity = 64}; }
-  static std::string path(const char* name) { return dir_->path() + "/" + name; }
+  std::string path(const char* name) const { return dir_.path() + "/" + name; }
 
-  static testing_util::TempDir* dir_;
-  static TensorMap* weights_;
+  testing_util::TempDir dir_;
 };
 
-testing_util::TempDir* Gpt2_124mPackage::dir_ = nullptr;
-TensorMap* Gpt2_124mPackage::weights_ = nullptr;
-
-TEST_F(Gpt2_124mPackage, CompilingTwiceGivesTheSameBytes) {
-  compile_package(config(), *weights_, {}, shape(), path("b"));
+// A second compile of the same model gives the same bytes, file for file.
+void expect_same_package_bytes(const std::string& a, const std::string& b) {
   int files = 0;
-  for (const auto& e : fs::recursive_directory_iterator(path("a"))) {
+  for (const auto& e : fs::recursive_directory_iterator(a)) {
     if (!e.is_regular_file()) continue;
-    const fs::path other = path("b") / fs::relative(e.path(), path("a"));
+    const fs::path other = fs::path(b) / fs::relative(e.path(), a);
     ASSERT_TRUE(fs::exists(other)) << other;
     EXPECT_TRUE(read_file(e.path()) == read_file(other)) << e.path() << " differs";
     ++files;
@@ -79,21 +61,19 @@ void expect_blob_is_fp16_of(const std::string& kernel, const std::string& const_
   EXPECT_EQ(differ, 0u) << const_name;
 }
 
-TEST_F(Gpt2_124mPackage, BlobsHoldTheWeightsInFp16BitForBit) {
+void expect_blobs_hold_the_weights_in_fp16(const std::string& pkg, const TensorMap& weights) {
   const int perm[] = {1, 0};
   // Hugging Face's Conv1D weight is [in, out]; the kernel's conv weight [out, in, 1, 1].
-  expect_blob_is_fp16_of(path("a") + "/prefill_ane0", "h_0_attn_c_attn_weight_conv",
-                         weights_->at("h.0.attn.c_attn.weight").permute(perm));
+  expect_blob_is_fp16_of(pkg + "/prefill_ane0", "h_0_attn_c_attn_weight_conv", weights.at("h.0.attn.c_attn.weight").permute(perm));
   // The decode kernel that holds the last layer's MLP (cut by the on-chip budget).
-  const compile::PackageManifest m = compile::read_manifest(path("a"));
+  const compile::PackageManifest m = compile::read_manifest(pkg);
   std::string last_mlp;
   for (const compile::PackageStep& s : m.program("decode").steps)
     if (s.placement == compile::Placement::ane &&
-        read_file(fs::path(path("a")) / s.name / "model.mil").find("h_11_mlp_c_proj_weight_conv") != std::string::npos)
+        read_file(fs::path(pkg) / s.name / "model.mil").find("h_11_mlp_c_proj_weight_conv") != std::string::npos)
       last_mlp = s.name;
   ASSERT_FALSE(last_mlp.empty());
-  expect_blob_is_fp16_of(path("a") + "/" + last_mlp, "h_11_mlp_c_proj_weight_conv",
-                         weights_->at("h.11.mlp.c_proj.weight").permute(perm));
+  expect_blob_is_fp16_of(pkg + "/" + last_mlp, "h_11_mlp_c_proj_weight_conv", weights.at("h.11.mlp.c_proj.weight").permute(perm));
   // The head's first piece: the tied embedding's first rows.
   std::string head;
   std::int64_t rows = 0;
@@ -104,25 +84,43 @@ TEST_F(Gpt2_124mPackage, BlobsHoldTheWeightsInFp16BitForBit) {
     }
   ASSERT_FALSE(head.empty());
   EXPECT_EQ(rows, 16753);  // 77 MB in three pieces under 32 MB
-  expect_blob_is_fp16_of(path("a") + "/" + head, "logits_chunk0_weight_conv", weights_->at("wte.weight").slice(0, 0, rows));
+  expect_blob_is_fp16_of(pkg + "/" + head, "logits_chunk0_weight_conv", weights.at("wte.weight").slice(0, 0, rows));
 }
 
-TEST_F(Gpt2_124mPackage, EveryKernelRoundTripsThroughTheMilParserInBothDialects) {
-  expect_kernels_round_trip(path("a"), compile::MilDialect::ios18);
-  compile::PackageOptions m1;
-  m1.dialect = compile::MilDialect::ios16;
-  m1.target.m1_m2 = true;
-  compile_package(config(), *weights_, m1, shape(), path("m1"));
-  expect_kernels_round_trip(path("m1"), compile::MilDialect::ios16);
-}
-
-TEST_F(Gpt2_124mPackage, PrefillAnd32DecodeStepsMatchTheCpu) {
+TEST_F(Gpt2_124mPackage, CompilesTheSameBytesTwiceHoldsFp16WeightsRoundTripsAndMatchesTheCpu) {
+  const TensorMap weights = model::gpt2_init_weights(config(), 1);
   Stopwatch sw;
-  const Errors e = run_package(config(), *weights_, {}, 24, 32, path("a"));
-  std::cout << "[ info ] GPT-2 124M, ios18: rel L2 prefill " << e.prefill << ", decode " << e.decode << " (" << sw.seconds()
-            << " s)\n";
-  EXPECT_LT(e.prefill, 1e-2);
-  EXPECT_LT(e.decode, 1e-2);
+  compile_package(config(), weights, {}, shape(), path("a"));
+  std::cout << "[ info ] GPT-2 124M package compiled in " << sw.seconds() << " s\n";
+  {
+    SCOPED_TRACE("compiling twice gives the same bytes");
+    compile_package(config(), weights, {}, shape(), path("b"));
+    expect_same_package_bytes(path("a"), path("b"));
+    fs::remove_all(path("b"));
+  }
+  {
+    SCOPED_TRACE("the blobs hold the weights in fp16 bit for bit");
+    expect_blobs_hold_the_weights_in_fp16(path("a"), weights);
+  }
+  {
+    SCOPED_TRACE("every kernel round-trips through the MIL parser in both dialects");
+    expect_kernels_round_trip(path("a"), compile::MilDialect::ios18);
+    compile::PackageOptions m1;
+    m1.dialect = compile::MilDialect::ios16;
+    m1.target.m1_m2 = true;
+    compile_package(config(), weights, m1, shape(), path("m1"));
+    expect_kernels_round_trip(path("m1"), compile::MilDialect::ios16);
+    fs::remove_all(path("m1"));
+  }
+  {
+    SCOPED_TRACE("prefill and 32 decode steps match the CPU");
+    sw.restart();
+    const Errors e = run_package(config(), weights, {}, 24, 32, path("a"));
+    std::cout << "[ info ] GPT-2 124M, ios18: rel L2 prefill " << e.prefill << ", decode " << e.decode << " (" << sw.seconds()
+              << " s)\n";
+    EXPECT_LT(e.prefill, 1e-2);
+    EXPECT_LT(e.decode, 1e-2);
+  }
 }
 
 }  // namespace
