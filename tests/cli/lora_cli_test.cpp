@@ -59,12 +59,8 @@ class LoraCli : public CliFolderTest, public ::testing::WithParamInterface<LoraC
     ASSERT_EQ(r.status, 0) << r.out;
     std::filesystem::rename(dir_ / "pre" / "step-00000080", dir_ / "m");
   }
-  // With the package cache inside the test's folder, so that compiles are counted afresh. OpenMP's
-  // threads wait passively: spinning, they took the cores from the threads with work whenever
-  // other tests ran beside this one (the same threads and the same results, only the waits differ).
-  CliResult run(const std::string& args) const {
-    return run_orion_env("OMP_WAIT_POLICY=passive ORION_CACHE_DIR=" + path("cache") + " ", args);
-  }
+  // With the package cache inside the test's folder, so that compiles are counted afresh.
+  CliResult run(const std::string& args) const { return run_orion_env("ORION_CACHE_DIR=" + path("cache") + " ", args); }
   CliResult train(const std::string& out, const std::string& extra, const std::string& data = "cat") const {
     return run("train -m " + path("m") + " --data " + path(data + ".bin") + " --out " + path(out) + " --steps " +
                std::to_string(lora_steps()) + " --batch 2 --seq 32 --threads 2 " + extra);

@@ -35,10 +35,6 @@ void PrintTo(const TrainCase& c, std::ostream* os) { *os << c.name; }
 
 class TrainCli : public CliFolderTest, public ::testing::WithParamInterface<TrainCase> {
  protected:
-  // OpenMP's threads wait passively: spinning, they took the cores from the threads with work
-  // whenever other tests ran beside this one (the same threads and bits, only the waits differ).
-  static CliResult orion_cli(const std::string& args) { return run_orion_env("OMP_WAIT_POLICY=passive ", args); }
-
   void SetUp() override {
     CliFolderTest::SetUp();
     std::string text;
@@ -46,13 +42,13 @@ class TrainCli : public CliFolderTest, public ::testing::WithParamInterface<Trai
     write("corpus.txt", text);
     std::string init = "init --out " + path("m") + " " + GetParam().init;
     if (GetParam().sentencepiece) {
-      const CliResult t = orion_cli("tokenizer train --vocab 300 --byte-fallback --in " + path("corpus.txt") + " --out " + path("tok"));
+      const CliResult t = run_orion("tokenizer train --vocab 300 --byte-fallback --in " + path("corpus.txt") + " --out " + path("tok"));
       ASSERT_EQ(t.status, 0) << t.out;
       init += " --tokenizer " + path("tok");
     }
-    const CliResult i = orion_cli(init);
+    const CliResult i = run_orion(init);
     ASSERT_EQ(i.status, 0) << i.out;
-    const CliResult r = orion_cli("data prepare -m " + path("m") + " --in " + path("corpus.txt") + " --out " + path("tokens.bin"));
+    const CliResult r = run_orion("data prepare -m " + path("m") + " --in " + path("corpus.txt") + " --out " + path("tokens.bin"));
     ASSERT_EQ(r.status, 0) << r.out;
   }
 
@@ -66,7 +62,7 @@ class TrainCli : public CliFolderTest, public ::testing::WithParamInterface<Trai
   static pid_t spawn_orion(const std::string& args) {
     const char* bin = std::getenv("ORION_BIN");
     const std::string cmd =
-        "OMP_WAIT_POLICY=passive; export OMP_WAIT_POLICY; exec " + std::string(bin ? bin : ORION_BIN_PATH) + " " + args + " >/dev/null 2>&1";
+        "exec " + std::string(bin ? bin : ORION_BIN_PATH) + " " + args + " >/dev/null 2>&1";
     const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
     pid_t pid = 0;
     EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
@@ -75,7 +71,7 @@ class TrainCli : public CliFolderTest, public ::testing::WithParamInterface<Trai
 };
 
 TEST_P(TrainCli, TrainsAndTheCheckpointIsAModelFolder) {
-  const CliResult r = orion_cli(train_args("run", 20));
+  const CliResult r = run_orion(train_args("run", 20));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("trained 20 steps"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("val"), std::string::npos) << r.out;
@@ -86,13 +82,13 @@ TEST_P(TrainCli, TrainsAndTheCheckpointIsAModelFolder) {
   const std::string step = path("run/step-00000020");
   EXPECT_EQ(nlohmann::json::parse(read(step + "/config.json")).at("model_type"), GetParam().model_type);
   EXPECT_EQ(std::filesystem::exists(step + "/tokenizer.model"), GetParam().sentencepiece);
-  const CliResult g = orion_cli("generate -m " + step + " -p \"In the\" -n 8 --seed 1");
+  const CliResult g = run_orion("generate -m " + step + " -p \"In the\" -n 8 --seed 1");
   EXPECT_EQ(g.status, 0) << g.out;
   // A complete run resumed does nothing; without --resume the folder is refused.
-  const CliResult again = orion_cli(train_args("run", 20) + " --resume");
+  const CliResult again = run_orion(train_args("run", 20) + " --resume");
   EXPECT_EQ(again.status, 0) << again.out;
   EXPECT_NE(again.out.find("nothing to do"), std::string::npos) << again.out;
-  const CliResult refused = orion_cli(train_args("run", 20));
+  const CliResult refused = run_orion(train_args("run", 20));
   EXPECT_EQ(refused.status, 1);
   EXPECT_NE(refused.out.find("--resume"), std::string::npos) << refused.out;
 }
@@ -104,21 +100,21 @@ TEST_P(TrainCli, InitTrainsTheModelOrionInitMakes) {
   arch = arch.substr(0, arch.find(" --seed "));  // every case's init arguments end with --seed 3
   if (GetParam().sentencepiece) arch += " --tokenizer " + path("tok");
   const std::string common = " --data " + path("tokens.bin") + " --steps 4 --batch 2 --seq 32 --threads 2 --seed 3";
-  const CliResult ref = orion_cli("train -m " + path("m") + common + " --out " + path("ref"));
+  const CliResult ref = run_orion("train -m " + path("m") + common + " --out " + path("ref"));
   ASSERT_EQ(ref.status, 0) << ref.out;
-  const CliResult scratch = orion_cli("train --init " + arch + common + " --out " + path("scratch"));
+  const CliResult scratch = run_orion("train --init " + arch + common + " --out " + path("scratch"));
   ASSERT_EQ(scratch.status, 0) << scratch.out;
   EXPECT_TRUE(read(path("m/model.safetensors")) == read(path("scratch/init/model.safetensors")));
   EXPECT_TRUE(read(path("ref/step-00000004/model.safetensors")) == read(path("scratch/step-00000004/model.safetensors")));
   // Resumed, the complete run does nothing (and leaves OUT/init as it was).
-  const CliResult again = orion_cli("train --init " + arch + common + " --out " + path("scratch") + " --resume");
+  const CliResult again = run_orion("train --init " + arch + common + " --out " + path("scratch") + " --resume");
   EXPECT_EQ(again.status, 0) << again.out;
   EXPECT_NE(again.out.find("nothing to do"), std::string::npos) << again.out;
   // One of -m and --init.
-  const CliResult both = orion_cli("train --init -m " + path("m") + common + " --out " + path("both"));
+  const CliResult both = run_orion("train --init -m " + path("m") + common + " --out " + path("both"));
   EXPECT_EQ(both.status, 1);
   EXPECT_NE(both.out.find("not both"), std::string::npos) << both.out;
-  const CliResult neither = orion_cli("train" + common + " --out " + path("neither"));
+  const CliResult neither = run_orion("train" + common + " --out " + path("neither"));
   EXPECT_EQ(neither.status, 1);
   EXPECT_NE(neither.out.find("--init"), std::string::npos) << neither.out;
 }
@@ -127,7 +123,7 @@ TEST_P(TrainCli, RunsKilledAtRandomMomentsAndResumedEndBitIdentical) {
   // At the small scale every step is dearer (sanitizers, qemu): fewer still give the kills time.
   const int kSteps = testing_util::at_scale(60, 30);
   // The reference saves only at its end: a run neither interrupted nor checkpointed on the way.
-  const CliResult ref = orion_cli(train_args("ref", kSteps, 32, kSteps));
+  const CliResult ref = run_orion(train_args("ref", kSteps, 32, kSteps));
   ASSERT_EQ(ref.status, 0) << ref.out;
 
   std::mt19937 rng(20261130);
@@ -145,7 +141,7 @@ TEST_P(TrainCli, RunsKilledAtRandomMomentsAndResumedEndBitIdentical) {
     }
   }
   EXPECT_GE(interrupted, 3) << "the runs ended before they could be killed: make them longer";
-  const CliResult last = orion_cli(train_args("run", kSteps) + " --resume");
+  const CliResult last = run_orion(train_args("run", kSteps) + " --resume");
   ASSERT_EQ(last.status, 0) << last.out;
 
   const std::string step = "/step-000000" + std::to_string(kSteps);
@@ -170,14 +166,14 @@ TEST_P(TrainCli, RunsKilledAtRandomMomentsAndResumedEndBitIdentical) {
 TEST_P(TrainCli, OnAneSimASpentCompileBudgetRestartsTheProcessAndTheRunEndsBitIdentical) {
   constexpr int kSteps = 8;
   const std::string ane = " --device ane-sim --ane-weights baked";
-  const CliResult ref = orion_cli(train_args("ref", kSteps, 32, 100) + ane);
+  const CliResult ref = run_orion(train_args("ref", kSteps, 32, 100) + ane);
   ASSERT_EQ(ref.status, 0) << ref.out;
   EXPECT_EQ(ref.out.find("resumed"), std::string::npos) << ref.out;
   std::smatch counts;
   ASSERT_TRUE(std::regex_search(ref.out, counts, std::regex(R"((\d+) compiles, (\d+) reloads)"))) << ref.out;
   EXPECT_EQ(std::stoi(counts[2]), std::stoi(counts[1]) * (kSteps - 1)) << "ane-sim reloads each later step's weights";
   const CliResult run =
-      orion_cli(train_args("run", kSteps, 32, 100) + ane + " --ane-faithful --ane-stale-reload --ane-compile-budget 6");
+      run_orion(train_args("run", kSteps, 32, 100) + ane + " --ane-faithful --ane-stale-reload --ane-compile-budget 6");
   ASSERT_EQ(run.status, 0) << run.out;
   int restarts = 0;
   for (std::size_t at = run.out.find("resumed from step"); at != std::string::npos; at = run.out.find("resumed from step", at + 1))
@@ -188,14 +184,14 @@ TEST_P(TrainCli, OnAneSimASpentCompileBudgetRestartsTheProcessAndTheRunEndsBitId
     EXPECT_TRUE(read(path("ref") + step + "/" + f) == read(path("run") + step + "/" + f)) << f << " differs";
 
   // The device computes in fp16, on windows of a multiple of 32 tokens.
-  const CliResult f32 = orion_cli(train_args("f32", 2) + ane + " --precision f32");
+  const CliResult f32 = run_orion(train_args("f32", 2) + ane + " --precision f32");
   EXPECT_EQ(f32.status, 1);
   EXPECT_NE(f32.out.find("fp16"), std::string::npos) << f32.out;
-  const CliResult short_seq = orion_cli(train_args("short", 2, 16) + ane);
+  const CliResult short_seq = run_orion(train_args("short", 2, 16) + ane);
   EXPECT_EQ(short_seq.status, 1);
   EXPECT_NE(short_seq.out.find("multiple of 32"), std::string::npos) << short_seq.out;
   // The emulator's settings on another device would be silently ignored: refused.
-  const CliResult cpu = orion_cli(train_args("cpu", 2) + " --ane-compile-budget 6");
+  const CliResult cpu = run_orion(train_args("cpu", 2) + " --ane-compile-budget 6");
   EXPECT_EQ(cpu.status, 1);
   EXPECT_NE(cpu.out.find("--device ane-sim"), std::string::npos) << cpu.out;
 }
@@ -205,7 +201,7 @@ TEST_P(TrainCli, OnAneSimASpentCompileBudgetRestartsTheProcessAndTheRunEndsBitId
 // one compile per kernel (plus one spare) trains without a restart, to the same bits.
 TEST_P(TrainCli, OnAneSimWeightsAsInputsCompileOnceAndNeverReloadOrRestart) {
   const int kSteps = testing_util::at_scale(6, 3);
-  const CliResult ref = orion_cli(train_args("inputs", kSteps, 32, 100) + " --device ane-sim");
+  const CliResult ref = run_orion(train_args("inputs", kSteps, 32, 100) + " --device ane-sim");
   ASSERT_EQ(ref.status, 0) << ref.out;
   std::smatch counts;
   const std::regex counted(R"((\d+) kernels and \d+ host segments, (\d+) compiles, (\d+) reloads, (\d+) restarts)");
@@ -215,7 +211,7 @@ TEST_P(TrainCli, OnAneSimWeightsAsInputsCompileOnceAndNeverReloadOrRestart) {
   EXPECT_EQ(std::stoi(counts[3]), 0);
   EXPECT_EQ(std::stoi(counts[4]), 0);
   EXPECT_NE(ref.out.find("weights inputs"), std::string::npos) << ref.out;
-  const CliResult tight = orion_cli(train_args("tight", kSteps, 32, 100) +
+  const CliResult tight = run_orion(train_args("tight", kSteps, 32, 100) +
                                     " --device ane-sim --ane-faithful --ane-stale-reload --ane-compile-budget " +
                                     std::to_string(kernels + 1));
   ASSERT_EQ(tight.status, 0) << tight.out;
