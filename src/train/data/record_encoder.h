@@ -42,6 +42,7 @@ class RecordEncoder {
   bool has_chat_template() const { return chat_.has_value(); }
   std::uint64_t vocab_size() const { return vocab_size_; }
   std::int32_t eot_id() const { return eot_; }
+  const text::Tokenizer& tokenizer() const { return *tokenizer_; }
 
   // Throw orion::Error saying what is wrong with the record (the caller adds file and line).
   EncodedRecord text(std::string_view text) const;
