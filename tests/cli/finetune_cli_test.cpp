@@ -20,6 +20,7 @@
 #include "cli/run_cli.h"
 #include "model/formats/config_json.h"
 #include "model/model_folder.h"
+#include "test_scale.h"
 #include "train/data/token_file.h"
 
 namespace orion::test {
@@ -48,14 +49,16 @@ TEST_P(FinetuneCli, AQwen3FolderLearnsAChatDatasetWithTheLoraAndThePromptMasked)
   const std::string device = GetParam(), m = path("m"), data = path("chat"), run = path("run");
   std::string log;
   ASSERT_EQ(make_hf_folder("qwen3", m, log), 0) << log;
-  ASSERT_EQ(make_chat_data(data, "--records 160"), 0);
+  // Qwen3's 151k-token vocabulary makes every step dear: a short run at a learning rate under
+  // which both curves still fall several times the margins asserted below, on both devices.
+  const int records = testing_util::at_scale(80, 40), steps = testing_util::at_scale(12, 8);
+  ASSERT_EQ(make_chat_data(data, "--records " + std::to_string(records)), 0);
   const bool cpu = device == "cpu";
-  const int steps = cpu ? 40 : 12;
   const CliResult r = run_orion("train -m " + m + " --data " + data + " --lora 8 --mask-prompt --steps " +
-                                std::to_string(steps) + " --batch 4 --seq 64 --lr 5e-3 --eval-every " +
+                                std::to_string(steps) + " --batch 2 --seq 64 --lr 1e-2 --eval-every " +
                                 std::to_string(steps / 4) + " --test --device " + device + " --out " + run);
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("160 records"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::to_string(records) + " records"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("test loss"), std::string::npos) << r.out;
 
   // Training and validation losses fall: the first steps' mean against the last steps', the
@@ -94,7 +97,7 @@ TEST_P(FinetuneCli, AQwen3FolderLearnsAChatDatasetWithTheLoraAndThePromptMasked)
   EXPECT_TRUE(fs::exists(adapter + "/adapter_config.json"));
   EXPECT_TRUE(fs::exists(adapter + "/adapter_model.safetensors"));
   const CliResult p = run_orion("perplexity -m " + m + " --lora " + adapter + " --data " + data +
-                                "/valid.jsonl --mask-prompt --batch 4 --data-seq 64 --json" +
+                                "/valid.jsonl --mask-prompt --batch 2 --data-seq 64 --json" +
                                 (cpu ? "" : " --numerics f16"));
   ASSERT_EQ(p.status, 0) << p.out;
   const json pj = json::parse(p.out.substr(p.out.find('{')));
