@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "model/formats/config_json.h"
-#include "model/model_folder.h"
+#include "model/formats/folder_files.h"
 
 namespace orion::model {
 

@@ -19,9 +19,6 @@ namespace orion::model {
 
 namespace fs = std::filesystem;
 
-std::string model_config_path(const std::string& dir) { return (fs::path(dir) / kConfigFile).string(); }
-std::string model_weights_path(const std::string& dir) { return (fs::path(dir) / kWeightsFile).string(); }
-
 void write_model_folder(const std::string& dir, const TensorMap& weights, const std::string& config_json,
                         const text::Tokenizer& tokenizer, const CheckpointLayout& layout) {
   const fs::path target = fs::absolute(dir).lexically_normal();

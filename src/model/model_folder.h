@@ -1,6 +1,6 @@
 #pragma once
-// A model folder: the one place that knows its files' names (config.json, model.safetensors
-// and the tokenizer's, text/tokenizer_files.h) and loads what every command needs from it:
+// A model folder: finds a model by its files' names (config.json and model.safetensors,
+// model/formats/folder_files.h; the tokenizer's, text/tokenizer_files.h) and loads what every command needs from it:
 // the model (by config.json's model_type) and its tokenizer (load_tokenizer below).
 #include <cstdint>
 #include <memory>
@@ -10,21 +10,12 @@
 
 #include "model/any_model.h"
 #include "model/formats/checkpoint.h"
+#include "model/formats/folder_files.h"
 #include "text/bpe_tokenizer.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 
 namespace orion::model {
-
-// The model's files: the Hugging Face config and the weights.
-inline constexpr const char* kConfigFile = "config.json";
-inline constexpr const char* kWeightsFile = "model.safetensors";
-// A sharded checkpoint's index (model/formats/checkpoint.h reads and writes it).
-inline constexpr const char* kShardIndexFile = "model.safetensors.index.json";
-
-// DIR/config.json and DIR/model.safetensors.
-std::string model_config_path(const std::string& dir);
-std::string model_weights_path(const std::string& dir);
 
 struct ModelFolder {
   AnyModel model;

@@ -3,7 +3,7 @@
 // rows), load without a copy, compute what the f32 model computes up to the format's measured
 // error, and every kind of broken converted file is refused with an error naming the file and
 // the tensor.
-#include "model/formats/convert.h"
+#include "model/convert.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "model/any_model.h"
-#include "model/formats/convert.h"
+#include "model/convert.h"
 
 namespace orion::cli {
 

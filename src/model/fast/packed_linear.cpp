@@ -21,21 +21,6 @@ DType storage_dtype(WeightDType t) {
 
 }  // namespace
 
-std::string_view weight_dtype_name(WeightDType t) {
-  switch (t) {
-    case WeightDType::f32: return "f32";
-    case WeightDType::f16: return "f16";
-    case WeightDType::q8: return "q8";
-  }
-  return "?";
-}
-
-WeightDType weight_dtype_from_name(std::string_view name) {
-  for (WeightDType t : {WeightDType::f32, WeightDType::f16, WeightDType::q8})
-    if (weight_dtype_name(t) == name) return t;
-  throw Error("unknown weight dtype '" + std::string(name) + "' (f32, f16 or q8)");
-}
-
 PackedLinear PackedLinear::pack(const Tensor& w, bool in_out, const Tensor& bias, WeightDType dtype, int q8_block) {
   if (w.rank() != 2 || w.dtype() != DType::f32) throw Error("pack: weight must be f32 [rows, cols], got " + shape_str(w.shape()));
   const std::int64_t rows = in_out ? w.dim(1) : w.dim(0);

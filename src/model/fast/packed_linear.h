@@ -8,21 +8,13 @@
 // file written by `orion convert`, whose mapping the tensors keep alive). Both are held as
 // Tensors, so the two cases run the same code.
 #include <cstdint>
-#include <string_view>
 
 #include "core/tensor.h"
 #include "core/thread_pool.h"
 #include "exec/cpu/gemv.h"
+#include "model/weight_dtype.h"
 
 namespace orion::model {
-
-enum class WeightDType { f32, f16, q8 };
-
-std::string_view weight_dtype_name(WeightDType t);
-WeightDType weight_dtype_from_name(std::string_view name);  // throws orion::Error
-
-// The block of weights that share one q8 scale when none is given (32 or 64 are supported).
-inline constexpr int kQ8Block = 32;
 
 class PackedLinear {
  public:

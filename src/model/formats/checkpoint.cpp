@@ -7,23 +7,17 @@
 
 #include "core/error.h"
 #include "model/formats/config_json.h"
+#include "model/formats/folder_files.h"
 
 namespace orion::model {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-constexpr const char* kWeights = "model.safetensors";
-constexpr const char* kIndex = "model.safetensors.index.json";
-
-}  // namespace
-
 Checkpoint Checkpoint::open(const std::string& dir) {
   const fs::path d(dir);
-  if (fs::exists(d / kWeights) || !fs::exists(d / kIndex)) return single(SafetensorsFile::open((d / kWeights).string()));
-  return from_index((d / kIndex).string());
+  if (fs::exists(d / kWeightsFile) || !fs::exists(d / kShardIndexFile)) return single(SafetensorsFile::open((d / kWeightsFile).string()));
+  return from_index((d / kShardIndexFile).string());
 }
 
 Checkpoint Checkpoint::single(SafetensorsFile file) {
@@ -85,7 +79,7 @@ std::string shard_file_name(std::int64_t index, std::int64_t count) {
 }
 
 bool is_checkpoint_file(std::string_view name) {
-  if (name == kWeights || name == kIndex) return true;
+  if (name == kWeightsFile || name == kShardIndexFile) return true;
   return name.size() == shard_file_name(1, 1).size() && name.starts_with("model-") && name.ends_with(".safetensors") &&
          name.substr(11, 4) == "-of-";
 }
@@ -101,7 +95,7 @@ void write_checkpoint(const std::string& dir, const std::vector<std::pair<std::s
   }
   const fs::path d(dir);
   if (layout.shards == 1) {
-    write_safetensors((d / kWeights).string(), stored, {{"format", "pt"}});
+    write_safetensors((d / kWeightsFile).string(), stored, {{"format", "pt"}});
     return;
   }
   if (static_cast<std::int64_t>(stored.size()) < layout.shards)
@@ -126,9 +120,9 @@ void write_checkpoint(const std::string& dir, const std::vector<std::pair<std::s
     write_safetensors((d / file).string(), part, {{"format", "pt"}});
   }
   const json index = {{"metadata", {{"total_size", total}}}, {"weight_map", map}};
-  std::ofstream f(d / kIndex, std::ios::binary);
+  std::ofstream f(d / kShardIndexFile, std::ios::binary);
   f << index.dump(2) << "\n";
-  if (!f.flush()) throw Error::in_file((d / kIndex).string(), "cannot be written");
+  if (!f.flush()) throw Error::in_file((d / kShardIndexFile).string(), "cannot be written");
 }
 
 const SafetensorsFile* Checkpoint::file_of(std::string_view name) const {

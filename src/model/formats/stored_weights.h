@@ -21,8 +21,8 @@
 
 #include "core/tensor.h"
 #include "exec/cpu/executor.h"
-#include "model/fast/packed_linear.h"
 #include "model/formats/safetensors.h"
+#include "model/weight_dtype.h"
 
 namespace orion::model {
 

@@ -7,7 +7,7 @@
 #include "model/gpt2/gpt2.h"
 #include "model/formats/named_weights.h"
 #include "model/formats/safetensors.h"
-#include "model/model_folder.h"
+#include "model/formats/folder_files.h"
 
 namespace orion::model {
 

@@ -8,8 +8,8 @@
 #include "core/random.h"
 #include "model/llama/llama.h"
 #include "model/formats/safetensors.h"
-#include "model/model_folder.h"
 #include "model/formats/stored_weights.h"
+#include "model/formats/folder_files.h"
 
 namespace orion::model {
 

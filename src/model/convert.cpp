@@ -1,4 +1,4 @@
-#include "model/formats/convert.h"
+#include "model/convert.h"
 
 #include <array>
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include "core/mapped_file.h"
 #include "exec/cpu/quantize.h"
 #include "model/formats/safetensors.h"
-#include "model/model_folder.h"
+#include "model/formats/folder_files.h"
 #include "text/tokenizer_files.h"
 
 namespace orion::model {
@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 // spellings (Hugging Face's and OpenAI's), plus the small JSON files hub folders carry.
 constexpr std::array<const char*, 8> kCopied = {
     kConfigFile,      text::kBpeVocabFile,     text::kBpeMergesFile,    text::kOpenAiVocabFile, text::kOpenAiMergesFile,
-    "tokenizer.json", "tokenizer_config.json", "generation_config.json"};
+    text::kTokenizerJsonFile, text::kTokenizerConfigFile, text::kGenerationConfigFile};
 
 bool written_by_convert(const std::string& name) {
   if (name == kWeightsFile) return true;
