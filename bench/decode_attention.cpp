@@ -14,7 +14,7 @@
 #include "core/stopwatch.h"
 #include "core/thread_pool.h"
 #include "exec/cpu/machine_limits.h"
-#include "model/fast/fast_attention.h"
+#include "engine/fast/fast_attention.h"
 
 using namespace orion;
 
@@ -45,13 +45,13 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < kEvict; i += 16) sink += evict.get()[i];
       Stopwatch c;
       for (std::int64_t l = 0; l < kLayers; ++l)
-        model::attend_heads(q.data(), K[static_cast<std::size_t>(l)].get(), V[static_cast<std::size_t>(l)].get(), kHeads,
+        engine::attend_heads(q.data(), K[static_cast<std::size_t>(l)].get(), V[static_cast<std::size_t>(l)].get(), kHeads,
                             kHeads, kPositions, n, kDim, 0.125f, scores.data(), out.data(), pool);
       cold = std::min(cold, c.seconds() / kLayers);
       Stopwatch w;
       for (int again = 0; again < 2; ++again) {  // the first call brings the layer's cache in
         if (again == 1) w.restart();
-        model::attend_heads(q.data(), K[0].get(), V[0].get(), kHeads, kHeads, kPositions, n, kDim, 0.125f, scores.data(),
+        engine::attend_heads(q.data(), K[0].get(), V[0].get(), kHeads, kHeads, kPositions, n, kDim, 0.125f, scores.data(),
                             out.data(), pool);
       }
       warm = std::min(warm, w.seconds());

@@ -2,9 +2,9 @@
 
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "model/fast/fast_engine.h"
+#include "engine/fast/fast_engine.h"
 #include "model/lora/lora_model.h"
-#include "model/session/graph_session.h"
+#include "engine/graph_session.h"
 
 namespace orion::engine {
 
@@ -49,10 +49,10 @@ ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o
   const model::AnyModel& m = c.merged ? *c.merged : md.model;
   if (o.graph || o.numerics == exec::Numerics::f16) {
     c.kind = EngineKind::graph;
-    c.decoder = std::make_unique<model::GraphSession>(model::causal_lm(m), exec::CpuOptions{o.numerics, o.threads});
+    c.decoder = std::make_unique<GraphSession>(model::causal_lm(m), exec::CpuOptions{o.numerics, o.threads});
   } else {
     Stopwatch sw;
-    const model::FastEngine fast = model::make_fast_engine(m, dtype);
+    const FastEngine fast = make_fast_engine(m, dtype);
     c.pack_ms = sw.ms();
     c.packed_bytes = fast.packed_bytes;
     c.decoder = fast.session(o.threads, exec::cpu::best_isa());

@@ -10,7 +10,7 @@
 #include "engine/device_run.h"
 #include "exec/cpu/executor.h"
 #include "model/model_folder.h"
-#include "model/session/decoder.h"
+#include "engine/decoder.h"
 
 namespace orion::engine {
 
@@ -32,10 +32,10 @@ struct ChosenDecoder {
   EngineKind kind = EngineKind::fast;
   std::unique_ptr<const model::AnyModel> merged;  // cpu with an adapter; declared before the decoder, which uses it
   std::unique_ptr<DeviceRun> run;  // device only; declared before the decoder, which uses it
-  std::unique_ptr<model::Decoder> decoder;
+  std::unique_ptr<Decoder> decoder;
   // fast: another session over the same packed weights, with its own cache (a server's
   // concurrent requests); null for the other engines.
-  std::function<std::unique_ptr<model::Decoder>()> new_session;
+  std::function<std::unique_ptr<Decoder>()> new_session;
   double pack_ms = 0;  // packing the fast decoder's weights, or finding the device's package
   std::size_t packed_bytes = 0;  // fast: 0 when the weights are mapped from the file
   std::string weights;  // fast: the weight format in use ("f32", "f16", "q8", or a converted folder's)

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "model/session/graph_session.h"
+#include "engine/graph_session.h"
 
 namespace orion::engine {
 
@@ -71,7 +71,7 @@ class PrefillOnDeviceDecoder final : public DeviceModeDecoder {
 
  private:
   runtime::PackageSession& s_;
-  model::GraphSession cpu_;
+  GraphSession cpu_;
   std::int64_t layers_;
   bool fresh_ = true;
 };

@@ -1,5 +1,5 @@
 #pragma once
-// The model::Decoder of each of Orion's two device modes over a package session:
+// The Decoder of each of Orion's two device modes over a package session:
 //   everything on the device   prefill and decode programs (attention over the KV cache on
 //                              the host with --host-attention packages)
 //   prefill on the device      the prompt on the device, then decoding on the CPU (the graph
@@ -7,14 +7,14 @@
 #include <memory>
 
 #include "model/causal_lm.h"
-#include "model/session/decoder.h"
+#include "engine/decoder.h"
 #include "runtime/package_session.h"
 
 namespace orion::engine {
 
 // Both modes start with the prefill program; after it, adopt_device_prefill() hands the
 // session's state to whatever decodes.
-class DeviceModeDecoder : public model::Decoder {
+class DeviceModeDecoder : public Decoder {
  public:
   virtual void adopt_device_prefill() = 0;
 };

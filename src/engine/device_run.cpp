@@ -76,13 +76,13 @@ void DeviceRun::set_adapter(const model::LoraAdapter& adapter) {
   runner_->set_weights(model::lora_runtime_weights(adapter));
 }
 
-std::unique_ptr<model::Decoder> DeviceRun::decoder() { return device_mode_decoder(o_.ane_prefill, *session_, model_, o_.threads); }
+std::unique_ptr<Decoder> DeviceRun::decoder() { return device_mode_decoder(o_.ane_prefill, *session_, model_, o_.threads); }
 
 std::int64_t DeviceRun::max_window() const {
   return std::min(model_.context(), session_->capacity() + 1);
 }
 
-model::WindowLogitsFn DeviceRun::window_logits() {
+WindowLogitsFn DeviceRun::window_logits() {
   std::shared_ptr<DeviceModeDecoder> dec = device_mode_decoder(o_.ane_prefill, *session_, model_, o_.threads);
   const std::int64_t vocab = model_.vocab_size();
   return [this, dec, vocab](std::span<const std::int32_t> tokens) {

@@ -13,8 +13,8 @@
 #include "engine/model_package.h"
 #include "model/lora/lora_adapter.h"
 #include "model/model_folder.h"
-#include "model/session/decoder.h"
-#include "model/session/perplexity.h"
+#include "engine/decoder.h"
+#include "engine/perplexity.h"
 #include "runtime/compile_budget.h"
 #include "runtime/device_factory.h"
 #include "runtime/package_session.h"
@@ -42,11 +42,11 @@ class DeviceRun {
   DeviceRun(const model::ModelFolder& md, const DeviceRunOptions& o, const std::function<void(const std::string&)>& say);
   ~DeviceRun();
 
-  std::unique_ptr<model::Decoder> decoder();
+  std::unique_ptr<Decoder> decoder();
   // Logits of every position of a window from position 0: the first part (up to half the
   // window, at most the package's prefill window) by the prefill program, the rest one token
   // at a time by the mode's decoder, so that perplexity exercises both.
-  model::WindowLogitsFn window_logits();
+  WindowLogitsFn window_logits();
   std::int64_t max_window() const;
 
   // Runs on `adapter` from now on (one of the package's rank and targets): its matrices are

@@ -7,7 +7,7 @@
 
 namespace orion::engine {
 
-Generation::Generation(model::Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
+Generation::Generation(Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
                        std::vector<float> logits, std::vector<std::int32_t>& ids, GenerationLimits limits)
     : session_(session), sampler_(sampler), tokenizer_(tokenizer), logits_(std::move(logits)), ids_(ids),
       limits_(std::move(limits)) {
@@ -63,7 +63,7 @@ bool Generation::step(const std::function<void(std::string_view)>& emit) {
   return true;
 }
 
-GenerationOutcome generate_tokens(model::Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
+GenerationOutcome generate_tokens(Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
                                   std::vector<float> logits, std::vector<std::int32_t>& ids,
                                   const GenerationLimits& limits, const std::function<void(std::string_view)>& emit) {
   Generation g(session, sampler, tokenizer, std::move(logits), ids, limits);

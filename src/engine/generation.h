@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/session/decoder.h"
+#include "engine/decoder.h"
 #include "text/sampler.h"
 #include "text/tokenizer.h"
 
@@ -41,7 +41,7 @@ struct GenerationOutcome {
 // tokenizer and ids must outlive it.
 class Generation {
  public:
-  Generation(model::Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer, std::vector<float> logits,
+  Generation(Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer, std::vector<float> logits,
              std::vector<std::int32_t>& ids, GenerationLimits limits);
   // One token; false once generation has ended (outcome() says why), this step included when
   // it ended it.
@@ -59,7 +59,7 @@ class Generation {
   const GenerationOutcome& outcome() const { return out_; }
 
  private:
-  model::Decoder& session_;
+  Decoder& session_;
   text::Sampler& sampler_;
   const text::Tokenizer& tokenizer_;
   std::vector<float> logits_;
@@ -70,7 +70,7 @@ class Generation {
 };
 
 // The whole continuation at once (generate, chat).
-GenerationOutcome generate_tokens(model::Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
+GenerationOutcome generate_tokens(Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
                                   std::vector<float> logits, std::vector<std::int32_t>& ids,
                                   const GenerationLimits& limits, const std::function<void(std::string_view)>& emit);
 

@@ -5,7 +5,7 @@
 #include "core/content_hash.h"
 #include "core/error.h"
 #include "model/lora/lora_graph.h"
-#include "model/session/decoder_ane_package.h"
+#include "model/decoder_ane_package.h"
 #include "runtime/executable_identity.h"
 
 namespace orion::engine {

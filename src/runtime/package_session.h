@@ -2,7 +2,7 @@
 // PackageSession: a decoder language model run from a compiled package: one prefill over the
 // prompt, then one decode step per token, with the KV cache kept on the host between steps.
 // It knows no architecture: the names it binds come from each program's "session" block in
-// the manifest, which the model's package builder writes (model/session/decoder_ane_package.h):
+// the manifest, which the model's package builder writes (model/decoder_ane_package.h):
 //
 //   prefill: {"tokens", "positions", "logits", "cache": [{"new": "k.0", "past": "past_k.0"}...]}
 //            a window of `seq` tokens from position 0; a shorter prompt is padded at the end
@@ -13,7 +13,7 @@
 //            closed slot holds finite values (inf * 0 would be NaN).
 //
 // Where the cache lives between steps: when only kernels read a decode `past` input (attention
-// over the cache compiled into the ANE kernels, model/session/decoder_ane_package.h), it stays in those
+// over the cache compiled into the ANE kernels, model/decoder_ane_package.h), it stays in those
 // kernels' fp16 input surfaces in device layout [1, C, 1, capacity] (PackageRunner::
 // keep_resident): the prefill's rows are packed into them once (at the first decode step, so
 // that a job that only prefills never compiles the decode kernels), and each step copies its

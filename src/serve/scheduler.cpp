@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "model/fast/fast_session.h"
+#include "engine/fast/fast_session.h"
 #include "engine/generation.h"
 #include "serve/stop_strings.h"
 #include "text/sampler.h"
@@ -13,7 +13,7 @@ namespace orion::serve {
 
 struct Scheduler::Active {
   std::shared_ptr<Job> job;
-  std::unique_ptr<model::Decoder> session;
+  std::unique_ptr<engine::Decoder> session;
   std::unique_ptr<text::Sampler> sampler;
   std::unique_ptr<engine::Generation> generation;
   StopStrings stops;
@@ -157,16 +157,16 @@ void Scheduler::start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Acti
 
 void Scheduler::decode(const std::vector<Active*>& running, const std::vector<std::int32_t>& tokens) {
   if (running.empty()) return;
-  std::vector<model::FastSession*> fast;
+  std::vector<engine::FastSession*> fast;
   for (Active* a : running) {
-    auto* f = dynamic_cast<model::FastSession*>(a->session.get());
+    auto* f = dynamic_cast<engine::FastSession*>(a->session.get());
     if (!f || !f->batchable()) break;
     fast.push_back(f);
   }
   Stopwatch sw;
   if (fast.size() == running.size() && running.size() > 1) {
     try {
-      model::FastSession::decode_batch(fast, tokens, batch_logits_);
+      engine::FastSession::decode_batch(fast, tokens, batch_logits_);
       const double each = sw.seconds();
       for (std::size_t i = 0; i < running.size(); ++i) running[i]->generation->set_logits(batch_logits_[i], each);
     } catch (const std::exception& e) {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "model/model_folder.h"
-#include "model/session/decoder.h"
+#include "engine/decoder.h"
 #include "serve/openai_wire.h"
 
 namespace orion::serve {
@@ -70,7 +70,7 @@ class Job {
 
 class Scheduler {
  public:
-  using SessionFactory = std::function<std::unique_ptr<model::Decoder>()>;
+  using SessionFactory = std::function<std::unique_ptr<engine::Decoder>()>;
   // `folder` (its tokenizer, chat template and stop ids) must outlive the scheduler.
   Scheduler(const model::ModelFolder& folder, SessionFactory sessions, SchedulerOptions options);
   ~Scheduler();
@@ -107,7 +107,7 @@ class Scheduler {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
-  std::vector<std::unique_ptr<model::Decoder>> idle_;  // sessions kept for the next requests
+  std::vector<std::unique_ptr<engine::Decoder>> idle_;  // sessions kept for the next requests
   int active_count_ = 0;
   bool stopping_ = false;
   std::thread worker_;

@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/random.h"
 #include "core/testing_temp_dir.h"
-#include "model/session/decoder_ane_package.h"
+#include "model/decoder_ane_package.h"
 #include "model/gpt2/gpt2_model.h"
 
 namespace orion::compile {

@@ -57,7 +57,7 @@ class LoraGolden : public ::testing::TestWithParam<LoraGoldenCase> {
     return make_decoder(*folder_, o, [](const std::string&) {});
   }
   // Every row after an 8-token prompt, decoded one token at a time, against the golden rows.
-  void expect_decoding_matches(model::Decoder& d, double tol) {
+  void expect_decoding_matches(engine::Decoder& d, double tol) {
     std::vector<float> row = d.prefill(std::span(golden_.tokens).first(8));
     model::testing::expect_row_matches(golden_, 7, row, tol);
     for (std::size_t t = 8; t < golden_.tokens.size(); ++t) {

@@ -17,8 +17,8 @@
 #include "core/half.h"
 #include "core/testing_temp_dir.h"
 #include "exec/cpu/quantize.h"
-#include "model/fast/gpt2_fast.h"
-#include "model/session/graph_session.h"
+#include "engine/fast/gpt2_fast.h"
+#include "engine/graph_session.h"
 #include "model/formats/safetensors.h"
 
 namespace orion::model {
@@ -164,7 +164,7 @@ struct LogitError {
   double rel_l2 = 0, top1 = 0;
 };
 
-LogitError logit_error(Decoder& ref, Decoder& got, std::span<const std::int32_t> tokens) {
+LogitError logit_error(engine::Decoder& ref, engine::Decoder& got, std::span<const std::int32_t> tokens) {
   double num = 0, den = 0;
   int agree = 0;
   for (std::int32_t t : tokens) {
@@ -206,11 +206,11 @@ TEST_F(Convert, ConvertedFoldersKeepTheLogitsCloseToF32) {
                         Case{"q8_32h", WeightDType::q8, 32, DType::f16, 2e-2, 0.9}}) {
     convert(out(k.dir), k.dtype, k.block, k.scale);
     const Gpt2Model m = Gpt2Model::load(out(k.dir));
-    auto fast = std::make_shared<const Gpt2FastModel>(m);
+    auto fast = std::make_shared<const engine::Gpt2FastModel>(m);
     EXPECT_EQ(fast->dtype(), k.dtype);
     EXPECT_EQ(fast->packed_bytes(), 0u) << k.dir << ": the matrices must be borrowed from the file";
-    GraphSession ref(f32);
-    Gpt2FastSession s(fast, 1);
+    engine::GraphSession ref(f32);
+    engine::Gpt2FastSession s(fast, 1);
     const LogitError e = logit_error(ref, s, tokens);
     EXPECT_LT(e.rel_l2, k.max_rel_l2) << k.dir;
     EXPECT_GE(e.top1, k.min_top1) << k.dir;
@@ -228,8 +228,8 @@ TEST_F(Convert, GraphEngineOnAConvertedFolderMatchesTheFastDecoder) {
   for (auto [dtype, dir, tol] : {std::tuple{WeightDType::f16, "f16", 1e-5}, std::tuple{WeightDType::q8, "q8", 2e-2}}) {
     convert(out(dir), dtype, 64);
     const Gpt2Model m = Gpt2Model::load(out(dir));
-    GraphSession graph(m);
-    Gpt2FastSession fast(std::make_shared<const Gpt2FastModel>(m), 1);
+    engine::GraphSession graph(m);
+    engine::Gpt2FastSession fast(std::make_shared<const engine::Gpt2FastModel>(m), 1);
     const auto tokens = test_tokens(12, m.config().vocab_size);
     const LogitError e = logit_error(graph, fast, tokens);
     EXPECT_LT(e.rel_l2, tol) << dir;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "model/causal_lm.h"
-#include "model/session/graph_session.h"
+#include "engine/graph_session.h"
 
 namespace orion::model::testing {
 
@@ -70,7 +70,7 @@ inline void expect_row_matches(const GoldenLogits& g, std::size_t pos, std::span
 
 // Every position of the golden tokens in one window from position 0.
 inline void expect_prefill_matches(const GoldenLogits& g, const CausalLm& m, double tol) {
-  GraphSession s(m);
+  engine::GraphSession s(m);
   const Tensor logits = s.window_logits(g.tokens);
   const auto V = static_cast<std::size_t>(m.vocab_size());
   for (std::size_t t = 0; t < g.tokens.size(); ++t) expect_row_matches(g, t, std::span(logits.data<float>() + t * V, V), tol);
@@ -79,7 +79,7 @@ inline void expect_prefill_matches(const GoldenLogits& g, const CausalLm& m, dou
 // A prompt of 8 tokens, then 32 decode steps through the KV cache: each step against the golden
 // row and against the whole prefix recomputed in one window.
 inline void expect_kv_cache_decoding_matches(const GoldenLogits& g, const CausalLm& m, double tol) {
-  GraphSession s(m);
+  engine::GraphSession s(m);
   const std::size_t prompt = 8;
   ASSERT_EQ(g.tokens.size(), prompt + 32);
   std::vector<float> last = s.prefill(std::span(g.tokens).first(prompt));

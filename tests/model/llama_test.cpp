@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/testing_temp_dir.h"
+#include "engine/graph_session.h"
 #include "model/any_model.h"
 #include "model/golden_logits.h"
 #include "model/llama/llama.h"
@@ -256,7 +257,7 @@ TEST(LlamaGraph, RefusesAWindowPastTheContext) {
   c.num_key_value_heads = 1; c.max_position_embeddings = 8; c.vocab_size = 10;
   EXPECT_THROW(llama_graph(c, {.seq = 4, .past = 5, .last_only = false}), Error);
   const LlamaModel m = LlamaModel::from_weights(c, llama_init_weights(c, 1), "m");
-  GraphSession s(m);
+  engine::GraphSession s(m);
   s.prefill(std::vector<std::int32_t>(8, 3));
   EXPECT_THROW(s.decode(1), Error);
 }

@@ -8,7 +8,7 @@
 #include "exec/cpu/quantize.h"
 #include "model/gpt2/gpt2_model.h"
 #include "model/llama/llama_model.h"
-#include "model/fast/packed_linear.h"
+#include "engine/fast/packed_linear.h"
 
 namespace orion::model::testing {
 

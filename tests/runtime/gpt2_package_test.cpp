@@ -1,4 +1,4 @@
-// GPT-2 compiled into an ANE package (model/session/decoder_ane_package.h, compile/ane/ane_package_writer.h)
+// GPT-2 compiled into an ANE package (model/decoder_ane_package.h, compile/ane/ane_package_writer.h)
 // and run on ane-sim through runtime/package_session.h: prefill and 32 decode steps against
 // the f32 CPU executor on the uncompiled graph, teacher-forced (each decode step feeds the
 // next token of a fixed sequence, so every position's logits can be compared).

@@ -1,4 +1,4 @@
-// The decode program's KV cache kept on the device (model/session/decoder_ane_package.h,
+// The decode program's KV cache kept on the device (model/decoder_ane_package.h,
 // runtime/package_session.h): attention over the cache runs in the ANE kernels, the cache stays
 // in their fp16 input surfaces between steps and a step writes only its token's column. Checked
 // against the CPU (also on the faithful device), against the old placement (attention on the

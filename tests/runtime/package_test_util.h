@@ -14,7 +14,7 @@
 #include "core/random.h"
 #include "exec/cpu/executor.h"
 #include "model/gpt2/gpt2.h"
-#include "model/session/decoder_ane_package.h"
+#include "model/decoder_ane_package.h"
 #include "model/gpt2/gpt2_block.h"
 #include "model/gpt2/gpt2_model.h"
 #include "model/rel_error.h"

@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "exec/cpu/machine_limits.h"
-#include "model/fast/fast_engine.h"
+#include "engine/fast/fast_engine.h"
 #include "model/model_folder.h"
 #include "core/process_memory.h"
 
@@ -62,7 +62,7 @@ FormatError compare_logits(const std::vector<std::vector<float>>& want, const st
 }
 
 // Teacher-forced logits of an engine over `tokens`, from an empty context.
-std::vector<std::vector<float>> engine_logits(const model::FastEngine& e, std::span<const std::int32_t> tokens, int threads) {
+std::vector<std::vector<float>> engine_logits(const engine::FastEngine& e, std::span<const std::int32_t> tokens, int threads) {
   const auto s = e.session(threads, exec::cpu::best_isa());
   std::vector<std::vector<float>> out;
   for (std::int32_t t : tokens) {
@@ -73,7 +73,7 @@ std::vector<std::vector<float>> engine_logits(const model::FastEngine& e, std::s
 }
 
 // Teacher-forced over `n` positions: the format's logits against f32's.
-FormatError format_error(const model::FastEngine& ref, const model::FastEngine& fmt, std::int64_t vocab, int threads, int n) {
+FormatError format_error(const engine::FastEngine& ref, const engine::FastEngine& fmt, std::int64_t vocab, int threads, int n) {
   const auto tokens = bench_tokens(n, vocab);
   return compare_logits(engine_logits(ref, tokens, threads), engine_logits(fmt, tokens, threads));
 }
@@ -87,18 +87,18 @@ std::string json_number(bool measured, double v, const char* format) {
 }
 
 // The f32 reference for a converted folder: the folder it was converted from (--reference).
-model::FastEngine reference_engine(const DecodeOpts& o, const model::Gpt2Config& c) {
+engine::FastEngine reference_engine(const DecodeOpts& o, const model::Gpt2Config& c) {
   const model::ModelFolder md = model::ModelFolder::load(o.reference);
   const auto& r = md.gpt2("orion bench decode").config();
   if (r.n_layer != c.n_layer || r.n_embd != c.n_embd || r.n_head != c.n_head || r.vocab_size != c.vocab_size ||
       r.n_positions != c.n_positions || r.hidden() != c.hidden())
     throw Error::in_file(o.reference, "--reference has another shape than " + o.model_dir);
-  return model::make_fast_engine(md.model, model::WeightDType::f32);
+  return engine::make_fast_engine(md.model, model::WeightDType::f32);
 }
 
 void bench_decode(DecodeOpts o) {
   Stopwatch sw;
-  model::FastEngine fast;
+  engine::FastEngine fast;
   FormatError err, ane_err;
   std::vector<std::vector<float>> f32_logits;  // with --package: the f32 engine's, for ane-sim's error
   std::int64_t n_params = 0, context = 0, vocab = 0;
@@ -123,12 +123,12 @@ void bench_decode(DecodeOpts o) {
       throw Error("--reference compares a converted folder with its original; " + o.model_dir + " is not converted");
     }
     const model::WeightDType dtype = model::weight_dtype_from_name(o.dtype);
-    fast = model::make_fast_engine(any, dtype);
+    fast = engine::make_fast_engine(any, dtype);
     if (!o.package.empty() && !mapped)
-      f32_logits = engine_logits(model::make_fast_engine(any, model::WeightDType::f32), bench_tokens(32, vocab), o.threads);
+      f32_logits = engine_logits(engine::make_fast_engine(any, model::WeightDType::f32), bench_tokens(32, vocab), o.threads);
     if (dtype != model::WeightDType::f32) {
       if (!mapped)
-        err = format_error(model::make_fast_engine(any, model::WeightDType::f32), fast, vocab, o.threads, 32);
+        err = format_error(engine::make_fast_engine(any, model::WeightDType::f32), fast, vocab, o.threads, 32);
       else if (!o.reference.empty())
         err = format_error(reference_engine(o, gpt2->config()), fast, vocab, o.threads, 32);
     }
@@ -140,7 +140,7 @@ void bench_decode(DecodeOpts o) {
   const double setup_s = sw.seconds();
   if (o.tokens + 1 > context) throw Error("--tokens must be below the context of " + std::to_string(context));
 
-  const std::unique_ptr<model::Decoder> session = fast.session(o.threads, exec::cpu::best_isa());
+  const std::unique_ptr<engine::Decoder> session = fast.session(o.threads, exec::cpu::best_isa());
   ThreadPool pool(o.threads);
   const auto bytes = static_cast<double>(fast.weight_bytes_per_token);
 

@@ -5,7 +5,7 @@
 // prompt tokens, attention's Q K^T and S V over the keys each block of 128 queries covers
 // (the masked part that is computed included, the skipped part not), and the head for the
 // last token; norms, rotations, softmax, GELU or SwiGLU and the f16/q8 expansion count nothing.
-// GPT-2 and Llama (--arch stories110m, or a Llama folder), through model::make_fast_engine.
+// GPT-2 and Llama (--arch stories110m, or a Llama folder), through engine::make_fast_engine.
 #include <cstdio>
 #include <memory>
 #include <variant>
@@ -16,8 +16,8 @@
 #include "core/stopwatch.h"
 #include "exec/cpu/gemm.h"
 #include "exec/cpu/machine_limits.h"
-#include "model/fast/fast_engine.h"
-#include "model/fast/fast_prefill.h"
+#include "engine/fast/fast_engine.h"
+#include "engine/fast/fast_prefill.h"
 
 namespace orion::cli {
 
@@ -33,19 +33,19 @@ struct PrefillOpts {
 
 void bench_prefill(const PrefillOpts& o) {
   const model::WeightDType dtype = model::weight_dtype_from_name(o.dtype);
-  model::FastEngine fast;
+  engine::FastEngine fast;
   std::int64_t n_params = 0, context = 0, vocab = 0;
   {
     const model::AnyModel any = bench_any_model(o.arch, o.model_dir, o.seed);
     n_params = std::visit([](const auto& m) { return m.config().parameter_count(); }, any);
     context = model::causal_lm(any).context();
     vocab = model::causal_lm(any).vocab_size();
-    fast = model::make_fast_engine(any, dtype);
+    fast = engine::make_fast_engine(any, dtype);
   }
   if (o.prompt > context) throw Error("--prompt must be at most the context of " + std::to_string(context));
 
-  const std::int64_t batched_min = o.batched_min > 0 ? o.batched_min : model::prefill::kDefaultBatchedMin;
-  const std::unique_ptr<model::Decoder> session = fast.prefill_session(o.threads, batched_min);
+  const std::int64_t batched_min = o.batched_min > 0 ? o.batched_min : engine::prefill::kDefaultBatchedMin;
+  const std::unique_ptr<engine::Decoder> session = fast.prefill_session(o.threads, batched_min);
   const bool batched = o.prompt >= batched_min;
   ThreadPool pool(o.threads);
 

@@ -31,7 +31,7 @@ void chat(const ChatOpts& o) {
   const text::ChatTemplate tmpl = md.chat_template();
   const engine::ChosenDecoder chosen =
       engine::make_decoder(md, decoder_options(o.run), [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
-  model::Decoder& session = *chosen.decoder;
+  engine::Decoder& session = *chosen.decoder;
   text::Sampler sampler(o.run.sampling);
   const bool terminal = isatty(STDIN_FILENO) != 0;
   std::fprintf(stderr, "chat with %s (%s); /reset forgets the conversation, /exit ends it\n", o.model_dir.c_str(),

@@ -57,7 +57,7 @@ void generate(const GenerateOpts& o) {
   if (!chosen.lora.empty()) std::fprintf(stderr, "%s\n", chosen.lora.c_str());
   const double pack_ms = chosen.pack_ms;
   engine::DeviceRun* ane = chosen.run.get();
-  model::Decoder& session = *chosen.decoder;
+  engine::Decoder& session = *chosen.decoder;
   text::Sampler sampler(o.run.sampling);
 
   std::fputs(shown.c_str(), stdout);

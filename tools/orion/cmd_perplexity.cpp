@@ -15,8 +15,8 @@
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
 #include "engine/decoder_factory.h"
-#include "model/session/graph_session.h"
-#include "model/session/perplexity.h"
+#include "engine/graph_session.h"
+#include "engine/perplexity.h"
 #include "model/model_folder.h"
 #include "numerics_option.h"
 #include "train/jsonl_perplexity.h"
@@ -97,7 +97,7 @@ void add_perplexity_command(CLI::App& app) {
       stride = o->stride > 0 ? o->stride : std::max<std::int64_t>(1, window / 2);
     };
     Stopwatch sw;
-    model::PerplexityResult r;
+    engine::PerplexityResult r;
     // The graph executor on the CPU (any numerics), or the device's run of the model.
     engine::DecoderOptions d;
     d.device = runtime::device_kind(o->device);
@@ -112,11 +112,11 @@ void add_perplexity_command(CLI::App& app) {
     if (!chosen.lora.empty() && !o->json) std::fprintf(stderr, "%s\n", chosen.lora.c_str());
     if (engine::DeviceRun* run = chosen.run.get()) {
       set_window(run->max_window());
-      r = model::evaluate_perplexity(run->window_logits(), run->max_window(), ids, window, stride, progress);
+      r = engine::evaluate_perplexity(run->window_logits(), run->max_window(), ids, window, stride, progress);
       if (!o->json) std::fprintf(stderr, "%s\n", run->profile().c_str());
     } else {
       set_window(md.lm().context());
-      r = model::evaluate_perplexity(static_cast<model::GraphSession&>(*chosen.decoder), ids, window, stride, progress);
+      r = engine::evaluate_perplexity(static_cast<engine::GraphSession&>(*chosen.decoder), ids, window, stride, progress);
     }
     if (tty) std::fputc('\n', stderr);
     if (o->json) {

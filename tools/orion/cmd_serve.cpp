@@ -55,7 +55,7 @@ void serve_command(ServeOpts& o) {
     if (o.scheduler.max_active != 1 && !o.server.quiet)
       std::fprintf(stderr, "serve: --device %s runs one request at a time (the others queue)\n", o.device.c_str());
     o.scheduler.max_active = 1;
-    sessions = [&chosen, given = false]() mutable -> std::unique_ptr<model::Decoder> {
+    sessions = [&chosen, given = false]() mutable -> std::unique_ptr<engine::Decoder> {
       if (given) throw Error("serve: the device's decoder is one session, already in use");
       given = true;
       return std::move(chosen.decoder);

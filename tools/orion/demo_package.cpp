@@ -9,7 +9,7 @@
 #include "core/temp_folder.h"
 #include "exec/cpu/executor.h"
 #include "model/gpt2/gpt2.h"
-#include "model/session/decoder_ane_package.h"
+#include "model/decoder_ane_package.h"
 #include "model/gpt2/gpt2_model.h"
 #include "runtime/device_factory.h"
 #include "runtime/package_session.h"

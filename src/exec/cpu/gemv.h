@@ -86,7 +86,7 @@ void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* 
 // bit (the same row kernel on the same W; the arithmetic of a row never depends on the other
 // vectors, on n or on the pool), so a vector's product is the same whether it comes alone or
 // with others: ane-sim's pointwise convs and a server's batched decode rely on it
-// (exec/cpu/kernels/conv.cpp, model::FastSession::decode_batch). The rows go in blocks that stay
+// (exec/cpu/kernels/conv.cpp, engine::FastSession::decode_batch). The rows go in blocks that stay
 // in L2 while every vector passes over them, so W is read from memory once a call, not n times;
 // the AVX-512 path takes four vectors against four rows at a time (gemv_avx512.cpp's dot_block).
 // None of Y may overlap W or X.

@@ -12,7 +12,7 @@
 // head once, and the num_attention_heads / num_key_value_heads query heads of a group read it
 // together.
 //
-// The ANE form (options.ane_form; CausalLm::ane_graph, what model/session/decoder_ane_package.h
+// The ANE form (options.ane_form; CausalLm::ane_graph, what model/decoder_ane_package.h
 // compiles) is the same function in ops the ANE compiler lowers on [1, C, 1, S] rows: the
 // rotary tables tiled across the heads (still gathered on the host by positions), rotate_half
 // as a product with a constant signed permutation (model/llama/rope.h's apply_rope_product) instead

@@ -1,0 +1,21 @@
+#include "engine/decoder.h"
+
+#include <string>
+
+#include "core/error.h"
+
+namespace orion::engine {
+
+void check_decoder_tokens(std::span<const std::int32_t> tokens, std::int64_t cached, std::int64_t context,
+                          std::int64_t vocab, const char* arch) {
+  if (tokens.empty()) throw Error(std::string(arch) + ": nothing to run (no tokens)");
+  if (cached + static_cast<std::int64_t>(tokens.size()) > context)
+    throw Error(std::string(arch) + ": the context of " + std::to_string(context) + " tokens is full (" +
+                std::to_string(cached) + " cached, " + std::to_string(tokens.size()) + " more)");
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= vocab)
+      throw Error("token " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
+                  " is outside the vocabulary of " + std::to_string(vocab));
+}
+
+}  // namespace orion::engine

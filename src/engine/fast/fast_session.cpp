@@ -1,0 +1,168 @@
+#include "engine/fast/fast_session.h"
+
+#include "core/error.h"
+#include "core/memory_limit.h"
+#include "exec/cpu/gemm.h"
+#include "exec/cpu/gemv.h"
+
+namespace orion::engine {
+
+std::vector<float> float_values(const Tensor& t) {
+  const auto v = t.contiguous().span<float>();
+  return {v.begin(), v.end()};
+}
+
+const Tensor& fast_weight(const TensorMap& weights, const std::string& name, const char* arch) {
+  auto it = weights.find(name);
+  if (it == weights.end()) throw Error(std::string(arch) + " fast path: tensor " + name + " is missing");
+  return it->second;
+}
+
+FastSession::FastSession(FastSessionShape shape, int threads, exec::cpu::Isa isa)
+    : shape_(std::move(shape)), pool_(threads), isa_(isa) {
+  const FastSessionShape& s = shape_;
+  check_fits_in_memory(s.reserved_bytes, std::string("the key/value cache of the whole context (") + s.context_key + ")",
+                       std::string(s.arch) + " session");
+  const auto C = static_cast<std::size_t>(s.width), P = static_cast<std::size_t>(s.positions);
+  for (std::int64_t l = 0; l < s.layers; ++l) {
+    k_cache_.push_back(make_large_array<float>(P * static_cast<std::size_t>(s.kv_width)));
+    v_cache_.push_back(make_large_array<float>(P * static_cast<std::size_t>(s.kv_width)));
+  }
+  x_.resize(C);
+  h_.resize(C);
+  qkv_.resize(static_cast<std::size_t>(s.qkv_width));
+  att_.resize(s.att_width > 0 ? static_cast<std::size_t>(s.att_width) : C);
+  tmp_.resize(C);
+  mlp_.resize(static_cast<std::size_t>(s.mlp_width));
+  scores_.resize(static_cast<std::size_t>(s.heads) * P);
+  logits_.resize(static_cast<std::size_t>(s.vocab));
+}
+
+void FastSession::set_batched_prefill_min(std::int64_t n) { batched_min_ = prefill::checked_batched_min(n); }
+
+std::vector<float> FastSession::prefill(std::span<const std::int32_t> tokens) {
+  check_decoder_tokens(tokens, position_, shape_.positions, shape_.vocab, shape_.arch);
+  const auto T = static_cast<std::int64_t>(tokens.size());
+  if (T >= batched_min_) {
+    prefill_scratch();
+    exec::cpu::set_gemm_threads(pool_.size());
+    exec::cpu::gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t) embed(tokens[static_cast<std::size_t>(t)], position_ + t, bx_.data() + t * shape_.width);
+    });
+    prefill_layers(T);
+    position_ += T;
+    // Only the last token's logits are wanted: the head runs once, as a GEMV, as in step().
+    logits_of(bx_.data() + (T - 1) * shape_.width);
+    return logits_;
+  }
+  if (T > 1 && batchable()) {
+    // A short prompt as one batched pass (gemv_f32_columns reads each matrix once for all its
+    // tokens): the same bits as stepping token by token, which reads every matrix T times.
+    std::vector<BatchRow> rows;
+    for (std::int64_t t = 0; t < T; ++t) rows.push_back({this, position_ + t});
+    run_rows(rows, tokens);
+    position_ += T;
+    logits_of(bx_.data() + (T - 1) * shape_.width);
+    return logits_;
+  }
+  // Prompt tokens but the last need no logits: the head (the largest matrix) is skipped.
+  for (std::size_t i = 0; i < tokens.size(); ++i) step(tokens[i], i + 1 == tokens.size());
+  return logits_;
+}
+
+void FastSession::decode_batch(std::span<FastSession* const> sessions, std::span<const std::int32_t> tokens,
+                               std::vector<std::vector<float>>& logits) {
+  if (sessions.empty()) return;
+  FastSession& lead = *sessions[0];
+  const FastSessionShape& s = lead.shape_;
+  const auto B = static_cast<std::int64_t>(sessions.size());
+  if (tokens.size() != sessions.size())
+    throw Error("decode_batch: " + std::to_string(tokens.size()) + " tokens for " + std::to_string(B) + " sessions");
+  if (B > s.positions) throw Error("decode_batch: more sessions than the context's positions");
+  for (std::size_t b = 0; b < sessions.size(); ++b) {
+    FastSession& x = *sessions[b];
+    if (x.shape_.head != s.head) throw Error("decode_batch: the sessions are of different models");
+    if (!x.batchable()) throw Error("decode_batch: f32 weights only");
+    check_decoder_tokens(tokens.subspan(b, 1), x.position_, s.positions, s.vocab, s.arch);
+  }
+  std::vector<BatchRow> rows;
+  for (FastSession* x : sessions) rows.push_back({x, x->position_});
+  lead.run_rows(rows, tokens);
+  const std::int64_t C = s.width;
+  for (std::int64_t b = 0; b < B; ++b) lead.final_norm(lead.bx_.data() + b * C, lead.bh_.data() + b * C);
+  lead.blogits_.resize(static_cast<std::size_t>(B * s.vocab));
+  lead.batch_linear(*s.head, lead.bh_.data(), B, lead.blogits_.data(), false);
+  logits.resize(sessions.size());
+  for (std::int64_t b = 0; b < B; ++b) {
+    ++sessions[static_cast<std::size_t>(b)]->position_;
+    const auto row = lead.blogits_.begin() + b * s.vocab;
+    logits[static_cast<std::size_t>(b)].assign(row, row + s.vocab);
+  }
+}
+
+void FastSession::run_rows(std::span<const BatchRow> rows, std::span<const std::int32_t> tokens) {
+  prefill_scratch();
+  for (std::size_t b = 0; b < rows.size(); ++b)
+    rows[b].session->embed(tokens[b], rows[b].position, bx_.data() + static_cast<std::int64_t>(b) * shape_.width);
+  batch_layers(rows);
+}
+
+void FastSession::batch_linear(const PackedLinear& lin, const float* X, std::int64_t B, float* Y, bool accumulate,
+                               std::int64_t ldx, exec::cpu::Activation act) {
+  const std::int64_t N = lin.rows(), K = lin.cols();
+  const float* W = lin.f32_data();
+  if (!W) throw Error("decode_batch: f32 weights only");
+  if (ldx != 0 && ldx != K) {
+    bin_.resize(static_cast<std::size_t>(B * K));
+    for (std::int64_t b = 0; b < B; ++b) std::copy_n(X + b * ldx, K, bin_.data() + b * K);
+    X = bin_.data();
+  }
+  // The products go straight to Y unless they are added to it (the residual stream).
+  float* P = Y;
+  if (accumulate) {
+    bout_.resize(static_cast<std::size_t>(B * N));
+    P = bout_.data();
+  }
+  const float* bias = lin.bias_data();
+  // The bias, the activation and the residual sum of rows [r0, r1), by the thread that computed
+  // them, in apply()'s order: bias, then activation (on the product, not on the residual sum).
+  exec::cpu::gemv_f32_columns(W, X, P, N, K, B, pool_, isa_, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t b = 0; b < B; ++b) {
+      float* p = P + b * N;
+      if (bias)
+        for (std::int64_t i = r0; i < r1; ++i) p[i] += bias[i];
+      exec::cpu::apply_activation(act, p + r0, r1 - r0);
+      if (accumulate) {
+        float* y = Y + b * N;
+        for (std::int64_t i = r0; i < r1; ++i) y[i] += p[i];
+      }
+    }
+  });
+}
+
+void FastSession::step(std::int32_t token, bool want_logits) {
+  embed(token, position_, x_.data());
+  step_layers();
+  ++position_;
+  if (want_logits) logits_of(x_.data());
+}
+
+void FastSession::logits_of(const float* x) {
+  final_norm(x, h_.data());
+  shape_.head->apply(h_.data(), logits_.data(), pool_, isa_);
+}
+
+void FastSession::prefill_scratch() {
+  if (!bx_.empty()) return;
+  const FastSessionShape& s = shape_;
+  const auto P = static_cast<std::size_t>(s.positions), C = static_cast<std::size_t>(s.width);
+  bx_.resize(P * C);
+  bh_.resize(P * C);
+  bqkv_.resize(P * static_cast<std::size_t>(s.qkv_width));
+  batt_.resize(P * (s.att_width > 0 ? static_cast<std::size_t>(s.att_width) : C));
+  bmlp_.resize(P * static_cast<std::size_t>(s.mlp_width));
+  bscores_.resize(prefill::attention_scratch_floats(s.heads, s.positions));
+  bweights_.resize(prefill::weight_scratch_floats(s.dtype, s.matrices));
+}
+
+}  // namespace orion::engine

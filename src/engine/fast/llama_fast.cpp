@@ -1,0 +1,159 @@
+#include "engine/fast/llama_fast.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "exec/cpu/vector_math.h"
+#include "engine/fast/fast_attention.h"
+#include "engine/fast/fast_rows.h"
+#include "model/llama/rope.h"
+
+namespace orion::engine {
+
+namespace {
+
+// [out, in] matrices one under the other (all of `in` columns), or [out] biases one after the
+// other, as one f32 tensor.
+Tensor stack_rows(const std::vector<const Tensor*>& parts) {
+  std::int64_t rows = 0;
+  for (const Tensor* t : parts) rows += t->dim(0);
+  Shape shape = parts.front()->shape();
+  shape[0] = rows;
+  Tensor out(DType::f32, shape);
+  float* dst = out.data<float>();
+  for (const Tensor* t : parts) {
+    const auto v = t->contiguous().span<float>();
+    dst = std::copy(v.begin(), v.end(), dst);
+  }
+  return out;
+}
+
+}  // namespace
+
+LlamaFastModel::LlamaFastModel(const model::LlamaModel& model, model::WeightDType dtype) : FastModel(model.config(), dtype) {
+  auto get = [&](const std::string& name) -> const Tensor& { return fast_weight(model.weights(), name, "llama"); };
+  auto pack = [&](const Tensor& t, const Tensor& bias = Tensor{}) { return PackedLinear::pack(t, false, bias, dtype); };
+  auto stacked = [&](std::vector<std::string> names, bool bias = false) {
+    std::vector<const Tensor*> parts, biases;
+    for (const auto& n : names) {
+      parts.push_back(&get(n + ".weight"));
+      if (bias) biases.push_back(&get(n + ".bias"));
+    }
+    return pack(stack_rows(parts), bias ? stack_rows(biases) : Tensor{});
+  };
+  const Tensor& embed = get("model.embed_tokens.weight");
+  if (config_.tie_word_embeddings) {
+    head_ = pack(embed);
+  } else {
+    head_ = pack(get("lm_head.weight"));
+    embed_ = float_values(embed);
+  }
+  norm_ = float_values(get("model.norm.weight"));
+  for (std::int64_t l = 0; l < config_.num_hidden_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    LlamaFastLayer L;
+    L.attn_norm = float_values(get(p + "input_layernorm.weight"));
+    L.mlp_norm = float_values(get(p + "post_attention_layernorm.weight"));
+    L.qkv = stacked({p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj"}, config_.qkv_bias);
+    L.o = config_.o_bias ? pack(get(p + "self_attn.o_proj.weight"), get(p + "self_attn.o_proj.bias"))
+                         : pack(get(p + "self_attn.o_proj.weight"));
+    L.gate_up = stacked({p + "mlp.gate_proj", p + "mlp.up_proj"});
+    L.down = pack(get(p + "mlp.down_proj.weight"));
+    if (config_.qk_norm) {
+      L.q_norm = float_values(get(p + "self_attn.q_norm.weight"));
+      L.k_norm = float_values(get(p + "self_attn.k_norm.weight"));
+    }
+    layers_.push_back(std::move(L));
+  }
+  const model::RopeTables t = model::rope_tables(config_);
+  cos_ = float_values(t.cos);
+  sin_ = float_values(t.sin);
+}
+
+void LlamaFastModel::norm_and_rotate(const LlamaFastLayer& L, float* qk, std::int64_t position) const {
+  const std::int64_t H = config_.num_attention_heads, KV = config_.num_key_value_heads, D = config_.head_dim();
+  const auto d = static_cast<std::size_t>(D);
+  if (config_.qk_norm) {
+    for (std::int64_t h = 0; h < H; ++h) rms_norm_row(qk + h * D, L.q_norm.data(), config_.rms_norm_eps, qk + h * D, d);
+    for (std::int64_t h = H; h < H + KV; ++h) rms_norm_row(qk + h * D, L.k_norm.data(), config_.rms_norm_eps, qk + h * D, d);
+  }
+  const float* cos = cos_.data() + position * D;
+  const float* sin = sin_.data() + position * D;
+  for (std::int64_t h = 0; h < H + KV; ++h) rotate_half_head(qk + h * D, cos, sin, D);  // q's heads, then k's
+}
+
+void LlamaFastModel::embed_row(std::int32_t token, float* out) const {
+  const auto C = static_cast<std::size_t>(config_.hidden_size);
+  if (config_.tie_word_embeddings) head_.row(token, out);
+  else std::memcpy(out, embed_.data() + static_cast<std::size_t>(token) * C, C * sizeof(float));
+}
+
+std::uint64_t LlamaFastModel::session_bytes() const {
+  const auto& c = config_;
+  const auto P = static_cast<std::uint64_t>(c.context());
+  const auto cache = 2 * static_cast<std::uint64_t>(c.num_hidden_layers) * P * static_cast<std::uint64_t>(c.kv_width());
+  const auto acts = static_cast<std::uint64_t>(4 * c.hidden_size + 2 * c.q_width() + 2 * c.kv_width() +
+                                               3 * c.intermediate_size + c.num_attention_heads * c.context() + c.vocab_size);
+  return (cache + acts) * sizeof(float);
+}
+
+namespace {
+
+FastSessionShape llama_session_shape(const LlamaFastModel& m) {
+  const model::LlamaConfig& c = m.config();
+  return {.arch = c.model_type.c_str(), .context_key = "max_position_embeddings", .reserved_bytes = m.session_bytes(),
+          .layers = c.num_hidden_layers, .positions = c.context(), .vocab = c.vocab_size,
+          .heads = c.num_attention_heads, .width = c.hidden_size, .kv_width = c.kv_width(),
+          .qkv_width = c.q_width() + 2 * c.kv_width(), .att_width = c.q_width(),
+          .mlp_width = 2 * c.intermediate_size,  // gate over up
+          .dtype = m.dtype(), .head = &m.head(), .matrices = m.layer_matrices()};
+}
+
+}  // namespace
+
+LlamaFastSession::LlamaFastSession(std::shared_ptr<const LlamaFastModel> model, int threads, exec::cpu::Isa isa)
+    : FastSession(llama_session_shape(*model), threads, isa), model_(std::move(model)) {}
+
+void LlamaFastSession::final_norm(const float* x, float* y) const {
+  const LlamaFastModel& m = *model_;
+  rms_norm_row(x, m.norm_.data(), m.config().rms_norm_eps, y, static_cast<std::size_t>(m.config().hidden_size));
+}
+
+void LlamaFastSession::embed(std::int32_t token, std::int64_t, float* x) const { model_->embed_row(token, x); }
+
+void LlamaFastSession::step_layers() {
+  const LlamaFastModel& m = *model_;
+  const auto& c = m.config();
+  const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
+  const std::int64_t KVW = c.kv_width(), F = c.intermediate_size, P = c.context();
+  const std::int64_t pos = position_;
+  const auto n = static_cast<std::size_t>(C);
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+
+  for (std::size_t l = 0; l < m.layers_.size(); ++l) {
+    const LlamaFastLayer& L = m.layers_[l];
+    rms_norm_row(x_.data(), L.attn_norm.data(), c.rms_norm_eps, h_.data(), n);
+    L.qkv.apply(h_.data(), qkv_.data(), pool_, isa_);
+    float* q = qkv_.data();
+    float* k = q + c.q_width();
+    m.norm_and_rotate(L, q, pos);
+    float* kc = k_cache_[l].get();
+    float* vc = v_cache_[l].get();
+    cache_heads(k, kc, KV, P, D, pos);
+    cache_heads(k + KVW, vc, KV, P, D, pos);
+    attend_heads(q, kc, vc, H, KV, P, pos + 1, D, scale, scores_.data(), att_.data(), pool_);
+    L.o.apply(att_.data(), tmp_.data(), pool_, isa_);
+    for (std::size_t i = 0; i < n; ++i) x_[i] += tmp_[i];
+
+    rms_norm_row(x_.data(), L.mlp_norm.data(), c.rms_norm_eps, h_.data(), n);
+    L.gate_up.apply(h_.data(), mlp_.data(), pool_, isa_);
+    // The down projection's input overwrites the gates.
+    float* g = mlp_.data();
+    exec::cpu::silu_mul_rows(g, g + F, F);
+    L.down.apply(g, tmp_.data(), pool_, isa_);
+    for (std::size_t i = 0; i < n; ++i) x_[i] += tmp_[i];
+  }
+}
+
+}  // namespace orion::engine

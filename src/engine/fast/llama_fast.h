@@ -1,0 +1,79 @@
+#pragma once
+// Llama in the fast CPU engine (engine/fast/gpt2_fast.h's approach, on the scaffold both share,
+// engine/fast/fast_session.h): one token at a time, each weight streamed once per token by the
+// GEMV kernels in f32, f16 or q8, the KV cache and activations allocated once. The maths is
+// model/llama/llama.h's: RMSNorm, Qwen3's per-head q/k norms, rotary embeddings (Hugging
+// Face's half rotation, tables made once, scaled as the config says; the cache holds rotated
+// keys), grouped-query attention, SwiGLU, the q/k/v and o biases a family has, tied or untied
+// head. The graph executor (GraphSession) stays the reference: tests hold this decoder
+// to it.
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "engine/fast/fast_session.h"
+#include "model/llama/llama_model.h"
+
+namespace orion::engine {
+
+struct LlamaFastLayer {
+  std::vector<float> attn_norm, mlp_norm;
+  std::vector<float> q_norm, k_norm;  // Qwen3's per-head gains; empty without qk_norm
+  // q, k and v stacked as one matrix's rows (and gate over up): one parallel section each
+  // instead of three (two). Rows are packed independently, so stacking changes no number.
+  PackedLinear qkv, o, gate_up, down;
+  std::array<const PackedLinear*, 4> matrices() const { return {&qkv, &o, &gate_up, &down}; }
+};
+
+class LlamaFastModel : public FastModel<model::LlamaConfig, LlamaFastLayer> {
+ public:
+  // The model's weights packed in `dtype` (q8 with kQ8Block); the model may be dropped afterwards.
+  LlamaFastModel(const model::LlamaModel& model, model::WeightDType dtype);
+
+  // Bytes of matrices this model packed (the untied embedding's f32 copy included).
+  std::size_t packed_bytes() const { return owned_matrix_bytes() + embed_.size() * sizeof(float); }
+  // Bytes a session allocates: the KV cache of the whole context and the activations.
+  std::uint64_t session_bytes() const;
+
+ private:
+  friend class LlamaFastSession;
+  // Token `token`'s embedding row (hidden_size floats) into `out`: the tied head's row, or the
+  // untied embedding's.
+  void embed_row(std::int32_t token, float* out) const;
+
+  // head_ is lm_head [vocab, C], or the embedding when tied.
+  std::vector<float> embed_;    // [vocab, C] f32 when untied (rows are looked up, never streamed)
+  std::vector<float> norm_;
+  std::vector<float> cos_, sin_;  // [positions, head_dim]: model/llama/rope.h's tables
+
+ public:
+  // Per-head RMSNorm of q's and k's heads (qk_norm) and the rotation, in place, of one token's
+  // q and k (contiguous, q's heads first) at `position`: what step() and the prefill share.
+  void norm_and_rotate(const LlamaFastLayer& L, float* qk, std::int64_t position) const;
+};
+
+class LlamaFastSession final : public FastSession {
+ public:
+  // `isa` picks the GEMV kernels (the best this CPU has by default; tests run every one).
+  LlamaFastSession(std::shared_ptr<const LlamaFastModel> model, int threads = 0,
+                   exec::cpu::Isa isa = exec::cpu::best_isa());
+
+  // FLOPs (2 per multiply-add) of the matrix products a batched prefill of `tokens` after
+  // `cached` positions performs: every linear layer over all tokens, the attention's scores and
+  // weighted values over the key range each query block computes (the masked part included),
+  // and the head for the last token.
+  static double batched_prefill_flops(const model::LlamaConfig& c, std::int64_t cached, std::int64_t tokens);
+
+ private:
+  // The cache is [kv_heads, positions, head_dim]: one key/value head's run is one sequential
+  // stream, read by every query head of its group.
+  void embed(std::int32_t token, std::int64_t position, float* x) const override;
+  void batch_layers(std::span<const BatchRow> rows) override;
+  void step_layers() override;
+  void prefill_layers(std::int64_t tokens) override;  // llama_fast_prefill.cpp
+  void final_norm(const float* x, float* y) const override;
+
+  std::shared_ptr<const LlamaFastModel> model_;
+};
+
+}  // namespace orion::engine

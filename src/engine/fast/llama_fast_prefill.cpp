@@ -1,0 +1,110 @@
+// Batched prefill of the fast Llama engine: the whole prompt at once, as matrix products
+// through oneDNN's sgemm, where step() streams every weight once per token; GPT-2's
+// (gpt2_fast_prefill.cpp) with Llama's maths, sharing its linear layers and causal attention
+// (engine/fast/fast_prefill.h). Per row: RMSNorm, the rotation of q and k at the row's position
+// (model/llama/rope.h's tables, after Qwen3's per-head norms, as step() does), SwiGLU. The rotated keys and the values go
+// into the session's cache where step() puts them, so decoding continues from a batched prompt
+// as from a token-by-token one; f16 and q8 matrices are expanded to f32 for the BLAS.
+// batch_layers: the same over one token of each of several sessions (FastSession::decode_batch).
+#include <cmath>
+#include <vector>
+
+#include "exec/cpu/gemm.h"
+#include "exec/cpu/vector_math.h"
+#include "engine/fast/fast_attention.h"
+#include "engine/fast/fast_prefill.h"
+#include "engine/fast/fast_rows.h"
+#include "engine/fast/llama_fast.h"
+
+namespace orion::engine {
+
+using exec::cpu::gemm_parallel_for;
+using prefill::linear;
+
+double LlamaFastSession::batched_prefill_flops(const model::LlamaConfig& c, std::int64_t cached, std::int64_t tokens) {
+  const auto T = static_cast<double>(tokens), C = static_cast<double>(c.hidden_size);
+  const auto KVW = static_cast<double>(c.kv_width()), F = static_cast<double>(c.intermediate_size);
+  const auto QW = static_cast<double>(c.num_attention_heads * c.head_dim());
+  // q, k, v; o; gate and up; down
+  const double linears = 2 * T * (C * (QW + 2 * KVW) + QW * C + C * 2 * F + F * C);
+  const double attention = prefill::attention_flops(cached, tokens, c.num_attention_heads * c.head_dim());
+  return static_cast<double>(c.num_hidden_layers) * (linears + attention) + 2 * C * static_cast<double>(c.vocab_size);
+}
+
+void LlamaFastSession::batch_layers(std::span<const BatchRow> batch) {
+  const LlamaFastModel& m = *model_;
+  const auto& c = m.config();
+  const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
+  const std::int64_t QW = H * D, KVW = c.kv_width(), QKVW = QW + 2 * KVW, F = c.intermediate_size, P = c.context();
+  const auto B = static_cast<std::int64_t>(batch.size());
+  const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  const RowBuffers rb = row_buffers();  // named, not bound: clang 14 cannot capture bindings
+  float *X = rb.x, *Hn = rb.normed, *QKV = rb.qkv, *A = rb.attention, *GU = rb.mlp;
+  const auto norm_rows = [&](const std::vector<float>& g) {
+    for (std::int64_t t = 0; t < B; ++t) rms_norm_row(X + t * C, g.data(), c.rms_norm_eps, Hn + t * C, static_cast<std::size_t>(C));
+  };
+  std::vector<AttentionRow> rows;
+  for (std::size_t l = 0; l < m.layers_.size(); ++l) {
+    const LlamaFastLayer& L = m.layers_[l];
+    norm_rows(L.attn_norm);
+    batch_linear(L.qkv, Hn, B, QKV, false);
+    rows.clear();
+    for (std::int64_t b = 0; b < B; ++b) {
+      const RowCache rc = row_cache(batch[static_cast<std::size_t>(b)], l);
+      float* q = QKV + b * QKVW;
+      m.norm_and_rotate(L, q, rc.position);
+      cache_heads(q + QW, rc.k, KV, P, D, rc.position);
+      cache_heads(q + QW + KVW, rc.v, KV, P, D, rc.position);
+      rows.push_back({q, rc.k, rc.v, rc.position + 1, A + b * QW});
+    }
+    attend_rows(rows, H, KV, P, D, scale, batch_scores(B * H * P), pool_);
+    batch_linear(L.o, A, B, X, true);
+    norm_rows(L.mlp_norm);
+    batch_linear(L.gate_up, Hn, B, GU, false);
+    for (std::int64_t t = 0; t < B; ++t) exec::cpu::silu_mul_rows(GU + t * 2 * F, GU + t * 2 * F + F, F);
+    batch_linear(L.down, GU, B, X, true, 2 * F);
+  }
+}
+
+void LlamaFastSession::prefill_layers(std::int64_t T) {
+  const LlamaFastModel& m = *model_;
+  const auto& c = m.config();
+  const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
+  const std::int64_t QW = H * D, KVW = c.kv_width(), QKVW = QW + 2 * KVW, F = c.intermediate_size;
+  const std::int64_t P = c.context(), pos = position_;
+  const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  const RowBuffers rb = row_buffers();  // named, not bound: clang 14 cannot capture bindings
+  float *X = rb.x, *Hn = rb.normed, *QKV = rb.qkv, *A = rb.attention, *GU = rb.mlp;
+
+  const auto norm_rows = [&](const std::vector<float>& g) {
+    gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t)
+        rms_norm_row(X + t * C, g.data(), c.rms_norm_eps, Hn + t * C, static_cast<std::size_t>(C));
+    });
+  };
+
+  for (std::size_t l = 0; l < m.layers_.size(); ++l) {
+    const LlamaFastLayer& L = m.layers_[l];
+    norm_rows(L.attn_norm);
+    linear(L.qkv, Hn, T, QKV, false, bweights_);
+    gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t) m.norm_and_rotate(L, QKV + t * QKVW, pos + t);
+    });
+    float* kc = k_cache_[l].get();
+    float* vc = v_cache_[l].get();
+    prefill::cache_rows(QKV + QW, QKV + QW + KVW, QKVW, T, kc, vc, KV, P, D, pos);
+    prefill::causal_attention(QKV, QKVW, kc, vc, H, KV, P, D, pos, T, scale, bscores_.data(), A, QW);
+    linear(L.o, A, T, X, true, bweights_);
+
+    norm_rows(L.mlp_norm);
+    linear(L.gate_up, Hn, T, GU, false, bweights_);
+    // SwiGLU per row, as step() computes it; the result overwrites the row's gates, which the
+    // down projection reads with a row stride of 2F.
+    gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t) exec::cpu::silu_mul_rows(GU + t * 2 * F, GU + t * 2 * F + F, F);
+    });
+    linear(L.down, GU, T, X, true, bweights_, 2 * F);
+  }
+}
+
+}  // namespace orion::engine

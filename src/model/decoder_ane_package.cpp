@@ -1,0 +1,81 @@
+#include "model/decoder_ane_package.h"
+
+#include "compile/ane/partition.h"
+#include "core/error.h"
+#include "model/gpt2/gpt2.h"
+
+namespace orion::model {
+
+namespace {
+
+constexpr std::int64_t kCacheSlotMultiple = 32;  // LegalizeIoOptions::seq_multiple
+
+nlohmann::json session_block(std::int64_t layers, bool decode, std::int64_t capacity) {
+  nlohmann::json cache = nlohmann::json::array();
+  for (std::int64_t l = 0; l < layers; ++l)
+    for (const char* kv : {"k", "v"}) {
+      const std::string layer = std::to_string(l);
+      nlohmann::json e = {{"new", std::string(kv) + "." + layer}};
+      if (decode) e["past"] = std::string("past_") + kv + "." + layer;
+      cache.push_back(e);
+    }
+  nlohmann::json s = {{"tokens", "tokens"}, {"positions", "positions"}, {"logits", "logits"}, {"cache", cache}};
+  if (decode) {
+    s["mask"] = "mask";
+    s["capacity"] = capacity;
+  }
+  return s;
+}
+
+nlohmann::json model_info(std::string_view arch, const std::string& config_json, const std::string& source) {
+  return {{"architecture", arch}, {"source", source}, {"config", nlohmann::json::parse(config_json)}};
+}
+
+}  // namespace
+
+std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_at, std::int64_t layers,
+                                                       std::int64_t context, const AnePackageShape& shape,
+                                                       const std::string& arch) {
+  // On the device the cache's surfaces are never padded (legalize_io: fixed-length inputs). A
+  // context too short for one bucket of slots keeps attention on the host by default, where any
+  // capacity works, rather than refusing a model that is only small.
+  const bool host_attention = shape.host_attention || (shape.capacity == 0 && context - 1 < kCacheSlotMultiple);
+  const std::int64_t slots = host_attention ? 1 : kCacheSlotMultiple;
+  const std::int64_t capacity = shape.capacity > 0 ? shape.capacity : (context - 1) / slots * slots;
+  if (shape.window < 1 || shape.window > context)
+    throw Error(arch + " package: a prefill window of " + std::to_string(shape.window) +
+                " tokens does not fit the context of " + std::to_string(context));
+  if (capacity < 2 || capacity + 1 > context)
+    throw Error(arch + " package: a decode cache of " + std::to_string(capacity) + " positions needs 2 to " +
+                std::to_string(context - 1));
+  if (capacity % slots != 0)
+    throw Error(arch + " package: a decode cache kept on the ANE has a multiple of " + std::to_string(slots) +
+                " slots (ANE011), not " + std::to_string(capacity) + " (or put attention on the host)");
+  std::vector<compile::ProgramSpec> out;
+  out.push_back({"prefill", graph_at(shape.window, 0), shape.window, {}, session_block(layers, false, 0)});
+  ir::Graph decode = graph_at(1, capacity);
+  std::set<std::string, std::less<>> host;
+  if (host_attention) host = compile::shape_varying_nodes(decode, graph_at(1, capacity - 1));
+  out.push_back({"decode", std::move(decode), 1, std::move(host), session_block(layers, true, capacity)});
+  return out;
+}
+
+std::vector<compile::ProgramSpec> ane_programs(const CausalLm& m, const AnePackageShape& shape) {
+  return decoder_ane_programs([&](std::int64_t seq, std::int64_t past) { return m.ane_graph(seq, past); }, m.layers(),
+                              m.context(), shape, std::string(m.arch()));
+}
+
+std::vector<compile::ProgramSpec> gpt2_ane_programs(const Gpt2Config& c, const AnePackageShape& shape) {
+  return decoder_ane_programs([&](std::int64_t seq, std::int64_t past) { return gpt2_graph(c, {.seq = seq, .past = past, .ane_form = true}); },
+                              c.n_layer, c.n_positions, shape, "gpt2");
+}
+
+nlohmann::json package_model_info(const CausalLm& m, const std::string& source) {
+  return model_info(m.arch(), m.config_json(), source);
+}
+
+nlohmann::json gpt2_package_model_info(const Gpt2Config& c, const std::string& source) {
+  return model_info("gpt2", gpt2_config_json(c), source);
+}
+
+}  // namespace orion::model
