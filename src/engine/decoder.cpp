@@ -6,6 +6,25 @@
 
 namespace orion::engine {
 
+void Decoder::decode_batch_of(std::span<Decoder* const>, std::span<const std::int32_t>, std::vector<std::vector<float>>&) {
+  throw Error("decode_batch: this engine decodes one session at a time");
+}
+
+bool can_decode_batch(std::span<Decoder* const> sessions) {
+  if (sessions.size() < 2 || !sessions[0]->batch_key()) return false;
+  for (const Decoder* d : sessions)
+    if (d->batch_key() != sessions[0]->batch_key()) return false;
+  return true;
+}
+
+void decode_batch(std::span<Decoder* const> sessions, std::span<const std::int32_t> tokens,
+                  std::vector<std::vector<float>>& logits) {
+  if (!can_decode_batch(sessions))
+    throw Error("decode_batch: " + std::to_string(sessions.size()) +
+                " sessions that cannot decode together (two or more of one model, on an engine that batches)");
+  sessions[0]->decode_batch_of(sessions, tokens, logits);
+}
+
 void check_decoder_tokens(std::span<const std::int32_t> tokens, std::int64_t cached, std::int64_t context,
                           std::int64_t vocab, const char* arch) {
   if (tokens.empty()) throw Error(std::string(arch) + ": nothing to run (no tokens)");

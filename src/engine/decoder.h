@@ -1,8 +1,10 @@
 #pragma once
-// What generation and perplexity need from a running model, whichever engine runs it: the
-// graph executor (GraphSession: the reference, any numerics) or the fast decoder
+// What generation, perplexity and the server need from a running model, whichever engine runs
+// it: the graph executor (GraphSession: the reference, any numerics), the fast decoder
 // (Gpt2FastSession, LlamaFastSession: hand-scheduled kernels streaming each weight once per
-// token).
+// token) or a device (engine/device_decoders.h). Several sessions of an engine that can
+// decode them together take one step each in one pass over the weights (decode_batch), so
+// that a server's concurrent requests stream together without knowing which engine runs them.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -19,7 +21,30 @@ class Decoder {
   virtual std::int64_t position() const = 0;
   virtual std::int64_t context() const = 0;
   virtual void reset() = 0;
+
+  // Sessions that return the same non-null key can decode_batch together (a key no other
+  // engine's sessions return: the fast engine's is its model's head). nullptr, the default:
+  // this session decodes alone.
+  virtual const void* batch_key() const { return nullptr; }
+
+ protected:
+  // decode_batch's work, called on its first session: every one of `sessions` has this
+  // session's batch_key(). The default throws: an engine without a key never gets here.
+  virtual void decode_batch_of(std::span<Decoder* const> sessions, std::span<const std::int32_t> tokens,
+                               std::vector<std::vector<float>>& logits);
+
+  friend void decode_batch(std::span<Decoder* const> sessions, std::span<const std::int32_t> tokens,
+                           std::vector<std::vector<float>>& logits);
 };
+
+// Whether decode_batch can run `sessions` together: two or more, with one non-null batch_key().
+bool can_decode_batch(std::span<Decoder* const> sessions);
+// One token for each of `sessions` (tokens[b] for session b) in one pass over the weights:
+// logits[b] gets session b's, the very bits its decode() would give, and every position
+// advances by one (the vectors' storage is reused from call to call). Throws orion::Error
+// unless can_decode_batch(sessions), and for a full context or a token outside the vocabulary.
+void decode_batch(std::span<Decoder* const> sessions, std::span<const std::int32_t> tokens,
+                  std::vector<std::vector<float>>& logits);
 
 // Throws orion::Error (naming `arch`) unless `tokens` is non-empty, fits in the `context` after
 // `cached` positions, and every id is below `vocab`: what a fast session checks before running.

@@ -4,7 +4,6 @@
 
 #include "core/error.h"
 #include "core/stopwatch.h"
-#include "engine/fast/fast_session.h"
 #include "engine/generation.h"
 #include "serve/stop_strings.h"
 #include "text/sampler.h"
@@ -54,8 +53,8 @@ void Job::push(std::string text, bool done, std::string finish_reason, std::stri
   cv_.notify_all();
 }
 
-Scheduler::Scheduler(const model::ModelFolder& folder, SessionFactory sessions, SchedulerOptions options)
-    : folder_(folder), sessions_(std::move(sessions)), options_(options) {
+Scheduler::Scheduler(engine::ModelText text, SessionFactory sessions, SchedulerOptions options)
+    : text_(text), sessions_(std::move(sessions)), options_(options) {
   if (!sessions_) throw Error("serve: the engine cannot make sessions for concurrent requests (use the fast cpu engine)");
   idle_.push_back(sessions_());
   context_ = idle_.back()->context();
@@ -93,13 +92,7 @@ std::shared_ptr<Job> Scheduler::submit(const CompletionRequest& r) {
   auto job = std::make_shared<Job>();
   job->request_ = r;
   try {
-    if (r.endpoint == Endpoint::chat) {
-      text::ChatRenderOptions o;
-      o.add_generation_prompt = true;
-      job->ids_ = folder_.chat_ids(folder_.chat_template().render(r.messages, o));
-    } else {
-      job->ids_ = folder_.text_ids(r.prompt);
-    }
+    job->ids_ = r.endpoint == Endpoint::chat ? text_.chat_ids(r.messages) : text_.text_ids(r.prompt);
   } catch (const Error& e) {
     throw ApiError{400, std::string("the prompt cannot be made: ") + e.what(), "invalid_request_error", r.endpoint == Endpoint::chat ? "messages" : "prompt"};
   }
@@ -150,23 +143,19 @@ void Scheduler::start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Acti
   a->sampler = std::make_unique<text::Sampler>(so);
   std::vector<float> logits = a->session->prefill(job->ids_);
   a->generation = std::make_unique<engine::Generation>(
-      *a->session, *a->sampler, *folder_.tokenizer, std::move(logits), job->ids_,
-      engine::GenerationLimits{static_cast<int>(job->max_tokens_), r.ignore_eos ? std::vector<std::int32_t>{} : folder_.stop_ids});
+      *a->session, *a->sampler, text_.tokenizer(), std::move(logits), job->ids_,
+      engine::GenerationLimits{static_cast<int>(job->max_tokens_), r.ignore_eos ? std::vector<std::int32_t>{} : text_.stop_ids()});
   active.push_back(std::move(a));
 }
 
 void Scheduler::decode(const std::vector<Active*>& running, const std::vector<std::int32_t>& tokens) {
   if (running.empty()) return;
-  std::vector<engine::FastSession*> fast;
-  for (Active* a : running) {
-    auto* f = dynamic_cast<engine::FastSession*>(a->session.get());
-    if (!f || !f->batchable()) break;
-    fast.push_back(f);
-  }
+  std::vector<engine::Decoder*> sessions;
+  for (Active* a : running) sessions.push_back(a->session.get());
   Stopwatch sw;
-  if (fast.size() == running.size() && running.size() > 1) {
+  if (engine::can_decode_batch(sessions)) {
     try {
-      engine::FastSession::decode_batch(fast, tokens, batch_logits_);
+      engine::decode_batch(sessions, tokens, batch_logits_);
       const double each = sw.seconds();
       for (std::size_t i = 0; i < running.size(); ++i) running[i]->generation->set_logits(batch_logits_[i], each);
     } catch (const std::exception& e) {
@@ -218,7 +207,7 @@ void Scheduler::run() {
     }
     // One token for each active request: sampled and emitted for each, then run through the
     // sessions together in one pass over the weights where the engine can (the fast engine's
-    // f32 sessions, FastSession::decode_batch), else one after another.
+    // f32 sessions, engine::decode_batch), else one after another.
     std::vector<std::string> released(active.size());
     std::vector<Active*> running;
     std::vector<std::int32_t> tokens;

@@ -1,8 +1,8 @@
 #pragma once
 // One model instance serving many requests: a worker thread owns the sessions (each with its
 // own KV cache) and steps every active request's generation a token at a time, their tokens
-// run through the model together in one pass over the weights (the fast engine's
-// decode_batch), so that requests that arrive together stream together and the aggregate rate
+// run through the model together in one pass over the weights where the engine can
+// (engine::decode_batch), so that requests that arrive together stream together and the aggregate rate
 // grows with them; the others wait in a bounded queue. A request
 // is a Job: its text comes out as events the HTTP side waits on, and cancelling it (a client
 // that went away) ends its generation at the next token and frees its session.
@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "model/model_folder.h"
 #include "engine/decoder.h"
+#include "engine/model_text.h"
 #include "serve/openai_wire.h"
 
 namespace orion::serve {
@@ -71,8 +71,9 @@ class Job {
 class Scheduler {
  public:
   using SessionFactory = std::function<std::unique_ptr<engine::Decoder>()>;
-  // `folder` (its tokenizer, chat template and stop ids) must outlive the scheduler.
-  Scheduler(const model::ModelFolder& folder, SessionFactory sessions, SchedulerOptions options);
+  // The folder behind `text` (its tokenizer, chat template and stop ids) must outlive the
+  // scheduler.
+  Scheduler(engine::ModelText text, SessionFactory sessions, SchedulerOptions options);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -95,11 +96,11 @@ class Scheduler {
   std::vector<std::vector<float>> batch_logits_;
   void run();
   void start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Active>>& active);
-  // Runs each running request's token through its session: together when they are all the
-  // fast engine's batchable sessions, else one by one; each generation gets its logits.
+  // Runs each running request's token through its session: together when the engine can
+  // (engine::can_decode_batch), else one by one; each generation gets its logits.
   void decode(const std::vector<Active*>& running, const std::vector<std::int32_t>& tokens);
 
-  const model::ModelFolder& folder_;
+  engine::ModelText text_;
   SessionFactory sessions_;
   SchedulerOptions options_;
   std::int64_t context_ = 0;

@@ -1,9 +1,10 @@
-// FastSession::decode_batch: one token of each of several sessions of one model, at different
-// positions, run together (each weight matrix read once for all rows by gemv_f32_columns, each
+// decode_batch (engine/decoder.h) on the fast engine's sessions (FastSession::decode_batch):
+// one token of each of several sessions of one model, at different positions, run together (each weight matrix read once for all rows by gemv_f32_columns, each
 // row's attention over its own cache), against each session decoding alone: the same logits
 // bit for bit, step after step, and the caches left such that decoding alone afterwards goes
 // on as if nothing had been batched. GPT-2, and Llama in Qwen3's form (grouped heads, q/k norms,
-// biases, an explicit head_dim).
+// biases, an explicit head_dim). Sessions of other models, engines or weight formats are not
+// batched together.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include "engine/batched_prefill_check.h"
 #include "engine/fast/gpt2_fast.h"
 #include "engine/fast/llama_fast.h"
+#include "engine/graph_session.h"
 #include "model/gpt2_test_config.h"
 #include "model/llama_test_config.h"
 
@@ -20,9 +22,9 @@ namespace orion::engine {
 namespace {
 
 // Three sessions at different positions (prompts of 1, 5 and 11 tokens), decoded 4 steps
-// together in `batched` and alone in `alone`.
+// together in `batched` and alone in `alone`. `source`: the model `model` was packed from.
 template <class Session, class Model>
-void expect_batch_matches_alone(std::shared_ptr<const Model> model, std::int64_t vocab) {
+void expect_batch_matches_alone(std::shared_ptr<const Model> model, const model::CausalLm& source, std::int64_t vocab) {
   std::vector<std::unique_ptr<Session>> batched, alone;
   std::vector<std::vector<float>> last;
   const std::vector<std::size_t> prompts = {1, 5, 11};
@@ -43,13 +45,14 @@ void expect_batch_matches_alone(std::shared_ptr<const Model> model, std::int64_t
     again.prefill(prompt);
     EXPECT_EQ(stepped.decode(5), again.decode(5)) << "prompt of " << prompt.size();
   }
-  std::vector<FastSession*> sessions;
+  std::vector<Decoder*> sessions;
   for (auto& s : batched) sessions.push_back(s.get());
+  ASSERT_TRUE(can_decode_batch(sessions));
   for (int step = 0; step < 4; ++step) {
     std::vector<std::int32_t> tokens;
     for (std::size_t i = 0; i < sessions.size(); ++i) tokens.push_back(static_cast<std::int32_t>((step * 37 + i * 11 + 3) % vocab));
     std::vector<std::vector<float>> together;
-    FastSession::decode_batch(sessions, tokens, together);
+    decode_batch(sessions, tokens, together);
     ASSERT_EQ(together.size(), sessions.size());
     for (std::size_t i = 0; i < sessions.size(); ++i) {
       const std::vector<float> one = alone[i]->decode(tokens[i]);
@@ -63,27 +66,38 @@ void expect_batch_matches_alone(std::shared_ptr<const Model> model, std::int64_t
   // One model's sessions only; the tokens checked like decode()'s.
   const std::vector<std::int32_t> bad = {0, static_cast<std::int32_t>(vocab), 1};
   std::vector<std::vector<float>> out;
-  EXPECT_THROW(FastSession::decode_batch(sessions, bad, out), Error);
+  EXPECT_THROW(decode_batch(sessions, bad, out), Error);
+  // Another model's session, or the graph session of this one, does not join the batch.
+  Session other(std::make_shared<const Model>(*model), 2);
+  GraphSession graph(source);
+  for (Decoder* stranger : std::initializer_list<Decoder*>{&other, &graph}) {
+    std::vector<Decoder*> mixed = {sessions[0], stranger};
+    EXPECT_FALSE(can_decode_batch(mixed));
+    EXPECT_THROW(decode_batch(mixed, std::vector<std::int32_t>{1, 2}, out), Error);
+  }
+  EXPECT_FALSE(can_decode_batch(std::span(sessions).first(1)));
 }
 
 TEST(FastDecodeBatch, Gpt2RowsDecodedTogetherEqualEachAlone) {
   const model::Gpt2Config c = model::testing::small_gpt2_config({2, 64, 4, 320, 64});
-  auto fast = std::make_shared<const Gpt2FastModel>(model::Gpt2Model::from_weights(c, model::gpt2_init_weights(c, 5), "m"), model::WeightDType::f32);
-  expect_batch_matches_alone<Gpt2FastSession>(fast, c.vocab_size);
+  const model::Gpt2Model m = model::Gpt2Model::from_weights(c, model::gpt2_init_weights(c, 5), "m");
+  auto fast = std::make_shared<const Gpt2FastModel>(m, model::WeightDType::f32);
+  expect_batch_matches_alone<Gpt2FastSession>(fast, m, c.vocab_size);
 }
 
 TEST(FastDecodeBatch, Qwen3RowsDecodedTogetherEqualEachAlone) {
   model::LlamaConfig c = model::testing::small_llama_config({2, 48, 4, 2, 96, 300, true, 64});
   model::testing::make_family(c, "qwen3", 16, true);
-  auto fast = std::make_shared<const LlamaFastModel>(model::LlamaModel::from_weights(c, model::testing::llama_large_weights(c), "m"),
-                                                     model::WeightDType::f32);
-  expect_batch_matches_alone<LlamaFastSession>(fast, c.vocab_size);
+  const model::LlamaModel m = model::LlamaModel::from_weights(c, model::testing::llama_large_weights(c), "m");
+  auto fast = std::make_shared<const LlamaFastModel>(m, model::WeightDType::f32);
+  expect_batch_matches_alone<LlamaFastSession>(fast, m, c.vocab_size);
   auto f16 = std::make_shared<const LlamaFastModel>(model::LlamaModel::from_weights(c, model::testing::llama_large_weights(c), "m"),
                                                     model::WeightDType::f16);
   LlamaFastSession s(f16, 1);
   s.prefill(std::vector<std::int32_t>{1, 2});
   FastSession* one[] = {&s};
   EXPECT_FALSE(s.batchable());
+  EXPECT_EQ(s.batch_key(), nullptr);
   std::vector<std::vector<float>> out;
   EXPECT_THROW(FastSession::decode_batch(one, std::vector<std::int32_t>{3}, out), Error);
 }

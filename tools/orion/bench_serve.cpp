@@ -12,6 +12,7 @@
 #include "core/stopwatch.h"
 #include "core/temp_folder.h"
 #include "engine/decoder_factory.h"
+#include "engine/model_text.h"
 #include "exec/cpu/machine_limits.h"
 #include "model/model_folder.h"
 #include "model/model_init.h"
@@ -100,7 +101,7 @@ void bench_serve(const BenchServeOpts& o) {
   const engine::ChosenDecoder chosen = engine::make_decoder(md, d, [](const std::string&) {});
   serve::SchedulerOptions so;
   for (int n : o.streams) so.max_active = std::max(so.max_active, n);
-  serve::Scheduler scheduler(md, chosen.new_session, so);
+  serve::Scheduler scheduler(engine::ModelText(md), chosen.new_session, so);
   // Every session the runs will use allocated and touched, and the pool and caches warm, as in a
   // server that has been up a while.
   run_streams(scheduler, so.max_active, 8);

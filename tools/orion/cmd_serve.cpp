@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "engine/decoder_factory.h"
+#include "engine/model_text.h"
 #include "runtime/device_factory.h"
 #include "model/model_folder.h"
 #include "serve/http_server.h"
@@ -64,7 +65,7 @@ void serve_command(ServeOpts& o) {
   if (o.server.model_name.empty()) o.server.model_name = std::filesystem::path(o.model_dir).filename().string();
   if (o.server.model_name.empty()) o.server.model_name = "orion";
   o.server.max_body_bytes = static_cast<std::size_t>(o.max_body_mb * 1e6);
-  serve::Scheduler scheduler(md, sessions, o.scheduler);
+  serve::Scheduler scheduler(engine::ModelText(md), sessions, o.scheduler);
   serve::HttpServer server(scheduler, o.server);
   const int port = server.bind();
   const std::string engine = chosen.run ? o.device : chosen.weights + " weights";

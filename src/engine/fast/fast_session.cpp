@@ -100,6 +100,14 @@ void FastSession::decode_batch(std::span<FastSession* const> sessions, std::span
   }
 }
 
+void FastSession::decode_batch_of(std::span<Decoder* const> sessions, std::span<const std::int32_t> tokens,
+                                  std::vector<std::vector<float>>& logits) {
+  // A session with this one's batch key holds this model's head: a FastSession of this model.
+  std::vector<FastSession*> fast;
+  for (Decoder* d : sessions) fast.push_back(static_cast<FastSession*>(d));
+  decode_batch(fast, tokens, logits);
+}
+
 void FastSession::run_rows(std::span<const BatchRow> rows, std::span<const std::int32_t> tokens) {
   prefill_scratch();
   for (std::size_t b = 0; b < rows.size(); ++b)

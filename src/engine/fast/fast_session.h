@@ -102,16 +102,22 @@ class FastSession : public Decoder {
   // One token for each of `sessions` (sessions of one fast model, each at its own position) in
   // one pass over the weights: the linear layers and the head as matrix products over the
   // rows, each row's attention over its own session's cache: each session's logits, the
-  // very bits decode() gives; every position advances by one. What a server's
-  // concurrent requests decode with. f32 weights only (batchable()): f16 and q8 matrices would
-  // be expanded to f32 at every step, which costs more than the passes it saves. Throws
+  // very bits decode() gives; every position advances by one. What a server's concurrent
+  // requests decode with, through engine::decode_batch (engine/decoder.h). f32 weights only
+  // (batchable()): f16 and q8 matrices would be expanded to f32 at every step, which costs
+  // more than the passes it saves. Throws
   // orion::Error for sessions of different models, a full context or a bad token.
   // logits[b] gets session b's (the vectors' storage is reused from call to call).
   static void decode_batch(std::span<FastSession* const> sessions, std::span<const std::int32_t> tokens,
                            std::vector<std::vector<float>>& logits);
   bool batchable() const { return shape_.dtype == model::WeightDType::f32; }
+  // The model's head: sessions of one model batch together (Decoder::batch_key), when batchable().
+  const void* batch_key() const final { return batchable() ? shape_.head : nullptr; }
 
  protected:
+  // engine::decode_batch's sessions, all of this model (they share its batch_key): decode_batch.
+  void decode_batch_of(std::span<Decoder* const> sessions, std::span<const std::int32_t> tokens,
+                       std::vector<std::vector<float>>& logits) final;
   // Throws orion::Error when shape.reserved_bytes would pass the memory limit.
   FastSession(FastSessionShape shape, int threads, exec::cpu::Isa isa);
 
