@@ -1,32 +1,22 @@
 // orion mil: a workbench for ANE programs written by hand or by other tools, as well as the
 // kernel folders Orion writes. `check` prints the validator's verdict with rule ids, MIL lines,
 // fixes and sources; `run` evaluates the program on ane-sim (or the ANE) with seeded or given
-// inputs, writes the outputs as .npy and raw fp16, and with --compare runs the same program in
-// f32 on the CPU executor and reports each output's error.
+// inputs (runtime/program_run.h), writes the outputs as .npy and raw fp16, and with --compare
+// reports each output's error against the same program in f32 on the CPU executor.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 
 #include "commands.h"
 #include "compile/ane/program_check.h"
 #include "compile/mil/mil_parser.h"
-#include "compile/mil/mil_to_ir.h"
-#include "compile/passes/to_fp16.h"
 #include "compile/target.h"
-#include "core/atomic_file.h"
 #include "core/error.h"
-#include "core/mapped_file.h"
-#include "core/npy_file.h"
-#include "core/random.h"
-#include "device/ane_surface.h"
-#include "exec/cpu/executor.h"
 #include "runtime/device_factory.h"
+#include "runtime/program_run.h"
 #include "tensor_summary.h"
 
 namespace orion::cli {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -48,17 +38,12 @@ compile::AneTarget target_of(const TargetOpts& o) {
   return t;
 }
 
-void require_program_folder(const std::string& dir) {
-  if (!fs::is_directory(dir)) throw Error(dir + ": not a folder (a program folder holds model.mil and its weights/)");
-  if (!fs::exists(fs::path(dir) / "model.mil")) throw Error(dir + ": no model.mil in it");
-}
-
 std::string type_str(const compile::MilVar& v) {
   return v.type.dtype + shape_str(v.type.shape);
 }
 
 void check_command(const std::string& dir, const TargetOpts& t) {
-  require_program_folder(dir);
+  runtime::require_program_folder(dir);
   const compile::ProgramVerdict v = compile::check_program_folder(dir, target_of(t));
   std::printf("%s: %d ops, %zu inputs, %zu outputs, weight files: ", v.mil_path.c_str(), v.ops, v.inputs.size(),
               v.outputs.size());
@@ -100,102 +85,31 @@ struct RunOpts {
   int threads = 2;
 };
 
-// The value bound to input `io`: DIR/NAME.npy when an inputs folder is given, else normal(0, 1)
-// from the seed (the input's position in binding order keeps each input's values its own).
-Tensor input_value(const RunOpts& o, const device::AneIo& io, std::size_t index) {
-  if (!o.inputs.empty()) {
-    const std::string path = (fs::path(o.inputs) / (io.name + ".npy")).string();
-    if (!fs::exists(path)) throw Error(path + ": missing: --inputs needs one NAME.npy per program input");
-    const Tensor t = read_npy(path);
-    if (t.shape() != io.type.shape)
-      throw Error(path + ": shape " + shape_str(t.shape()) + ", the program's input " + io.name + " is " +
-                  io.type.str());
-    if (!is_float(t.dtype())) throw Error(path + ": " + std::string(dtype_name(t.dtype())) + " values, the input is fp16");
-    return t.to(DType::f16);
-  }
-  Rng rng(o.seed * 1000003 + index);
-  Tensor t(DType::f32, io.type.shape);
-  for (float& x : t.span<float>()) x = static_cast<float>(rng.normal());
-  return t.to(DType::f16);
-}
-
-// One allocation size per direction (ANE010), at least the minimum surface (ANE012): the
-// largest tensor's bytes, rounded up to it.
-std::size_t surface_bytes(const std::vector<device::AneIo>& list) {
-  std::int64_t bytes = compile::kMinSurfaceBytes;
-  for (const device::AneIo& io : list) bytes = std::max(bytes, io.type.numel() * 2);
-  return static_cast<std::size_t>(bytes);
-}
-
 void run_command(const RunOpts& o) {
-  require_program_folder(o.dir);
-  runtime::DeviceOptions d;
-  d.kind = runtime::device_kind(o.device);
-  if (d.kind == runtime::DeviceKind::cpu) throw Error("--device cpu: mil run runs programs on ane-sim or ane");
-  d.threads = o.threads;
-  d.target = target_of(o.target);
-  d.faithful = o.faithful;
-  const std::unique_ptr<device::AneDevice> dev = runtime::open_device(d);
-  const device::AneProgramId id = dev->compile(o.dir);
-  dev->load(id);
-  const std::vector<device::AneIo>& ins = dev->inputs(id);
-  const std::vector<device::AneIo>& outs = dev->outputs(id);
-
-  fs::create_directories(fs::path(o.out) / "inputs");
-  TensorMap bound;
-  std::vector<device::AneSurface> in_surfaces, out_surfaces;
-  const std::size_t in_bytes = surface_bytes(ins), out_bytes = surface_bytes(outs);
-  for (std::size_t i = 0; i < ins.size(); ++i) {
-    const Tensor v = input_value(o, ins[i], i);
-    write_npy((fs::path(o.out) / "inputs" / (ins[i].name + ".npy")).string(), v);
-    in_surfaces.emplace_back(in_bytes);
-    device::pack_fp16(v, in_surfaces.back());
-    bound[ins[i].name] = v.to(DType::f32);
-  }
-  for (std::size_t i = 0; i < outs.size(); ++i) out_surfaces.emplace_back(out_bytes);
-  std::vector<const device::AneSurface*> in_ptrs;
-  std::vector<device::AneSurface*> out_ptrs;
-  for (auto& s : in_surfaces) in_ptrs.push_back(&s);
-  for (auto& s : out_surfaces) out_ptrs.push_back(&s);
-  dev->evaluate(id, in_ptrs, out_ptrs);
-  dev->unload(id);
-
-  std::vector<Tensor> got;
-  for (std::size_t i = 0; i < outs.size(); ++i) {
-    got.push_back(device::unpack_fp16(out_surfaces[i], outs[i].type.shape));
-    const std::string base = (fs::path(o.out) / outs[i].name).string();
-    write_npy(base + ".npy", got.back());
-    write_file_atomic(base + ".f16", std::span<const std::byte>(got.back().raw(), got.back().nbytes()));
-    std::printf("%s %s\n", outs[i].name.c_str(), summarize(got.back()).c_str());
-  }
+  runtime::ProgramRunOptions r;
+  r.device.kind = runtime::device_kind(o.device);
+  r.device.threads = o.threads;
+  r.device.target = target_of(o.target);
+  r.device.faithful = o.faithful;
+  r.inputs = o.inputs;
+  r.seed = o.seed;
+  r.compare = o.compare;
+  r.cpu_threads = o.threads;
+  const runtime::ProgramRun run = runtime::run_program_folder(o.dir, r);
+  runtime::write_program_run(run, o.out);
+  for (const runtime::ProgramValue& out : run.outputs) std::printf("%s %s\n", out.name.c_str(), summarize(out.value).c_str());
   std::fprintf(stderr, "ran %s on %s%s: %zu inputs (%s), outputs in %s/ (.npy and raw .f16)\n", o.dir.c_str(),
-               o.device.c_str(), o.faithful ? " (faithful)" : "", ins.size(),
+               o.device.c_str(), o.faithful ? " (faithful)" : "", run.inputs.size(),
                o.inputs.empty() ? ("seed " + std::to_string(o.seed)).c_str() : o.inputs.c_str(), o.out.c_str());
   if (!o.compare) return;
-
-  // The same text, read again and run in f32 on the CPU executor: what the program means
-  // without the device's fp16 (every f16 value widened to f32).
-  const std::string mil = (fs::path(o.dir) / "model.mil").string();
-  const auto file = MappedFile::open(mil);
-  ir::Graph g = compile::parse_mil(
-      std::string_view(reinterpret_cast<const char*>(file->bytes().data()), file->size()), mil, o.dir);
-  compile::widen_to_f32(g);
-  exec::CpuOptions co;
-  co.numerics = exec::Numerics::f32;
-  co.threads = o.threads;
-  exec::CpuExecutor ex(std::move(g), co);
-  const std::vector<Tensor> want = ex.run(bound);
-  const ir::Graph& graph = ex.graph();
   std::printf("compared with the program in f32 on the CPU:\n");
-  for (std::size_t i = 0; i < outs.size(); ++i) {
-    std::size_t k = 0;
-    while (k < want.size() && graph.node(graph.outputs()[k]).name != outs[i].name) ++k;
-    if (k == want.size()) throw Error(mil + ": output " + outs[i].name + " is not among the program's outputs");
-    const std::vector<float> w = want[k].to_floats(), h = got[i].to_floats();
+  for (std::size_t i = 0; i < run.outputs.size(); ++i) {
+    const Tensor& got = run.outputs[i].value;
+    const std::vector<float> w = run.reference[i].to_floats(), h = got.to_floats();
     double max_abs = 0;
     for (std::size_t j = 0; j < w.size(); ++j) max_abs = std::max(max_abs, std::abs(double(w[j]) - double(h[j])));
-    std::printf("  %-24s relative rms error %.3g, max abs error %.3g\n", outs[i].name.c_str(),
-                relative_rms(want[k], got[i]), max_abs);
+    std::printf("  %-24s relative rms error %.3g, max abs error %.3g\n", run.outputs[i].name.c_str(),
+                relative_rms(run.reference[i], got), max_abs);
   }
 }
 

@@ -1,0 +1,45 @@
+#pragma once
+// One program folder (model.mil and its weights/, written by hand, by another tool or by Orion)
+// run once on a device with seeded or given inputs, and, when asked, the same text run in f32
+// on the CPU executor as the reference: what the program means without the device's fp16.
+// `orion mil run` prints and writes what this returns.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "runtime/device_factory.h"
+
+namespace orion::runtime {
+
+struct ProgramRunOptions {
+  DeviceOptions device;      // ane-sim or ane
+  std::string inputs;        // a folder of NAME.npy per program input (f16 or f32); "": seeded
+  std::uint64_t seed = 0;    // the seeded inputs: normal(0, 1), each input's own stream
+  bool compare = false;      // also run the program in f32 on the CPU executor
+  int cpu_threads = 2;       // the CPU executor's, with `compare`
+};
+
+struct ProgramValue {
+  std::string name;
+  Tensor value;
+};
+
+struct ProgramRun {
+  std::vector<ProgramValue> inputs;     // as bound, f16, in the device's binding order
+  std::vector<ProgramValue> outputs;    // as the device gave them, f16
+  std::vector<Tensor> reference;        // with `compare`: outputs[i]'s value from the CPU, f32
+};
+
+// Throws orion::Error unless `dir` is a folder holding model.mil.
+void require_program_folder(const std::string& dir);
+
+// Compiles, loads, evaluates and unloads the program on the device. Throws orion::Error for a
+// cpu device, an input file that is missing or of another shape or a non-float type, and what
+// the device refuses.
+ProgramRun run_program_folder(const std::string& dir, const ProgramRunOptions& options);
+
+// OUT/inputs/NAME.npy per input; OUT/NAME.npy and OUT/NAME.f16 (the raw fp16) per output.
+void write_program_run(const ProgramRun& run, const std::string& out);
+
+}  // namespace orion::runtime
