@@ -7,11 +7,13 @@
 
 namespace orion::train {
 
-TrainDevice::TrainDevice(const std::string& device, const TrainDeviceOptions& o, std::vector<std::string> argv,
+TrainDevice::TrainDevice(runtime::DeviceKind device, const TrainDeviceOptions& o, std::vector<std::string> argv,
                          std::string work_folder, int threads)
-    : name_(device), options_(o), argv_(std::move(argv)), work_(std::move(work_folder)), budget_(o.compile_budget) {
+    : name_(std::string(runtime::device_kind_name(device))), options_(o), argv_(std::move(argv)), work_(std::move(work_folder)),
+      budget_(o.compile_budget) {
+  if (device == runtime::DeviceKind::cpu) throw Error("train: the cpu trains without a TrainDevice");
   runtime::DeviceOptions d;
-  d.kind = device == "ane" ? runtime::DeviceKind::ane : runtime::DeviceKind::ane_sim;
+  d.kind = device;
   d.faithful = o.faithful;
   d.compile_budget = o.compile_budget;
   d.reload_reads_weights = !o.stale_reload;

@@ -11,6 +11,7 @@
 
 #include "device/ane_device.h"
 #include "runtime/compile_budget.h"
+#include "runtime/device_factory.h"
 #include "runtime/reload_probe.h"
 #include "runtime/supervisor.h"
 #include "train/gradient_runner.h"
@@ -29,9 +30,10 @@ struct TrainDeviceOptions {
 
 class TrainDevice {
  public:
-  // `device`: "ane-sim" or "ane" (throws orion::Error where there is no Neural Engine). `argv`:
-  // this process's arguments, for the restart. `work_folder`: the kernels' files.
-  TrainDevice(const std::string& device, const TrainDeviceOptions& options, std::vector<std::string> argv,
+  // `device`: ane-sim or ane (throws orion::Error for the cpu, and for ane where there is no
+  // Neural Engine). `argv`: this process's arguments, for the restart. `work_folder`: the
+  // kernels' files.
+  TrainDevice(runtime::DeviceKind device, const TrainDeviceOptions& options, std::vector<std::string> argv,
               std::string work_folder, int threads);
   ~TrainDevice();
 

@@ -17,6 +17,7 @@
 #include "model/model_folder.h"
 #include "architecture_options.h"
 #include "numerics_option.h"
+#include "runtime/device_factory.h"
 #include "train/checkpoint.h"
 #include "train/train_device.h"
 #include "train/train_run.h"
@@ -85,8 +86,9 @@ void start_from_scratch(TrainOpts& o) {
 }
 
 void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_options_given) {
-  const bool on_ane = o.device != "cpu";
-  if (sim_options_given && o.device != "ane-sim")
+  const runtime::DeviceKind kind = runtime::device_kind(o.device);
+  const bool on_ane = kind != runtime::DeviceKind::cpu;
+  if (sim_options_given && kind != runtime::DeviceKind::ane_sim)
     throw Error("--ane-faithful, --ane-compile-budget and --ane-stale-reload set up the emulator: they need --device ane-sim");
   if (o.precision.empty()) o.precision = on_ane ? "f16" : "f32";
   if (on_ane && o.precision != "f16")
@@ -106,7 +108,7 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   if (on_ane) {
     // Kernels live beside the checkpoints: a restart (exec) runs no destructors, so a temporary
     // folder would be left behind by every process.
-    device.emplace(o.device, o.ane, argv, (std::filesystem::path(o.run.out) / "kernels").string(), o.run.config.threads);
+    device.emplace(kind, o.ane, argv, (std::filesystem::path(o.run.out) / "kernels").string(), o.run.config.threads);
     o.run.gradients = device->gradients();
   }
   const std::int64_t total = o.run.config.steps;
