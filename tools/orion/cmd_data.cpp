@@ -15,6 +15,7 @@
 #include "train/data/corpus_tokenizer.h"
 #include "train/data/corpus_split.h"
 #include "train/data/jsonl_records.h"
+#include "train/data/record_stats.h"
 #include "train/data/token_file.h"
 
 namespace orion::cli {
@@ -110,51 +111,25 @@ void prepare(const PrepareOpts& o) {
               train::token_width_for(tok.vocab_size), sw.seconds(), static_cast<double>(total) / kMB / encode_s);
 }
 
-// The value at fraction q of sorted `v` (nearest rank).
-std::uint64_t quantile(const std::vector<std::uint64_t>& v, double q) {
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
-}
-
-void print_records_stats(const char* split, const train::Records& r, std::int64_t seq, bool json) {
-  std::vector<std::uint64_t> lengths;
-  std::size_t truncated = 0;
-  std::uint64_t trained_kept = 0;
-  for (std::size_t i = 0; i < r.count(); ++i) {
-    lengths.push_back(r.length(i));
-    truncated += r.length(i) > static_cast<std::uint64_t>(seq) + 1;
-    const auto m = r.mask_of(i);
-    const std::size_t kept = std::min<std::size_t>(m.size(), static_cast<std::size_t>(seq) + 1);
-    for (std::size_t t = 1; t < kept; ++t) trained_kept += m[t];
-  }
-  std::sort(lengths.begin(), lengths.end());
-  const std::uint64_t trained = r.trained_tokens();
+void print_records_stats(const char* split, const train::RecordStats& s, std::int64_t seq, bool json) {
+  using ull = unsigned long long;
   if (json) {
-    std::printf("\"%s\": {\"records\": %zu, \"tokens\": %zu, \"trained_tokens\": %llu, \"truncated\": %zu, "
+    std::printf("\"%s\": {\"records\": %zu, \"tokens\": %llu, \"trained_tokens\": %llu, \"truncated\": %zu, "
                 "\"trained_tokens_kept\": %llu, \"length\": {\"min\": %llu, \"p50\": %llu, \"p90\": %llu, \"p99\": %llu, \"max\": %llu}}",
-                split, r.count(), r.tokens.size(), static_cast<unsigned long long>(trained), truncated,
-                static_cast<unsigned long long>(trained_kept), static_cast<unsigned long long>(lengths.front()),
-                static_cast<unsigned long long>(quantile(lengths, 0.5)), static_cast<unsigned long long>(quantile(lengths, 0.9)),
-                static_cast<unsigned long long>(quantile(lengths, 0.99)), static_cast<unsigned long long>(lengths.back()));
+                split, s.records, static_cast<ull>(s.tokens), static_cast<ull>(s.trained_tokens), s.truncated,
+                static_cast<ull>(s.trained_tokens_kept), static_cast<ull>(s.min_length), static_cast<ull>(s.p50),
+                static_cast<ull>(s.p90), static_cast<ull>(s.p99), static_cast<ull>(s.max_length));
     return;
   }
-  std::printf("%s: %zu records, %zu tokens, %llu trained (%.1f%%); %zu longer than --seq %lld + 1 would be cut "
+  std::printf("%s: %zu records, %llu tokens, %llu trained (%.1f%%); %zu longer than --seq %lld + 1 would be cut "
               "(%llu trained tokens kept)\n  length: min %llu, median %llu, p90 %llu, p99 %llu, max %llu\n",
-              split, r.count(), r.tokens.size(), static_cast<unsigned long long>(trained),
-              100.0 * static_cast<double>(trained) / static_cast<double>(std::max<std::size_t>(r.tokens.size(), 1)), truncated,
-              static_cast<long long>(seq), static_cast<unsigned long long>(trained_kept),
-              static_cast<unsigned long long>(lengths.front()), static_cast<unsigned long long>(quantile(lengths, 0.5)),
-              static_cast<unsigned long long>(quantile(lengths, 0.9)), static_cast<unsigned long long>(quantile(lengths, 0.99)),
-              static_cast<unsigned long long>(lengths.back()));
-  // A histogram of lengths by doubling bins, the shape bucketing pads to.
-  std::uint64_t lo = 0;
-  for (std::uint64_t hi = 32;; hi *= 2) {
-    const auto n = static_cast<std::size_t>(std::upper_bound(lengths.begin(), lengths.end(), hi) -
-                                            std::upper_bound(lengths.begin(), lengths.end(), lo));
-    if (n) std::printf("  %6llu-%-6llu %7zu  %s\n", static_cast<unsigned long long>(lo + 1), static_cast<unsigned long long>(hi), n,
-                       std::string(std::max<std::size_t>(1, 50 * n / lengths.size()), '#').c_str());
-    lo = hi;
-    if (lo >= lengths.back()) break;
-  }
+              split, s.records, static_cast<ull>(s.tokens), static_cast<ull>(s.trained_tokens),
+              100.0 * static_cast<double>(s.trained_tokens) / static_cast<double>(std::max<std::uint64_t>(s.tokens, 1)),
+              s.truncated, static_cast<long long>(seq), static_cast<ull>(s.trained_tokens_kept), static_cast<ull>(s.min_length),
+              static_cast<ull>(s.p50), static_cast<ull>(s.p90), static_cast<ull>(s.p99), static_cast<ull>(s.max_length));
+  for (const train::LengthBin& b : s.histogram)
+    std::printf("  %6llu-%-6llu %7zu  %s\n", static_cast<ull>(b.lo + 1), static_cast<ull>(b.hi), b.records,
+                std::string(std::max<std::size_t>(1, 50 * b.records / s.records), '#').c_str());
 }
 
 void stats(const StatsOpts& o) {
@@ -185,7 +160,7 @@ void stats(const StatsOpts& o) {
     if (f.size(s) == 0) continue;
     if (o.json && !first) std::printf(", ");
     first = false;
-    print_records_stats(train::split_name(s), f.records(s), o.seq, o.json);
+    print_records_stats(train::split_name(s), train::record_stats(f.records(s), o.seq), o.seq, o.json);
   }
   if (o.json) std::printf("}\n");
 }
