@@ -5,15 +5,14 @@
 // records cut at --seq, the length distribution.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <unistd.h>
 
 #include "commands.h"
 #include "core/error.h"
-#include "core/mapped_file.h"
 #include "core/stopwatch.h"
 #include "core/temp_folder.h"
-#include "train/data/corpus_tokenizer.h"
-#include "train/data/corpus_split.h"
+#include "train/data/corpus_prepare.h"
 #include "train/data/jsonl_records.h"
 #include "train/data/record_stats.h"
 #include "train/data/token_file.h"
@@ -40,21 +39,24 @@ constexpr double kMB = 1e6;
 // The live line on stderr, only on a terminal and only for inputs that take a while.
 class ProgressLine {
  public:
-  explicit ProgressLine(std::size_t total) : total_(total), shown_(total >= 4 * 1000 * 1000 && ::isatty(2)) {}
-  void update(std::size_t done) {
-    if (!shown_ || (done < total_ && sw_.seconds() < last_ + 0.2)) return;
+  void update(std::size_t done, std::size_t total) {
+    if (!shown_) {  // the first update, before any byte is encoded: the rate counts from here
+      shown_ = total >= 4 * 1000 * 1000 && ::isatty(2);
+      sw_.restart();
+      return;
+    }
+    if (!*shown_ || (done < total && sw_.seconds() < last_ + 0.2)) return;
     last_ = sw_.seconds();
     std::fprintf(stderr, "\rtokenizing: %.1f / %.1f MB (%3.0f%%), %.1f MB/s ", static_cast<double>(done) / kMB,
-                 static_cast<double>(total_) / kMB, 100.0 * static_cast<double>(done) / static_cast<double>(total_),
+                 static_cast<double>(total) / kMB, 100.0 * static_cast<double>(done) / static_cast<double>(total),
                  static_cast<double>(done) / kMB / std::max(last_, 1e-9));
   }
   ~ProgressLine() {
-    if (shown_) std::fprintf(stderr, "\n");
+    if (shown_.value_or(false)) std::fprintf(stderr, "\n");
   }
 
  private:
-  std::size_t total_;
-  bool shown_;
+  std::optional<bool> shown_;  // decided at the first update, which brings the total
   Stopwatch sw_;
   double last_ = -1.0;
 };
@@ -73,42 +75,20 @@ void prepare_jsonl(const PrepareOpts& o) {
 void prepare(const PrepareOpts& o) {
   if (o.inputs.size() == 1 && train::is_jsonl_data(o.inputs[0])) return prepare_jsonl(o);
   if (o.mask_prompt) throw Error("--mask-prompt applies to JSONL data (a folder with train.jsonl, or a .jsonl file)");
-  const train::CorpusTokenizer tok = train::load_corpus_tokenizer(o.model_dir);
-  // Every input is opened before any work, so that a missing one fails at once.
-  std::vector<std::shared_ptr<const MappedFile>> files;
-  std::size_t total = 0;
-  for (const std::string& in : o.inputs) {
-    files.push_back(MappedFile::open(in));
-    total += files.back()->size();
-  }
-
-  Stopwatch sw;
-  train::SplitCorpus corpus;
+  train::PreparedCorpus p;
   {
-    ProgressLine progress(total);
-    std::size_t before = 0;
-    for (const auto& f : files) {
-      const std::string_view text(reinterpret_cast<const char*>(f->bytes().data()), f->size());
-      const std::vector<std::int32_t> tokens =
-          tok.encode(text, [&](std::size_t done) { progress.update(before + done); });
-      train::add_document(corpus, tokens, tok.eot_id, o.val_fraction, tok.bos_id);
-      before += f->size();
-    }
+    ProgressLine progress;
+    p = train::prepare_corpus(o.model_dir, o.inputs, o.val_fraction, o.out,
+                              [&](std::size_t done, std::size_t total) { progress.update(done, total); });
   }
-  const double encode_s = sw.seconds();
-  if (corpus.train.empty() && corpus.val.empty())
-    throw Error("the corpus is empty: " + std::to_string(o.inputs.size()) + " input file" +
-                (o.inputs.size() == 1 ? " holds" : "s hold") + " no text (first: " + o.inputs.front() + ")");
-  train::write_token_file(o.out, tok.vocab_size, static_cast<std::uint64_t>(tok.eot_id), corpus.train, corpus.val);
-
-  const std::size_t tokens = corpus.train.size() + corpus.val.size();
-  std::printf("wrote %s: %zu tokens from %zu file%s (%.2f MB): %zu training, %zu validation (%.1f%%); "
+  const std::uint64_t tokens = p.train_tokens + p.val_tokens;
+  std::printf("wrote %s: %llu tokens from %zu file%s (%.2f MB): %llu training, %llu validation (%.1f%%); "
               "%.2f bytes per token; vocabulary %llu (%u-byte tokens); %.2f s (%.1f MB/s tokenizing)\n",
-              o.out.c_str(), tokens, files.size(), files.size() == 1 ? "" : "s", static_cast<double>(total) / kMB,
-              corpus.train.size(), corpus.val.size(),
-              100.0 * static_cast<double>(corpus.val.size()) / static_cast<double>(tokens),
-              static_cast<double>(total) / static_cast<double>(tokens), static_cast<unsigned long long>(tok.vocab_size),
-              train::token_width_for(tok.vocab_size), sw.seconds(), static_cast<double>(total) / kMB / encode_s);
+              o.out.c_str(), static_cast<unsigned long long>(tokens), p.files, p.files == 1 ? "" : "s",
+              static_cast<double>(p.bytes) / kMB, static_cast<unsigned long long>(p.train_tokens),
+              static_cast<unsigned long long>(p.val_tokens), 100.0 * static_cast<double>(p.val_tokens) / static_cast<double>(tokens),
+              static_cast<double>(p.bytes) / static_cast<double>(tokens), static_cast<unsigned long long>(p.vocab_size),
+              train::token_width_for(p.vocab_size), p.seconds, static_cast<double>(p.bytes) / kMB / p.tokenize_seconds);
 }
 
 void print_records_stats(const char* split, const train::RecordStats& s, std::int64_t seq, bool json) {
