@@ -6,8 +6,8 @@
 #include <malloc.h>  // malloc_trim, glibc only (macOS has no <malloc.h>)
 #endif
 
-#include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "bench_commands.h"
 #include "bench_decode_ane.h"
@@ -16,6 +16,7 @@
 #include "core/stopwatch.h"
 #include "exec/cpu/machine_limits.h"
 #include "engine/fast/fast_engine.h"
+#include "engine/logit_compare.h"
 #include "model/model_folder.h"
 #include "core/process_memory.h"
 
@@ -39,43 +40,16 @@ std::vector<std::int32_t> bench_tokens(std::int64_t n, std::int64_t vocab) {
   return t;
 }
 
-struct FormatError {
-  bool measured = false;
-  double rel_l2 = 0;
-  double top1 = 1;
-};
-
-// Logits of the same positions, want (f32) against got: relative L2 error and top-1 agreement.
-FormatError compare_logits(const std::vector<std::vector<float>>& want, const std::vector<std::vector<float>>& got) {
-  double num = 0, den = 0;
-  int agree = 0;
-  for (std::size_t p = 0; p < want.size(); ++p) {
-    const std::vector<float>& x = want[p];
-    const std::vector<float>& y = got[p];
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      num += (static_cast<double>(x[i]) - y[i]) * (static_cast<double>(x[i]) - y[i]);
-      den += static_cast<double>(x[i]) * x[i];
-    }
-    agree += std::max_element(x.begin(), x.end()) - x.begin() == std::max_element(y.begin(), y.end()) - y.begin();
-  }
-  return {true, std::sqrt(num / den), static_cast<double>(agree) / static_cast<double>(want.size())};
-}
-
 // Teacher-forced logits of an engine over `tokens`, from an empty context.
-std::vector<std::vector<float>> engine_logits(const engine::FastEngine& e, std::span<const std::int32_t> tokens, int threads) {
-  const auto s = e.session(threads, exec::cpu::best_isa());
-  std::vector<std::vector<float>> out;
-  for (std::int32_t t : tokens) {
-    const auto x = s->decode(t);
-    out.emplace_back(x.begin(), x.end());
-  }
-  return out;
+engine::LogitRows engine_logits(const engine::FastEngine& e, std::span<const std::int32_t> tokens, int threads) {
+  return engine::teacher_forced_logits(*e.session(threads, exec::cpu::best_isa()), tokens);
 }
 
 // Teacher-forced over `n` positions: the format's logits against f32's.
-FormatError format_error(const engine::FastEngine& ref, const engine::FastEngine& fmt, std::int64_t vocab, int threads, int n) {
+engine::LogitAgreement format_error(const engine::FastEngine& ref, const engine::FastEngine& fmt, std::int64_t vocab, int threads,
+                                    int n) {
   const auto tokens = bench_tokens(n, vocab);
-  return compare_logits(engine_logits(ref, tokens, threads), engine_logits(fmt, tokens, threads));
+  return engine::compare_logits(engine_logits(ref, tokens, threads), engine_logits(fmt, tokens, threads));
 }
 
 // `v` printed with `format`, or JSON's null when it was not measured.
@@ -84,6 +58,14 @@ std::string json_number(bool measured, double v, const char* format) {
   char buf[32];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
+}
+
+// A comparison's relative error and top-1 agreement as JSON numbers, or nulls when not measured.
+std::string json_rel_error(const std::optional<engine::LogitAgreement>& a) {
+  return json_number(a.has_value(), a ? a->rel_l2 : 0.0, "%.3g");
+}
+std::string json_top1(const std::optional<engine::LogitAgreement>& a) {
+  return json_number(a.has_value(), a ? a->top1 : 0.0, "%.4f");
 }
 
 // The f32 reference for a converted folder: the folder it was converted from (--reference).
@@ -99,8 +81,8 @@ engine::FastEngine reference_engine(const DecodeOpts& o, const model::Gpt2Config
 void bench_decode(DecodeOpts o) {
   Stopwatch sw;
   engine::FastEngine fast;
-  FormatError err, ane_err;
-  std::vector<std::vector<float>> f32_logits;  // with --package: the f32 engine's, for ane-sim's error
+  std::optional<engine::LogitAgreement> err, ane_err;  // empty: not measured
+  engine::LogitRows f32_logits;  // with --package: the f32 engine's, for ane-sim's error
   std::int64_t n_params = 0, context = 0, vocab = 0;
   bool mapped = false;
   {
@@ -152,7 +134,7 @@ void bench_decode(DecodeOpts o) {
   std::unique_ptr<AneSimDecodeBench> ane;
   if (!o.package.empty()) {
     ane = std::make_unique<AneSimDecodeBench>(o.package, pool.size());
-    if (!f32_logits.empty()) ane_err = compare_logits(f32_logits, ane->logits(bench_tokens(32, vocab)));
+    if (!f32_logits.empty()) ane_err = engine::compare_logits(f32_logits, ane->logits(bench_tokens(32, vocab)));
   }
   std::vector<double> rates, probes{exec::cpu::measure_read_bandwidth_gbps(pool)}, ane_rates;
   for (int r = 0; r < o.runs; ++r) {
@@ -184,10 +166,10 @@ void bench_decode(DecodeOpts o) {
                 o.model_dir.empty() ? o.arch.c_str() : o.model_dir.c_str(), static_cast<long long>(n_params), o.dtype.c_str(),
                 pool.size(), isa, o.tokens, o.runs, tok_s.median, tok_s.min, tok_s.max, bytes, gbps, bandwidth.median,
                 fraction.median, fraction.min, fraction.max, bandwidth.min, bandwidth.max,
-                json_number(err.measured, err.rel_l2, "%.3g").c_str(), json_number(err.measured, err.top1, "%.4f").c_str(),
+                json_rel_error(err).c_str(), json_top1(err).c_str(),
                 mapped ? "true" : "false", rss, need_mb, json_number(ane != nullptr, ane_tok_s.median, "%.3f").c_str(),
                 json_number(ane != nullptr, ane_tok_s.median / tok_s.median, "%.4f").c_str(),
-                json_number(ane_err.measured, ane_err.rel_l2, "%.3g").c_str(), json_number(ane_err.measured, ane_err.top1, "%.4f").c_str());
+                json_rel_error(ane_err).c_str(), json_top1(ane_err).c_str());
     return;
   }
   std::printf("decode %s (%.1fM params), %s weights%s, %d threads, %s kernels, %d tokens x %d runs (setup %.1f s)\n",
@@ -199,9 +181,9 @@ void bench_decode(DecodeOpts o) {
               "(%.2f-%.2f)\n  fraction of the bandwidth measured around each run: %.1f%% median (%.1f%%-%.1f%%)\n",
               bytes / 1e6, gbps, bandwidth.median, bandwidth.min, bandwidth.max, 100 * fraction.median, 100 * fraction.min,
               100 * fraction.max);
-  if (err.measured)
+  if (err)
     std::printf("  %s against f32 weights over 32 positions: logits relative L2 error %.3g, top-1 agreement %.1f%%\n",
-                o.dtype.c_str(), err.rel_l2, 100 * err.top1);
+                o.dtype.c_str(), err->rel_l2, 100 * err->top1);
   else if (o.dtype != "f32")
     std::printf("  %s against f32 weights: not measured (a converted folder: pass --reference with the folder it was converted from)\n",
                 o.dtype.c_str());
@@ -210,9 +192,9 @@ void bench_decode(DecodeOpts o) {
     std::printf("  ane-sim running %s, same tokens after each run: %.2f tok/s median (min %.2f, max %.2f), %.1f%% of "
                 "the above\n",
                 o.package.c_str(), ane_tok_s.median, ane_tok_s.min, ane_tok_s.max, 100 * ane_tok_s.median / tok_s.median);
-  if (ane_err.measured)
+  if (ane_err)
     std::printf("  ane-sim running %s against f32 weights over 32 positions: logits relative L2 error %.3g, top-1 agreement %.1f%%\n",
-                o.package.c_str(), ane_err.rel_l2, 100 * ane_err.top1);
+                o.package.c_str(), ane_err->rel_l2, 100 * ane_err->top1);
 }
 
 }  // namespace
