@@ -4,19 +4,10 @@
 // TEXTS is a list of strings; OUT gets, for each, {"ids": encode without special tokens,
 // "with_special": encode with them (the post-processor's), "text": decode(ids)}.
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { loadTokenizer } from "./load_tokenizer.mjs";
 
 const [nodeModules, dir, textsPath, outPath] = process.argv.slice(2);
-const { Tokenizer } = await import(
-  pathToFileURL(join(nodeModules, "@huggingface/tokenizers/dist/tokenizers.mjs")).href
-);
-const json = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8"));
-let config = {};
-try {
-  config = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"));
-} catch {}
-const tokenizer = new Tokenizer(json, config);
+const tokenizer = await loadTokenizer(nodeModules, dir);
 const texts = JSON.parse(readFileSync(textsPath, "utf8"));
 const out = texts.map((t) => {
   const ids = tokenizer.encode(t, { add_special_tokens: false }).ids;

