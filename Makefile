@@ -21,7 +21,7 @@ SANITIZE_ENV = ORION_TEST_SCALE=small ORION_SERVE_LOAD_RSS=0 ASAN_OPTIONS=abort_
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # The arm64 cross build (docs/PLATFORMS.md): Debian's aarch64 g++, the cblas path of the gemm
-# file, and the unit tests of the lower layers run under qemu-user, sharing the native build's
+# file, and the unit tests of the layers up to the engine run under qemu-user, sharing the native build's
 # test data. Under emulation a test runs ten to fifty times slower, so CI builds the test
 # binaries and the libraries under them, not the CLI (`make build-arm64` builds everything), and
 # ARM64_SKIP leaves out the tests of whole training runs (on the CPU and through ane-sim) and of
@@ -30,7 +30,7 @@ SANITIZE_ENV = ORION_TEST_SCALE=small ORION_SERVE_LOAD_RSS=0 ASAN_OPTIONS=abort_
 # `make test-arm64 ARM64_SKIP=` runs them all. Before the tests, scripts/check_arm64_libs.sh checks
 # that every library the binaries load comes from a package setup.sh installs.
 ARM64_DIR ?= build-arm64
-ARM64_LAYERS ?= core;ir;exec;text;model;train
+ARM64_LAYERS ?= core;ir;exec;text;model;train;engine
 ARM64_TESTS ?= $(patsubst %,test_%,$(subst ;, ,$(ARM64_LAYERS)))
 ARM64_SKIP ?= DeviceTraining|DeviceGraph|CheckpointTest|TrainerArch|JsonlRecords
 .PHONY: all setup configure build demo test configure-sanitize test-sanitize fuzz configure-arm64 build-arm64 test-arm64 clean
