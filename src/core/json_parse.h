@@ -23,6 +23,16 @@ struct JsonParseFailure {
   std::string message;
 };
 
+// Where `text` nests arrays and objects more than kMaxJsonDepth deep (the bracket that goes
+// over), by a scan that skips strings; nullopt where it does not.
+std::optional<JsonParseFailure> json_depth_failure(std::string_view text);
+
+// The failure nlohmann's parser reports with `e` (from a parse or a SAX parse's parse_error).
+JsonParseFailure json_parse_failure(const nlohmann::json::exception& e);
+
+// orion::Error "FILE: at byte N: ..." or "FILE: ..." for `failure`.
+[[noreturn]] void throw_json_failure(std::string_view file, const JsonParseFailure& failure);
+
 // The value of `text`, or nullopt with *failure filled in: for text that is not JSON, that
 // nests arrays and objects more than kMaxJsonDepth deep (at the bracket that goes over), or
 // that has a number out of a double's range (no offset; the message quotes the number). Never

@@ -233,6 +233,8 @@ std::string load_error(const std::string& tokenizer_json) {
 TEST(HfTokenizer, ABrokenOrUnsupportedFileIsRefusedNamingTheKey) {
   const std::string model = R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
   EXPECT_EQ(load_error("{" + model + "}"), "");
+  // The two forms of a merge, a repeated key's last value, the model's keys in any order.
+  EXPECT_EQ(load_error(R"({"model": {"merges": [["a", "b"], "ab a"], "type": "BPE", "vocab": {"a": -1, "b": 1, "ab": 2, "aba": 3, "a": 0}}})"), "");
   struct Case { std::string json, expect; };
   for (const Case& k : std::vector<Case>{
            {R"({"model": {"type": "WordPiece", "vocab": {}}})", "dir/tokenizer.json: model.type \"WordPiece\" is not supported (BPE)"},
@@ -253,6 +255,25 @@ TEST(HfTokenizer, ABrokenOrUnsupportedFileIsRefusedNamingTheKey) {
            {"{" + model + R"(, "post_processor": {"type": "BertProcessing"}})", "dir/tokenizer.json: post_processor: the post-processor \"BertProcessing\""},
            {"{" + model + R"(, "added_tokens": [{"id": 5}]})", "dir/tokenizer.json: added_tokens[0] needs an integer \"id\""},
            {R"({"model": )", "dir/tokenizer.json: "},
+           // The vocabulary and merges are read as the parser goes (text/hf/tokenizer_json.h):
+           // each form of a bad entry, and the first bad merge in the file's order.
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": "x"}, "merges": []}})", "dir/tokenizer.json: model.vocab: token \"b\" has the id \"x\""},
+           {R"({"model": {"type": "BPE", "vocab": {"a": {"id": [0]}}, "merges": []}})", "dir/tokenizer.json: model.vocab: token \"a\" has the id {\"id\":[0]}"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 1.5}, "merges": []}})", "dir/tokenizer.json: model.vocab: token \"a\" has the id 1.5"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 18446744073709551615}, "merges": []}})", "dir/tokenizer.json: model.vocab: token \"a\" has the id 18446744073709551615"},
+           {R"({"model": {"type": "BPE", "vocab": ["a"], "merges": []}})", "dir/tokenizer.json: model.vocab must be an object"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}}})", "dir/tokenizer.json: model.merges must be a list"},
+           {R"({"model": [{"vocab": {"a": 0}}, {"merges": []}]})", "dir/tokenizer.json: has no \"model\" object"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"], ["a"]]}})", "dir/tokenizer.json: model.merges[1]: [\"a\"] is not a merge"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "a", "a"]]}})", "dir/tokenizer.json: model.merges[0]: [\"a\",\"a\",\"a\"] is not a merge"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a", 1]]}})", "dir/tokenizer.json: model.merges[0]: [\"a\",1] is not a merge"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [[["a"], "a"]]}})", "dir/tokenizer.json: model.merges[0]: [[\"a\"],\"a\"] is not a merge"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [{"a": "a"}]}})", "dir/tokenizer.json: model.merges[0]: {\"a\":\"a\"} is not a merge"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "c"], 7]}})", "dir/tokenizer.json: model.merges[0]: \"c\" is not in model.vocab"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [[]]}})", "dir/tokenizer.json: model.merges[0]: [] is not a merge"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a a a"]}})", "dir/tokenizer.json: model.merges[0]: \"a a a\" is not two tokens"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [1e999]}})", "dir/tokenizer.json: not valid JSON: "},
+           {std::string(100, '[') + std::string(100, ']'), "dir/tokenizer.json: at byte 64: JSON nested more than 64 levels deep"},
        }) {
     const std::string e = load_error(k.json);
     EXPECT_EQ(e.rfind(k.expect, 0), 0u) << "got: " << e << "\nexpected to start with: " << k.expect;

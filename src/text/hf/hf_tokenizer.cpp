@@ -13,6 +13,7 @@
 #include "text/byte_unicode.h"
 #include "text/hf/bpe_model.h"
 #include "text/hf/hf_components.h"
+#include "text/hf/tokenizer_json.h"
 #include "text/tokenizer_files.h"
 
 namespace orion::text {
@@ -168,7 +169,8 @@ HfTokenizer HfTokenizer::from_json(std::string_view tokenizer_json, std::string_
   d->json_text = tokenizer_json;
   d->config_text = tokenizer_config;
   d->source = source;
-  const json j = parse_json(tokenizer_json, source);
+  hf::TokenizerJson file = hf::read_tokenizer_json(tokenizer_json, source);
+  const json& j = file.doc;
   if (!j.is_object()) throw Error::in_file(source, "must be a JSON object");
   auto bad = [&](const std::string& what) { return Error::in_file(source, what); };
 
@@ -183,16 +185,21 @@ HfTokenizer HfTokenizer::from_json(std::string_view tokenizer_json, std::string_
     if (auto v = mj->find(key); v != mj->end() && !v->is_null() && !(v->is_string() && v->get<std::string>().empty()))
       throw bad(std::string("model.") + key + " is " + v->dump() + "; only empty or null is supported");
   BpeModel& m = d->model;
-  auto vocab = mj->find("vocab");
-  if (vocab == mj->end() || !vocab->is_object()) throw bad("model.vocab must be an object of token to id");
-  std::int32_t max_id = -1;
-  for (const auto& [tok, id] : vocab->items()) {
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() >= (1 << 30))
-      throw bad("model.vocab: token " + json(tok).dump() + " has the id " + id.dump() + ", not an integer in [0, 2^30)");
-    const auto i = static_cast<std::int32_t>(id.get<std::int64_t>());
-    m.vocab.emplace(tok, i);
-    max_id = std::max(max_id, i);
+  if (!file.vocab_read) throw bad("model.vocab must be an object of token to id");
+  auto bad_id = [&](const std::string& tok, const json& id) {
+    return bad("model.vocab: token " + json(tok).dump() + " has the id " + id.dump() + ", not an integer in [0, 2^30)");
+  };
+  if (file.bad_vocab_entry) throw bad_id(file.bad_vocab_entry->first, file.bad_vocab_entry->second);
+  m.vocab.reserve(file.vocab.size());
+  // From the end: of a repeated token the last id counts, as in a JSON object.
+  for (auto e = file.vocab.rbegin(); e != file.vocab.rend(); ++e) {
+    const auto [it, inserted] = m.vocab.try_emplace(std::move(e->first), 0);
+    if (!inserted) continue;
+    if (e->second < 0 || e->second >= (1 << 30)) throw bad_id(it->first, json(e->second));
+    it->second = static_cast<std::int32_t>(e->second);
   }
+  std::int32_t max_id = -1;
+  for (const auto& [tok, id] : m.vocab) max_id = std::max(max_id, id);
   m.ignore_merges = mj->value("ignore_merges", false);
   m.fuse_unk = mj->value("fuse_unk", false);
   m.byte_fallback = mj->value("byte_fallback", false);
@@ -208,28 +215,26 @@ HfTokenizer HfTokenizer::from_json(std::string_view tokenizer_json, std::string_
       std::snprintf(name, sizeof name, "<0x%02X>", b);
       m.byte_ids[b] = id_of(name, "model.byte_fallback");
     }
-  auto merges = mj->find("merges");
-  if (merges == mj->end() || !merges->is_array()) throw bad("model.merges must be a list");
-  for (std::size_t r = 0; r < merges->size(); ++r) {
-    const json& e = (*merges)[r];
-    const std::string where = "model.merges[" + std::to_string(r) + "]";
-    std::string a, b;
-    if (e.is_string()) {
-      const std::string s = e.get<std::string>();
-      const std::size_t sp = s.find(' ');
-      if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-        throw bad(where + ": " + e.dump() + " is not two tokens separated by one space");
-      a = s.substr(0, sp);
-      b = s.substr(sp + 1);
-    } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
-      a = e[0].get<std::string>();
-      b = e[1].get<std::string>();
-    } else {
-      throw bad(where + ": " + e.dump().substr(0, 80) + " is not a merge (\"a b\" or [\"a\", \"b\"])");
-    }
-    const std::uint64_t key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(id_of(a, where))) << 32 |
-                              static_cast<std::uint32_t>(id_of(b, where));
-    m.merges.try_emplace(key, static_cast<std::int32_t>(r), id_of(a + b, where));  // a repeated pair keeps its first rank
+  if (!file.merges_read) throw bad("model.merges must be a list");
+  // A merge's place is spelt out only for an error.
+  m.merges.reserve(file.merges.size());
+  for (std::size_t r = 0; r < file.merges.size(); ++r) {
+    auto& [a, b] = file.merges[r];
+    auto merge_id = [&](const std::string& tok) {
+      auto it = m.vocab.find(tok);
+      if (it == m.vocab.end()) throw bad("model.merges[" + std::to_string(r) + "]: " + json(tok).dump() + " is not in model.vocab");
+      return it->second;
+    };
+    const std::uint64_t key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(merge_id(a))) << 32 |
+                              static_cast<std::uint32_t>(merge_id(b));
+    a += b;
+    m.merges.try_emplace(key, static_cast<std::int32_t>(r), merge_id(a));  // a repeated pair keeps its first rank
+  }
+  if (file.bad_merge) {
+    const auto& [r, e] = *file.bad_merge;
+    const std::string where = "model.merges[" + std::to_string(r) + "]: ";
+    if (e.is_string()) throw bad(where + e.dump() + " is not two tokens separated by one space");
+    throw bad(where + e.dump().substr(0, 80) + " is not a merge (\"a b\" or [\"a\", \"b\"])");
   }
 
   // Added tokens.
