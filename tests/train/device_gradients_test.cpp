@@ -165,7 +165,9 @@ TEST_P(DeviceTraining, OverfitsOnAneSimAndTheCurveAgreesWithTheCpus) {
   c.seq = 32;
   // Enough steps to learn 40 tokens by heart, at a rate twice the trainer's test's: the curves
   // agree to a third of the margin below and end a third of the way to the bounds (measured).
-  c.steps = 50;
+  // At the small scale a fifth of the run, every step's path the same: the curves agree and
+  // fall, and learning by heart is the full scale's to show.
+  c.steps = testing_util::at_scale(50, 10);
   c.lr = 2e-2;
   c.warmup = 5;
   const std::vector<double> f32 = curve(GetParam().arch, c, nullptr);
@@ -175,11 +177,17 @@ TEST_P(DeviceTraining, OverfitsOnAneSimAndTheCurveAgreesWithTheCpus) {
   Device d;
   const std::vector<double> sim = curve(arch, c, on(d, arch, GetParam().weights), GetParam().weights);
   EXPECT_NEAR(sim.front(), std::log(61.0), 0.3);
-  EXPECT_LT(f32.back(), 0.05);
-  EXPECT_LT(f16.back(), 0.1);
-  EXPECT_LT(sim.back(), 0.1);
-  // As in the trainer's own test: over the first half the curves coincide to fp16 tolerance.
-  for (std::size_t i = 0; i < sim.size() / 2; ++i) {
+  std::cout << "[ info ] loss " << sim.front() << " -> " << sim.back() << " in " << c.steps << " steps\n";
+  if (testing_util::small_scale()) {
+    EXPECT_LT(sim.back(), sim.front() - 1.0);
+  } else {
+    EXPECT_LT(f32.back(), 0.05);
+    EXPECT_LT(f16.back(), 0.1);
+    EXPECT_LT(sim.back(), 0.1);
+  }
+  // As in the trainer's own test: over the first half the curves coincide to fp16 tolerance (at
+  // the small scale, over all of it).
+  for (std::size_t i = 0; i < (testing_util::small_scale() ? sim.size() : sim.size() / 2); ++i) {
     EXPECT_NEAR(sim[i], f32[i], 0.02 + 0.02 * f32[i]) << "step " << i + 1;
     EXPECT_NEAR(sim[i], f16[i], 0.02 + 0.02 * f16[i]) << "step " << i + 1;
   }
@@ -195,7 +203,7 @@ TEST(DeviceTrainingInputs, NeedNoReloadOnAFaithfulStaleDeviceWithATightBudget) {
     c.seq = 32;
     // A run, not a probe: a recompile or a reload in any step after the first would spend the
     // budget or leave stale weights, and the loss must fall far enough to show learning.
-    c.steps = testing_util::at_scale(40, 20);
+    c.steps = testing_util::at_scale(40, 10);
     int kernels = 0;
     {
       Device d;
@@ -221,7 +229,7 @@ TEST(DeviceTrainingInputs, NeedNoReloadOnAFaithfulStaleDeviceWithATightBudget) {
     ASSERT_EQ(sim.size(), static_cast<std::size_t>(c.steps));
     for (std::size_t i = 0; i < sim.size(); ++i) EXPECT_NEAR(sim[i], f16[i], 0.02 + 0.02 * f16[i]) << "step " << i + 1;
     std::cout << "[ info ] " << arch.name << ": loss " << f16.front() << " -> " << sim.back() << " in " << c.steps << " steps\n";
-    EXPECT_LT(sim.back(), f16.front() / 2);
+    EXPECT_LT(sim.back(), f16.front() * testing_util::at_scale(0.5, 0.8));
   }
 }
 
