@@ -13,6 +13,8 @@
 #include <string>
 #include <unistd.h>
 
+#include "cli/shared_fixture.h"
+
 namespace orion::test {
 
 class CliFolderTest : public ::testing::Test {
@@ -42,16 +44,20 @@ class CliFolderTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-// Runs scripts/make_hf_folder.sh FAMILY OUT (a Hugging Face-shaped folder, seeded); its output
-// goes to `log`. Returns the script's status.
+// A copy at OUT of what scripts/make_hf_folder.sh FAMILY makes (a Hugging Face-shaped folder,
+// seeded), made once per build of the CLI (shared_fixture.h); the script's output goes to `log`.
+// Returns 0, or the script's status.
 inline int make_hf_folder(const std::string& family, const std::string& out, std::string& log) {
-  const char* data = std::getenv("ORION_TEST_DATA");
-  const std::string cmd = std::string("ORION=") + ORION_BIN_PATH + " TEST_DATA=" + (data ? data : "") + " " +
-                          ORION_SOURCE_DIR + "/scripts/make_hf_folder.sh " + family + " " + out + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[512];
-  while (p && std::fgets(buf, sizeof buf, p)) log += buf;
-  return p ? pclose(p) : -1;
+  const auto make = [&](const std::string& dir, std::string& out_log) {
+    const char* data = std::getenv("ORION_TEST_DATA");
+    const std::string cmd = std::string("ORION=") + ORION_BIN_PATH + " TEST_DATA=" + (data ? data : "") + " " +
+                            ORION_SOURCE_DIR + "/scripts/make_hf_folder.sh " + family + " " + dir + "/m 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[512];
+    while (p && std::fgets(buf, sizeof buf, p)) out_log += buf;
+    return p && pclose(p) == 0;
+  };
+  return copy_shared_fixture("hf-" + family, make, "m", out, log) ? 0 : 1;
 }
 
 }  // namespace orion::test

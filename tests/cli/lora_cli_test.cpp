@@ -11,6 +11,7 @@
 
 #include "cli_folder_test.h"
 #include "run_cli.h"
+#include "cli/shared_fixture.h"
 #include "test_scale.h"
 
 namespace orion::test {
@@ -50,14 +51,24 @@ class LoraCli : public CliFolderTest, public ::testing::WithParamInterface<LoraC
     std::string scored;
     for (int i = 0; i < 70; ++i) scored += "In the beginning there was a cat that sat on the mat " + std::to_string(i % 7) + ".\n";
     write("cat_scored.txt", scored);
-    ASSERT_EQ(run("init --out " + path("m0") + " " + GetParam().init).status, 0);
-    for (const char* c : {"base", "cat", "dog"})
-      ASSERT_EQ(run("data prepare -m " + path("m0") + " --in " + path(std::string(c) + ".txt") + " --out " +
-                    path(std::string(c) + ".bin")).status, 0);
-    const CliResult r = run("train -m " + path("m0") + " --data " + path("base.bin") + " --out " + path("pre") +
-                            " --steps 80 --batch 2 --seq 32 --lr 3e-3 --threads 2");
-    ASSERT_EQ(r.status, 0) << r.out;
-    std::filesystem::rename(dir_ / "pre" / "step-00000080", dir_ / "m");
+    // The base model, trained once for all the tests of its architecture (shared_fixture.h).
+    std::string log;
+    const auto make_base = [&](const std::string& dir, std::string& out) {
+      CliResult r = run_orion("init --out " + dir + "/m0 " + GetParam().init);
+      if (r.status == 0) r = run_orion("data prepare -m " + dir + "/m0 --in " + path("base.txt") + " --out " + dir + "/base.bin");
+      if (r.status == 0)
+        r = run_orion("train -m " + dir + "/m0 --data " + dir + "/base.bin --out " + dir + "/pre --steps 80 --batch 2 --seq 32 --lr 3e-3 --threads 2");
+      out = r.out;
+      if (r.status != 0) return false;
+      std::filesystem::rename(dir + "/pre/step-00000080", dir + "/m");
+      return true;
+    };
+    ASSERT_TRUE(copy_shared_fixture("lora-base-" + GetParam().name, make_base, "m", path("m"), log)) << log;
+    for (const char* c : {"cat", "dog"}) {
+      const CliResult p = run("data prepare -m " + path("m") + " --in " + path(std::string(c) + ".txt") + " --out " +
+                              path(std::string(c) + ".bin"));
+      ASSERT_EQ(p.status, 0) << p.out;
+    }
   }
   // With the package cache inside the test's folder, so that compiles are counted afresh.
   CliResult run(const std::string& args) const { return run_orion_env("ORION_CACHE_DIR=" + path("cache") + " ", args); }

@@ -283,7 +283,7 @@ TEST_F(ServeCli, TheChatPageInChromiumStreamsAnAnswerAndKeepsTheConversation) {
   EXPECT_EQ(second["messages"][2]["content"], "And another one");
 }
 
-// The load test, bounded in time (ORION_SERVE_LOAD_SECONDS, or 30 s, 12 at the small scale of
+// The load test, bounded in time (ORION_SERVE_LOAD_SECONDS, or 30 s, 8 at the small scale of
 // tests/test_scale.h; the soak of an hour is the same command with more seconds) and on
 // loopback (tests/reference/load_clients.mjs): 16 clients, a fifth disconnecting mid-stream, a
 // fifth sending malformed bodies, the rest greedy requests that must each get what `orion
@@ -297,7 +297,7 @@ TEST_F(ServeCli, SixteenClientsWithDisconnectsAndMalformedBodiesGetRightAnswersI
   const std::string exp = write("expected.json", expected.dump());
   const std::string data = std::getenv("ORION_TEST_DATA") ? std::getenv("ORION_TEST_DATA") : "";
   const char* env_seconds = std::getenv("ORION_SERVE_LOAD_SECONDS");
-  const int seconds = env_seconds ? std::atoi(env_seconds) : testing_util::at_scale(30, 12);
+  const int seconds = env_seconds ? std::atoi(env_seconds) : testing_util::at_scale(30, 8);
   const auto load = [&](int s, const std::string& out) {
     const std::string cmd = "node " + std::string(ORION_SOURCE_DIR) + "/tests/reference/load_clients.mjs " + server.url() + " " +
                             std::to_string(s) + " 16 " + exp + " " + out + " 2>&1";
