@@ -43,7 +43,8 @@ cmake_build() {  # SRC BUILD [CMAKE OPTIONS...]
     { tail -30 "$build.log" >&2; exit 1; }
 }
 
-cmake_build /usr/src/googletest "$work/googletest"
+# GoogleTest without GoogleMock, which no test uses.
+cmake_build /usr/src/googletest "$work/googletest" -DBUILD_GMOCK=OFF
 
 # The system's package sources, as source-package sources.
 for f in /etc/apt/sources.list.d/*.sources; do
@@ -61,9 +62,21 @@ apt-get "${apt_opts[@]}" -qq update
   { tail -20 "$work/apt-source.log" >&2; exit 1; }
 
 spm_src=$(find "$work" -maxdepth 1 -type d -name 'sentencepiece-*' | head -1)
-# Shared, as Debian's patches install it; the build tree's run-time path finds it.
-cmake_build "$spm_src" "$work/sentencepiece" -DSPM_ENABLE_TCMALLOC=OFF
-[[ -f $prefix/lib/libsentencepiece.so ]] || { echo "libcxx_deps: SentencePiece installed no library into $prefix/lib" >&2; exit 1; }
+# The two shared libraries only, as Debian installs them (the build tree's run-time path finds
+# them): its default targets compile every source a second time for the static libraries, and
+# link the spm_* programs, none of which Orion uses. Installed by hand, as `cmake --install`
+# wants every target built; without the build tree's run-time path, which goes with the tree.
+spm_build=$work/sentencepiece
+cmake -S "$spm_src" -B "$spm_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPM_ENABLE_TCMALLOC=OFF -DCMAKE_SKIP_BUILD_RPATH=ON -Wno-dev \
+  >"$spm_build.log" 2>&1 || { tail -20 "$spm_build.log" >&2; exit 1; }
+cmake --build "$spm_build" -j "$jobs" --target sentencepiece sentencepiece_train >>"$spm_build.log" 2>&1 ||
+  { tail -30 "$spm_build.log" >&2; exit 1; }
+mkdir -p "$prefix/include" "$prefix/lib/pkgconfig"
+install -m 644 "$spm_src/src/sentencepiece_processor.h" "$spm_src/src/sentencepiece_trainer.h" "$prefix/include/"
+cp -P "$spm_build"/src/libsentencepiece.so* "$spm_build"/src/libsentencepiece_train.so* "$prefix/lib/"
+sed "s|^prefix=.*|prefix=$prefix|" "$spm_build/sentencepiece.pc" >"$prefix/lib/pkgconfig/sentencepiece.pc"
+[[ -f $prefix/lib/libsentencepiece.so && -f $prefix/lib/libsentencepiece_train.so ]] ||
+  { echo "libcxx_deps: SentencePiece built no library into $spm_build/src" >&2; exit 1; }
 
 httplib_src=$(find "$work" -maxdepth 1 -type d -name 'cpp-httplib-*' | head -1)
 install -m 644 "$httplib_src/httplib.h" "$prefix/include/httplib.h"
