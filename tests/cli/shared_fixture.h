@@ -30,8 +30,9 @@ inline std::string shared_fixture(const std::string& name, const std::function<b
     log = bin + ": not built";
     return "";
   }
-  // In the build folder (bin/..), one folder per build of the CLI; those of earlier builds go.
-  const fs::path fixtures = fs::absolute(bin).parent_path().parent_path() / "test-fixtures";
+  // In the build folder (bin/..; the build's even when $ORION_BIN names another CLI), one
+  // folder per build of the CLI; those of earlier builds go.
+  const fs::path fixtures = fs::path(ORION_BIN_PATH).parent_path().parent_path() / "test-fixtures";
   const std::string key = std::to_string(st.st_size) + "_" + std::to_string(st.st_mtim.tv_sec) + "_" +
                           std::to_string(st.st_mtim.tv_nsec);
   const fs::path root = fixtures / key;
