@@ -45,9 +45,7 @@ std::optional<nlohmann::json> try_parse_json(std::string_view text, JsonParseFai
   }
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    *failure = json_parse_failure(e);
-  } catch (const nlohmann::json::out_of_range& e) {
+  } catch (const nlohmann::json::exception& e) {  // a parse_error, or out_of_range for "1e999"
     *failure = json_parse_failure(e);
   }
   return std::nullopt;

@@ -46,7 +46,7 @@ class CliFolderTest : public ::testing::Test {
 
 // A copy at OUT of what scripts/make_hf_folder.sh FAMILY makes (a Hugging Face-shaped folder,
 // seeded), made once per build of the CLI (shared_fixture.h); the script's output goes to `log`.
-// Returns 0, or the script's status.
+// Returns 0, or 1 when the script failed.
 inline int make_hf_folder(const std::string& family, const std::string& out, std::string& log) {
   const auto make = [&](const std::string& dir, std::string& out_log) {
     const char* data = std::getenv("ORION_TEST_DATA");

@@ -203,32 +203,28 @@ HfTokenizer HfTokenizer::from_json(std::string_view tokenizer_json, std::string_
   m.ignore_merges = mj->value("ignore_merges", false);
   m.fuse_unk = mj->value("fuse_unk", false);
   m.byte_fallback = mj->value("byte_fallback", false);
-  auto id_of = [&](const std::string& tok, const std::string& where) {
+  // `where` names the entry for an error only: a merge's place is spelt out only then.
+  auto id_of = [&](const std::string& tok, const auto& where) {
     auto it = m.vocab.find(tok);
-    if (it == m.vocab.end()) throw bad(where + ": " + json(tok).dump() + " is not in model.vocab");
+    if (it == m.vocab.end()) throw bad(std::string(where()) + ": " + json(tok).dump() + " is not in model.vocab");
     return it->second;
   };
-  if (auto u = mj->find("unk_token"); u != mj->end() && u->is_string()) m.unk_id = id_of(u->get<std::string>(), "model.unk_token");
+  if (auto u = mj->find("unk_token"); u != mj->end() && u->is_string()) m.unk_id = id_of(u->get<std::string>(), [] { return "model.unk_token"; });
   if (m.byte_fallback)
     for (int b = 0; b < 256; ++b) {
       char name[8];
       std::snprintf(name, sizeof name, "<0x%02X>", b);
-      m.byte_ids[b] = id_of(name, "model.byte_fallback");
+      m.byte_ids[b] = id_of(name, [] { return "model.byte_fallback"; });
     }
   if (!file.merges_read) throw bad("model.merges must be a list");
-  // A merge's place is spelt out only for an error.
   m.merges.reserve(file.merges.size());
   for (std::size_t r = 0; r < file.merges.size(); ++r) {
     auto& [a, b] = file.merges[r];
-    auto merge_id = [&](const std::string& tok) {
-      auto it = m.vocab.find(tok);
-      if (it == m.vocab.end()) throw bad("model.merges[" + std::to_string(r) + "]: " + json(tok).dump() + " is not in model.vocab");
-      return it->second;
-    };
-    const std::uint64_t key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(merge_id(a))) << 32 |
-                              static_cast<std::uint32_t>(merge_id(b));
+    const auto where = [r] { return "model.merges[" + std::to_string(r) + "]"; };
+    const std::uint64_t key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(id_of(a, where))) << 32 |
+                              static_cast<std::uint32_t>(id_of(b, where));
     a += b;
-    m.merges.try_emplace(key, static_cast<std::int32_t>(r), merge_id(a));  // a repeated pair keeps its first rank
+    m.merges.try_emplace(key, static_cast<std::int32_t>(r), id_of(a, where));  // a repeated pair keeps its first rank
   }
   if (file.bad_merge) {
     const auto& [r, e] = *file.bad_merge;

@@ -113,7 +113,7 @@ class Reader final : public nlohmann::json_sax<json> {
   json& doc() { return doc_.value(); }
 
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    failure = json_parse_failure(static_cast<const json::exception&>(e));
+    failure = json_parse_failure(e);
     return false;
   }
 
@@ -134,8 +134,8 @@ class Reader final : public nlohmann::json_sax<json> {
   }
 
   bool open(json&& container) {
-    if (in_ == In::doc && doc_.depth() == 2 && doc_.name_at(1) == "model" && doc_.value().is_object() &&
-        doc_.open_is_object()) {
+    // model is named only as a member of an object: the document's.
+    if (in_ == In::doc && doc_.depth() == 2 && doc_.name_at(1) == "model" && doc_.open_is_object()) {
       const std::string& k = doc_.pending_key();
       if (k == "vocab" && container.is_object()) return enter(In::vocab, std::move(container));
       if (k == "merges" && container.is_array()) return enter(In::merges, std::move(container));
