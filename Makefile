@@ -65,12 +65,14 @@ test: setup
 # -O1 -g (docs/RELIABILITY.md, "Sanitizer test run"), and libFuzzer is clang's. With libc++, as
 # Apple's clang has it (docs/PLATFORMS.md): one build is both the sanitizer and the libc++ build,
 # its C++ libraries built against libc++ (and AddressSanitizer) by scripts/libcxx_deps.sh.
+# The CLI's and the tests' own files at -O0 (cmake/driver_code.cmake): they were most of the
+# build's compile time, and what they check runs in the libraries at -O1.
 LIBCXX_DEPS = $(SANITIZE_DIR)/libcxx-deps
 configure-sanitize: setup
 	@scripts/libcxx_deps.sh $(LIBCXX_DEPS) -fsanitize=address -fno-omit-frame-pointer
 	@test -f $(SANITIZE_DIR)/build.ninja || cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
-	  -DORION_SANITIZE=ON -DORION_LIBCXX_DEPS=$(CURDIR)/$(LIBCXX_DEPS) -DORION_BENCH=OFF $(CMAKE_FLAGS)
+	  -DORION_SANITIZE=ON -DORION_LIBCXX_DEPS=$(CURDIR)/$(LIBCXX_DEPS) -DORION_BENCH=OFF -DORION_DRIVER_OPT=-O0 $(CMAKE_FLAGS)
 
 test-sanitize: configure-sanitize
 	@scripts/fetch_test_data.sh $(SANITIZE_DIR)/test-data
