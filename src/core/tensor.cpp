@@ -203,6 +203,18 @@ Tensor Tensor::slice(int axis, std::int64_t begin, std::int64_t end) const {
   return t;
 }
 
+namespace {
+
+// One row of a strided view: n elements `stride` apart, into consecutive ones.
+template <typename T>
+void copy_run(std::byte* dst, const std::byte* src, std::int64_t n, std::int64_t stride) {
+  T* d = reinterpret_cast<T*>(dst);
+  const T* s = reinterpret_cast<const T*>(src);
+  for (std::int64_t i = 0; i < n; ++i) d[i] = s[i * stride];
+}
+
+}  // namespace
+
 Tensor Tensor::clone() const {
   Tensor out(dtype_, shape_);
   const std::size_t es = dtype_size(dtype_);
@@ -210,16 +222,33 @@ Tensor Tensor::clone() const {
     std::memcpy(out.raw(), raw(), nbytes());
     return out;
   }
-  // Strided copy, one element at a time; views that need speed are made contiguous by kernels.
+  // A strided view (a transpose, a slice) is copied a row of its last dimension at a time, the
+  // row's start advanced rather than recomputed from every index: compiling a model copies
+  // every transposed weight this way.
   const std::int64_t n = numel();
-  std::vector<std::int64_t> idx(shape_.size(), 0);
+  if (n == 0) return out;
+  const std::size_t rank = shape_.size();
+  const std::int64_t inner = shape_[rank - 1], stride = strides_[rank - 1];
+  std::vector<std::int64_t> idx(rank - 1, 0);
+  std::int64_t row = 0;  // offset of the current row's first element, in elements
   std::byte* dst = out.raw();
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int64_t off = 0;
-    for (std::size_t d = 0; d < idx.size(); ++d) off += idx[d] * strides_[d];
-    std::memcpy(dst + static_cast<std::size_t>(i) * es, raw() + static_cast<std::size_t>(off) * es, es);
-    for (std::size_t d = idx.size(); d-- > 0;) {
+  for (std::int64_t r = 0; r < n / inner; ++r) {
+    const std::byte* src = raw() + static_cast<std::size_t>(row) * es;
+    if (stride == 1) {
+      std::memcpy(dst, src, static_cast<std::size_t>(inner) * es);
+    } else if (es == 4) {
+      copy_run<std::uint32_t>(dst, src, inner, stride);
+    } else if (es == 2) {
+      copy_run<std::uint16_t>(dst, src, inner, stride);
+    } else {
+      for (std::int64_t i = 0; i < inner; ++i)
+        std::memcpy(dst + static_cast<std::size_t>(i) * es, src + static_cast<std::size_t>(i * stride) * es, es);
+    }
+    dst += static_cast<std::size_t>(inner) * es;
+    for (std::size_t d = rank - 1; d-- > 0;) {
+      row += strides_[d];
       if (++idx[d] < shape_[d]) break;
+      row -= strides_[d] * shape_[d];
       idx[d] = 0;
     }
   }

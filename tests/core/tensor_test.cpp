@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -157,6 +158,31 @@ TEST(Tensor, CloneOfAStridedViewIsIndependent) {
   t.data<float>()[6] = -1.0f;
   EXPECT_EQ(view.to_floats()[0], -1.0f);
   EXPECT_EQ(copy.to_floats()[0], 6.0f);
+}
+
+// Every element size, a transposed last dimension and a contiguous one: the copy's values are
+// those the view's indices name, computed here from the index arithmetic alone.
+TEST(Tensor, CloneOfAStridedViewCopiesEveryElementSizeInTheViewsOrder) {
+  for (DType dt : {DType::f32, DType::f16, DType::i8}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    const Tensor base = iota({3, 4, 5}).to(dt);  // base[i][j][k] = 20i + 5j + k
+    const int rotate[] = {2, 0, 1}, swap[] = {1, 0, 2};
+    const Tensor a = base.permute(rotate).slice(1, 1, 3).clone();  // a[k][i][j] = base[i + 1][j][k]
+    ASSERT_TRUE(a.is_contiguous());
+    ASSERT_EQ(a.shape(), (Shape{5, 2, 4}));
+    const std::vector<float> av = a.to_floats();
+    for (int k = 0; k < 5; ++k)
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 4; ++j) EXPECT_EQ(av[static_cast<std::size_t>((k * 2 + i) * 4 + j)], 20 * (i + 1) + 5 * j + k);
+    const Tensor b = base.permute(swap).slice(2, 1, 4).clone();  // b[j][i][k] = base[i][j][k + 1]
+    ASSERT_EQ(b.shape(), (Shape{4, 3, 3}));
+    const std::vector<float> bv = b.to_floats();
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 3; ++k) EXPECT_EQ(bv[static_cast<std::size_t>((j * 3 + i) * 3 + k)], 20 * i + 5 * j + k + 1);
+  }
+  const int reverse[] = {2, 1, 0};
+  EXPECT_EQ(iota({2, 0, 3}).permute(reverse).clone().numel(), 0);
 }
 
 TEST(Tensor, ConvertsBetweenDTypes) {
