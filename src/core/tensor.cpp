@@ -1,5 +1,6 @@
 #include "core/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -205,12 +206,37 @@ Tensor Tensor::slice(int axis, std::int64_t begin, std::int64_t end) const {
 
 namespace {
 
-// One row of a strided view: n elements `stride` apart, into consecutive ones.
+// A matrix of a strided view, rows x cols, into consecutive elements: in square tiles, so
+// that a transposed matrix's reads stay within a few cache lines and pages at a time.
 template <typename T>
-void copy_run(std::byte* dst, const std::byte* src, std::int64_t n, std::int64_t stride) {
+void copy_tiles(std::byte* dst, const std::byte* src, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
+                std::int64_t col_stride) {
+  constexpr std::int64_t kTile = 32;
   T* d = reinterpret_cast<T*>(dst);
   const T* s = reinterpret_cast<const T*>(src);
-  for (std::int64_t i = 0; i < n; ++i) d[i] = s[i * stride];
+  for (std::int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const std::int64_t r1 = std::min(rows, r0 + kTile);
+    for (std::int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const std::int64_t c1 = std::min(cols, c0 + kTile);
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c = c0; c < c1; ++c) d[r * cols + c] = s[r * row_stride + c * col_stride];
+    }
+  }
+}
+
+void copy_matrix(std::byte* dst, const std::byte* src, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
+                 std::int64_t col_stride, std::size_t es) {
+  if (col_stride == 1) {
+    for (std::int64_t r = 0; r < rows; ++r)
+      std::memcpy(dst + static_cast<std::size_t>(r * cols) * es, src + static_cast<std::size_t>(r * row_stride) * es,
+                  static_cast<std::size_t>(cols) * es);
+  } else if (es == 4) {
+    copy_tiles<std::uint32_t>(dst, src, rows, cols, row_stride, col_stride);
+  } else if (es == 2) {
+    copy_tiles<std::uint16_t>(dst, src, rows, cols, row_stride, col_stride);
+  } else {
+    copy_tiles<std::uint8_t>(dst, src, rows, cols, row_stride, col_stride);
+  }
 }
 
 }  // namespace
@@ -222,33 +248,25 @@ Tensor Tensor::clone() const {
     std::memcpy(out.raw(), raw(), nbytes());
     return out;
   }
-  // A strided view (a transpose, a slice) is copied a row of its last dimension at a time, the
-  // row's start advanced rather than recomputed from every index: compiling a model copies
-  // every transposed weight this way.
+  // A strided view (a transpose, a slice) is copied a matrix of its last two dimensions at a
+  // time, each matrix's start advanced rather than recomputed from every index: compiling a
+  // model copies every transposed weight this way.
   const std::int64_t n = numel();
   if (n == 0) return out;
   const std::size_t rank = shape_.size();
-  const std::int64_t inner = shape_[rank - 1], stride = strides_[rank - 1];
-  std::vector<std::int64_t> idx(rank - 1, 0);
-  std::int64_t row = 0;  // offset of the current row's first element, in elements
+  const std::int64_t cols = shape_[rank - 1], col_stride = strides_[rank - 1];
+  const std::int64_t rows = rank >= 2 ? shape_[rank - 2] : 1, row_stride = rank >= 2 ? strides_[rank - 2] : 0;
+  const std::size_t outer = rank >= 2 ? rank - 2 : 0;
+  std::vector<std::int64_t> idx(outer, 0);
+  std::int64_t at = 0;  // offset of the current matrix's first element, in elements
   std::byte* dst = out.raw();
-  for (std::int64_t r = 0; r < n / inner; ++r) {
-    const std::byte* src = raw() + static_cast<std::size_t>(row) * es;
-    if (stride == 1) {
-      std::memcpy(dst, src, static_cast<std::size_t>(inner) * es);
-    } else if (es == 4) {
-      copy_run<std::uint32_t>(dst, src, inner, stride);
-    } else if (es == 2) {
-      copy_run<std::uint16_t>(dst, src, inner, stride);
-    } else {
-      for (std::int64_t i = 0; i < inner; ++i)
-        std::memcpy(dst + static_cast<std::size_t>(i) * es, src + static_cast<std::size_t>(i * stride) * es, es);
-    }
-    dst += static_cast<std::size_t>(inner) * es;
-    for (std::size_t d = rank - 1; d-- > 0;) {
-      row += strides_[d];
+  for (std::int64_t m = 0; m < n / (rows * cols); ++m) {
+    copy_matrix(dst, raw() + static_cast<std::size_t>(at) * es, rows, cols, row_stride, col_stride, es);
+    dst += static_cast<std::size_t>(rows * cols) * es;
+    for (std::size_t d = outer; d-- > 0;) {
+      at += strides_[d];
       if (++idx[d] < shape_[d]) break;
-      row -= strides_[d] * shape_[d];
+      at -= strides_[d] * shape_[d];
       idx[d] = 0;
     }
   }

@@ -181,8 +181,12 @@ TEST(Tensor, CloneOfAStridedViewCopiesEveryElementSizeInTheViewsOrder) {
       for (int i = 0; i < 3; ++i)
         for (int k = 0; k < 3; ++k) EXPECT_EQ(bv[static_cast<std::size_t>((j * 3 + i) * 3 + k)], 20 * i + 5 * j + k + 1);
   }
-  const int reverse[] = {2, 1, 0};
+  const int reverse[] = {2, 1, 0}, transpose[] = {1, 0};
   EXPECT_EQ(iota({2, 0, 3}).permute(reverse).clone().numel(), 0);
+  // Larger than a tile of the copy in both dimensions, with a remainder in each.
+  const std::vector<float> t = iota({70, 40}).permute(transpose).clone().to_floats();  // t[i][j] = 40j + i
+  for (int i = 0; i < 40; ++i)
+    for (int j = 0; j < 70; ++j) ASSERT_EQ(t[static_cast<std::size_t>(i * 70 + j)], 40 * j + i) << i << ", " << j;
 }
 
 TEST(Tensor, ConvertsBetweenDTypes) {
