@@ -234,8 +234,13 @@ void copy_matrix(std::byte* dst, const std::byte* src, std::int64_t rows, std::i
     copy_tiles<std::uint32_t>(dst, src, rows, cols, row_stride, col_stride);
   } else if (es == 2) {
     copy_tiles<std::uint16_t>(dst, src, rows, cols, row_stride, col_stride);
-  } else {
+  } else if (es == 1) {
     copy_tiles<std::uint8_t>(dst, src, rows, cols, row_stride, col_stride);
+  } else {  // no dtype has another size today; a new one is still copied whole
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c)
+        std::memcpy(dst + static_cast<std::size_t>(r * cols + c) * es,
+                    src + static_cast<std::size_t>(r * row_stride + c * col_stride) * es, es);
   }
 }
 
