@@ -7,7 +7,6 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "core/mapped_file.h"
 #include "core/testing_temp_dir.h"
 #include "device/ane_bridge_apple.h"
 #include "device/ane_bridge_program.h"
@@ -21,11 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing_util::TempDir;
 using namespace test_programs;
-
-std::vector<std::byte> file_bytes(const std::string& path) {
-  const auto f = MappedFile::open(path);
-  return {f->bytes().begin(), f->bytes().end()};
-}
 
 const ir::TensorType kIoType{DType::f16, {1, C, 1, S}};
 
@@ -125,20 +119,6 @@ TEST(AneBridgeProgram, RefusesAnOutputThatIsNotProduced) {
   const std::string m = error_of([&] { read_program_folder(dir.path()); });
   EXPECT_NE(m.find("output 'q' is not produced"), std::string::npos) << m;
   EXPECT_NE(m.find("model.mil:"), std::string::npos) << m;
-}
-
-TEST(AneBridgeProgram, WrittenFilesReadBackTheSame) {
-  TempDir from, to;
-  write_folder(from.path(), conv_program());
-  const AneProgramSource src = read_program_folder(from.path());
-  const std::string work = to.path() + "/0123abcd";  // as under NSTemporaryDirectory()
-  write_program_files(src, work);
-  const AneProgramSource back = read_program_folder(work);
-  EXPECT_EQ(back.mil_text, src.mil_text);
-  ASSERT_EQ(back.weights.size(), 1u);
-  EXPECT_EQ(back.weights[0].bytes, src.weights[0].bytes);
-  write_program_files(src, work);  // again over the same files (a second compile of one program)
-  EXPECT_EQ(file_bytes(work + "/weights/weight.bin"), src.weights[0].bytes);
 }
 
 TEST(AneCompileBudget, RefusesTheCompileOverTheLimit) {

@@ -13,6 +13,7 @@
 #include "compile/blob/weight_blob_writer.h"
 #include "core/error.h"
 #include "core/half.h"
+#include "core/mapped_file.h"
 
 namespace orion::device::test_programs {
 
@@ -54,6 +55,11 @@ inline std::string unordered_io_program() {
                  "    " + kIo + " z = sub(x = a, y = b)[name = string(\"z\")];\n    " + kIo +
                      " m = mul(x = a, y = b)[name = string(\"m\")];\n",
                  "z, m");
+}
+
+inline std::vector<std::byte> file_bytes(const std::string& path) {
+  const auto f = MappedFile::open(path);
+  return {f->bytes().begin(), f->bytes().end()};
 }
 
 inline void write_text(const std::string& path, const std::string& text) {
