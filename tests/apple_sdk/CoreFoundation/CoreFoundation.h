@@ -1,14 +1,15 @@
 #pragma once
 // Stand-in for <CoreFoundation/CoreFoundation.h> (CFBase, CFData, CFString, CFNumber,
 // CFArray, CFDictionary) for the Linux compile-only check of the ane bridge: only what the
-// bridge uses, with the SDK's signatures. The callback structs are left incomplete: the bridge
-// only takes their addresses.
+// bridge and the tests of its Apple-only helpers use, with the SDK's signatures. The callback
+// structs are left incomplete: the bridge only takes their addresses.
 typedef const void* CFTypeRef;
 typedef signed long CFIndex;
 typedef unsigned char UInt8;
 typedef unsigned char Boolean;
 typedef unsigned int UInt32;
 typedef UInt32 CFStringEncoding;
+typedef unsigned long CFTypeID;
 
 typedef const struct __CFAllocator* CFAllocatorRef;
 typedef const struct __CFString* CFStringRef;
@@ -33,7 +34,9 @@ extern const CFDictionaryValueCallBacks kCFTypeDictionaryValueCallBacks;
 
 CFTypeRef CFRetain(CFTypeRef cf);
 void CFRelease(CFTypeRef cf);
+CFTypeID CFGetTypeID(CFTypeRef cf);
 
+CFTypeID CFDataGetTypeID(void);
 CFDataRef CFDataCreate(CFAllocatorRef allocator, const UInt8* bytes, CFIndex length);
 
 CFStringRef CFStringCreateWithCString(CFAllocatorRef alloc, const char* cStr, CFStringEncoding encoding);
@@ -50,4 +53,9 @@ CFMutableDictionaryRef CFDictionaryCreateMutable(CFAllocatorRef allocator, CFInd
                                                  const CFDictionaryKeyCallBacks* keyCallBacks,
                                                  const CFDictionaryValueCallBacks* valueCallBacks);
 void CFDictionarySetValue(CFMutableDictionaryRef theDict, const void* key, const void* value);
+CFDictionaryRef CFDictionaryCreate(CFAllocatorRef allocator, const void** keys, const void** values, CFIndex numValues,
+                                   const CFDictionaryKeyCallBacks* keyCallBacks,
+                                   const CFDictionaryValueCallBacks* valueCallBacks);
+CFIndex CFDictionaryGetCount(CFDictionaryRef theDict);
+void CFDictionaryGetKeysAndValues(CFDictionaryRef theDict, const void** keys, const void** values);
 }
