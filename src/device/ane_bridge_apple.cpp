@@ -9,19 +9,26 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "core/temp_folder.h"
 #include "device/ane_bridge_apple_runtime.h"
+#include "device/ane_bridge_apple_weights.h"
 #include "device/ane_bridge_program.h"
 #include "device/ane_bridge_rules.h"
+#include "device/ane_retry.h"
+#include "device/ane_work_folder.h"
 
 namespace orion::device {
 
@@ -49,6 +56,7 @@ struct Classes {
   Class model = nullptr;       // _ANEInMemoryModel
   Class request = nullptr;     // _ANERequest
   Class surface = nullptr;     // _ANEIOSurfaceObject
+  Class dictionary = nullptr;  // NSDictionary (Foundation), for the weight entries
 };
 
 Error call_failed(const std::string& call, const std::string& folder, const std::string& reason) {
@@ -72,7 +80,7 @@ Classes open_framework() {
   }
   const auto find = [](const char* name) {
     Class c = objc_getClass(name);
-    if (!c) throw Error(std::string("device ane: objc_getClass(\"") + name + "\") found no class in the framework");
+    if (!c) throw Error(std::string("device ane: objc_getClass(\"") + name + "\") found no such class");
     return c;
   };
   Classes c;
@@ -80,6 +88,7 @@ Classes open_framework() {
   c.model = find("_ANEInMemoryModel");
   c.request = find("_ANERequest");
   c.surface = find("_ANEIOSurfaceObject");
+  c.dictionary = find("NSDictionary");
   require_method(c.descriptor, "_ANEInMemoryModelDescriptor", "modelWithMILText:weights:optionsPlist:", true);
   require_method(c.model, "_ANEInMemoryModel", "inMemoryModelWithDescriptor:", true);
   for (const char* m : {"hexStringIdentifier", "compileWithQoS:options:error:", "loadWithQoS:options:error:",
@@ -88,6 +97,7 @@ Classes open_framework() {
   require_method(c.surface, "_ANEIOSurfaceObject", "objectWithIOSurface:", true);
   require_method(c.request, "_ANERequest",
                  "requestWithInputs:inputIndices:outputs:outputIndices:weightsBuffer:perfStats:procedureIndex:", true);
+  require_method(c.dictionary, "NSDictionary", "dictionaryWithObjects:forKeys:count:", true);
   return c;
 }
 
@@ -143,7 +153,8 @@ struct Surfaces {
 struct Program {
   std::string folder;
   std::vector<AneIo> inputs, outputs;  // binding order
-  std::string work_dir;                // NSTemporaryDirectory()/hexStringIdentifier
+  std::vector<std::string> weights;    // the weight files the text names, relative to the folder
+  AneWorkFolder work;                  // NSTemporaryDirectory()/hexStringIdentifier, and its kept files
   Ref<id> model;                       // _ANEInMemoryModel
   bool loaded = false;
   Surfaces surfaces;
@@ -151,13 +162,15 @@ struct Program {
 
 class AppleAneDevice final : public AneDevice {
  public:
-  explicit AppleAneDevice(AneBridgeOptions options) : options_(options), budget_(options.compile_budget) {
+  explicit AppleAneDevice(AneBridgeOptions options)
+      : options_(options), budget_(options.compile_budget), kept_("orion-ane") {
     const apple::AutoreleasePool pool;
     classes_ = open_framework();
   }
 
   // Unloads what is still loaded (a loaded program holds device resources until the process
-  // ends: ANE031) and removes the work folders. Errors cannot be reported from here.
+  // ends: ANE031) and removes the work folders (the kept files go with kept_). Errors cannot be
+  // reported from here.
   ~AppleAneDevice() override {
     const apple::AutoreleasePool pool;
     for (auto& p : programs_) {
@@ -166,7 +179,7 @@ class AppleAneDevice final : public AneDevice {
         message<SendUnload>()(p->model.get(), selector("unloadWithQoS:error:"), options_.qos, &error);
       }
       std::error_code ec;
-      fs::remove_all(p->work_dir, ec);
+      fs::remove_all(p->work.dir(), ec);
     }
     programs_.clear();
   }
@@ -183,15 +196,15 @@ class AppleAneDevice final : public AneDevice {
     p->folder = folder;
     p->inputs = src.inputs;
     p->outputs = src.outputs;
+    for (const AneWeightFile& w : src.weights) p->weights.push_back(w.relative);
 
     // ANE025: the text as NSData. ANE026: a dictionary even when there are no weights.
     const auto mil = apple::cf_data(std::as_bytes(std::span(src.mil_text)));
     const auto weights = apple::cf_dictionary();
     for (const AneWeightFile& w : src.weights) {
-      const auto entry = apple::cf_dictionary();
-      apple::set(entry, "offset", apple::cf_number(0).get());
-      apple::set(entry, "data", apple::cf_data(w.bytes).get());
-      apple::set(weights, w.key, entry.get());
+      const id entry = apple::weight_entry(classes_.dictionary, apple::cf_data(w.bytes).get());
+      apple::check_weight_entry(reinterpret_cast<CFDictionaryRef>(entry), w.key);
+      apple::set(weights, w.key, entry);
     }
     const id descriptor = message<SendDescriptor>()(
         ns(classes_.descriptor), selector("modelWithMILText:weights:optionsPlist:"), ns(mil.get()),
@@ -206,16 +219,21 @@ class AppleAneDevice final : public AneDevice {
     if (hex.empty()) throw call_failed("-[_ANEInMemoryModel hexStringIdentifier]", folder, "it returned no name");
     p->model = apple::retain(model);
 
-    // The compiler runs in another process and reads the files, not the dictionary.
-    p->work_dir = (fs::path(apple::utf8(NSTemporaryDirectory())) / hex).string();
-    write_program_files(src, p->work_dir);
-    id error = nullptr;
-    const auto no_options = apple::cf_dictionary();
-    if (!message<SendQosOptions>()(model, selector("compileWithQoS:options:error:"), options_.qos,
-                                   ns(no_options.get()), &error)) {
-      const std::string reason = apple::describe_error(error);
-      remove_work_dir(*p);
-      throw call_failed("-[_ANEInMemoryModel compileWithQoS:options:error:]", folder, reason);
+    // The compiler runs in another process and reads the files, not the dictionary; it leaves
+    // the compiled program beside them, and the folder is kept for the loads to come.
+    p->work = AneWorkFolder((fs::path(apple::utf8(NSTemporaryDirectory())) / hex).string(), next_kept_dir());
+    {
+      const std::lock_guard lock_folder(folder_lock(p->work.dir()));
+      p->work.write(src);
+      id error = nullptr;
+      const auto no_options = apple::cf_dictionary();
+      if (!message<SendQosOptions>()(model, selector("compileWithQoS:options:error:"), options_.qos,
+                                     ns(no_options.get()), &error)) {
+        const std::string reason = apple::describe_error(error);
+        remove_work_dir(*p);
+        throw call_failed("-[_ANEInMemoryModel compileWithQoS:options:error:]", folder, reason);
+      }
+      p->work.keep();
     }
     const std::lock_guard lock(mutex_);
     programs_.push_back(std::move(p));
@@ -229,11 +247,20 @@ class AppleAneDevice final : public AneDevice {
     if (p.loaded)
       throw Error("device ane: program " + std::to_string(handle) + " (" + p.folder + ") is already loaded");
     const apple::AutoreleasePool pool;
-    id error = nullptr;
     const auto no_options = apple::cf_dictionary();
-    if (!message<SendQosOptions>()(p.model.get(), selector("loadWithQoS:options:error:"), options_.qos,
-                                   ns(no_options.get()), &error))
-      throw call_failed("-[_ANEInMemoryModel loadWithQoS:options:error:]", p.folder, apple::describe_error(error));
+    // An unload deleted the work folder, another program with this identifier may have, and a
+    // weight file rewritten in the kernel folder is a reload: each attempt refreshes it first.
+    const std::lock_guard lock_folder(folder_lock(p.work.dir()));
+    const auto warning = retry_once(
+        "-[_ANEInMemoryModel loadWithQoS:options:error:]", p.folder, kAneRetryPause, [&]() -> std::optional<std::string> {
+          p.work.refresh(p.folder, p.weights);
+          id error = nullptr;
+          if (message<SendQosOptions>()(p.model.get(), selector("loadWithQoS:options:error:"), options_.qos,
+                                        ns(no_options.get()), &error))
+            return std::nullopt;
+          return apple::describe_error(error);
+        });
+    if (warning) std::fprintf(stderr, "orion: warning: %s\n", warning->c_str());
     p.loaded = true;
     const std::lock_guard lock(mutex_);
     timings_.load_ms = clock.ms();
@@ -243,6 +270,7 @@ class AppleAneDevice final : public AneDevice {
     Program& p = program(handle);
     if (!p.loaded) throw Error("device ane: program " + std::to_string(handle) + " (" + p.folder + ") is not loaded");
     const apple::AutoreleasePool pool;
+    const std::lock_guard lock_folder(folder_lock(p.work.dir()));  // the framework deletes the folder
     id error = nullptr;
     if (!message<SendUnload>()(p.model.get(), selector("unloadWithQoS:error:"), options_.qos, &error))
       throw call_failed("-[_ANEInMemoryModel unloadWithQoS:error:]", p.folder, apple::describe_error(error));
@@ -298,9 +326,21 @@ class AppleAneDevice final : public AneDevice {
   void remove_work_dir(const Program& p) {
     const std::lock_guard lock(mutex_);
     const bool shared = std::any_of(programs_.begin(), programs_.end(),
-                                    [&](const auto& q) { return q.get() != &p && q->work_dir == p.work_dir; });
+                                    [&](const auto& q) { return q.get() != &p && q->work.dir() == p.work.dir(); });
     std::error_code ec;
-    if (!shared) fs::remove_all(p.work_dir, ec);
+    if (!shared) fs::remove_all(p.work.dir(), ec);
+  }
+
+  // The lock of one work folder: what is written into it, the compile that reads it, the load
+  // that needs it and the unload that deletes it, for every program sharing it.
+  std::mutex& folder_lock(const std::string& dir) {
+    const std::lock_guard lock(mutex_);
+    return folder_locks_[dir];
+  }
+
+  std::string next_kept_dir() {
+    const std::lock_guard lock(mutex_);
+    return kept_.path() + "/" + std::to_string(kept_count_++);
   }
 
   // The surfaces of docs/ane/FORMATS.md's direct path, steps 5-6, for these sizes, wrapped and
@@ -344,11 +384,15 @@ class AppleAneDevice final : public AneDevice {
 
   AneBridgeOptions options_;
   AneCompileBudget budget_;
+  TempFolder kept_;  // each program's kept work files, in a folder of its own
   Classes classes_;
-  // Guards the table, the budget and the timings; one program's calls never overlap (the
-  // caller's side of AneDevice's contract), so the framework's calls run unlocked.
+  // Guards the table, the budget, the folder locks and the timings; one program's calls never
+  // overlap (the caller's side of AneDevice's contract), so the framework's calls run under no
+  // lock but their work folder's.
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Program>> programs_;
+  std::map<std::string, std::mutex> folder_locks_;
+  int kept_count_ = 0;
   AneTimings timings_;
 };
 

@@ -5,7 +5,6 @@
 
 #include "compile/mil/mil_parser.h"
 #include "compile/mil/mil_syntax.h"
-#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 
@@ -85,22 +84,6 @@ AneProgramSource read_program_folder(const std::string& folder) {
       if (a.value.kind == compile::MilValue::Kind::literal) add_blob(a.value.literal);
   }
   return src;
-}
-
-void write_program_files(const AneProgramSource& source, const std::string& dir) {
-  const auto make_parent = [](const fs::path& file) {
-    std::error_code ec;
-    fs::create_directories(file.parent_path(), ec);
-    if (ec) throw Error::in_file(file.parent_path().string(), "cannot create the folder: " + ec.message());
-  };
-  const fs::path mil = fs::path(dir) / "model.mil";
-  make_parent(mil);
-  write_file_atomic(mil.string(), std::string_view(source.mil_text));
-  for (const AneWeightFile& w : source.weights) {
-    const fs::path file = fs::path(dir) / w.relative;
-    make_parent(file);
-    write_file_atomic(file.string(), std::span<const std::byte>(w.bytes));
-  }
 }
 
 }  // namespace orion::device

@@ -30,8 +30,4 @@ struct AneProgramSource {
 // "..", and a weight file that cannot be read.
 AneProgramSource read_program_folder(const std::string& folder);
 
-// Writes model.mil and the weight files under `dir` (created if missing), as the framework's
-// compiler expects to find them. Throws orion::Error naming the file that could not be written.
-void write_program_files(const AneProgramSource& source, const std::string& dir);
-
 }  // namespace orion::device

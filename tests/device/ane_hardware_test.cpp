@@ -1,7 +1,9 @@
 // The `ane` device on the hardware, held to ane-sim: compile, load, evaluate and unload real
-// programs, and check the binding order (ANE027) on the device itself. It needs a Mac with an
-// Apple Neural Engine; everywhere else open_ane_device throws and the tests skip, saying why.
-// ORION_ANE_TESTS=0 skips them on a Mac too (a virtual machine has no Neural Engine).
+// programs, load one again after an unload, run two programs of one identifier, and check the
+// binding order (ANE027) on the device itself. AneHardware.* needs a Mac with an Apple Neural
+// Engine; everywhere else open_ane_device throws and they skip, saying why (ORION_ANE_TESTS=0
+// skips them on a Mac too: a virtual machine has no Neural Engine). The sequences also run on
+// ane-sim everywhere (AneSimSequences.*), which must allow them as the bridge does.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -57,23 +59,30 @@ std::vector<float> floats(const AneSurface& s) {
   return f;
 }
 
-// Compiles, loads, evaluates and unloads the program in `folder`; its outputs in binding order.
-std::vector<AneSurface> run(AneDevice& device, const std::string& folder, const std::vector<const AneSurface*>& in) {
-  const AneProgramId id = device.compile(folder);
-  device.load(id);
+// One evaluation of a loaded program; its outputs in binding order.
+std::vector<AneSurface> evaluate(AneDevice& device, AneProgramId id, const std::vector<const AneSurface*>& in) {
   std::vector<AneSurface> out(device.outputs(id).size(), AneSurface(kBytes));
   std::vector<AneSurface*> out_ptrs;
   for (AneSurface& s : out) out_ptrs.push_back(&s);
   device.evaluate(id, in, out_ptrs);
+  return out;
+}
+
+// Compiles, loads, evaluates and unloads the program in `folder`; its outputs in binding order.
+std::vector<AneSurface> run(AneDevice& device, const std::string& folder, const std::vector<const AneSurface*>& in) {
+  const AneProgramId id = device.compile(folder);
+  device.load(id);
+  std::vector<AneSurface> out = evaluate(device, id, in);
   device.unload(id);
   return out;
 }
 
+float ramp(std::int64_t c, std::int64_t s) { return static_cast<float>((c * 7 + s) % 17 - 8) / 8; }
+
 TEST_F(AneHardware, ConvMatchesAneSim) {
   TempDir dir;
   write_folder(dir.path(), conv_program());
-  const AneSurface x =
-      packed([](std::int64_t c, std::int64_t s) { return static_cast<float>((c * 7 + s) % 17 - 8) / 8; });
+  const AneSurface x = packed(ramp);
   AneSim sim;
   const auto want = run(sim, dir.path(), {&x});
   const auto got = run(*ane, dir.path(), {&x});
@@ -93,6 +102,67 @@ TEST_F(AneHardware, BindsAlphabeticallyLikeAneSim) {
   const auto got = run(*ane, dir.path(), {&a, &b});
   EXPECT_EQ(floats(got[0])[5], 1.5f);  // m = a * b
   EXPECT_EQ(floats(got[1])[5], 2.5f);  // z = a - b
+}
+
+// The sequences docs/ane/DEVICE.md says the bridge supports, each run on the device and on
+// ane-sim (the model of the device, where they must hold too). -unloadWithQoS:error: deletes a
+// program's work folder, and the load after it must find the folder rewritten.
+// The conv program's folder, an input, and ane-sim's output for it.
+struct ConvCase {
+  ConvCase() : x(packed(ramp)) {
+    write_folder(dir.path(), conv_program());
+    AneSim sim;
+    want = floats(run(sim, dir.path(), {&x})[0]);
+  }
+  // How far `device`'s output for program `id` is from ane-sim's.
+  double error(AneDevice& device, AneProgramId id) const { return rel_l2(want, floats(evaluate(device, id, {&x})[0])); }
+  TempDir dir;
+  AneSurface x;
+  std::vector<float> want;
+};
+
+void load_and_run_again_after_an_unload(AneDevice& device) {
+  const ConvCase conv;
+  const AneProgramId id = device.compile(conv.dir.path());
+  for (int round = 0; round < 2; ++round) {
+    device.load(id);
+    EXPECT_LE(conv.error(device, id), 1e-2) << "round " << round;
+    device.unload(id);
+  }
+  EXPECT_EQ(device.compiles(), 1);
+  EXPECT_EQ(device.loaded(), 0);
+}
+
+// Two programs compiled from one folder have one hexStringIdentifier, hence one work folder,
+// which the first one's unload deletes while the second is loaded.
+void run_two_programs_with_one_identifier(AneDevice& device) {
+  const ConvCase conv;
+  const AneProgramId a = device.compile(conv.dir.path()), b = device.compile(conv.dir.path());
+  device.load(a);
+  device.load(b);
+  EXPECT_LE(conv.error(device, a), 1e-2);
+  EXPECT_LE(conv.error(device, b), 1e-2);
+  device.unload(a);
+  EXPECT_LE(conv.error(device, b), 1e-2) << "b, after a's unload";
+  device.unload(b);
+  device.load(a);
+  EXPECT_LE(conv.error(device, a), 1e-2) << "a, loaded again after both unloads";
+  device.unload(a);
+  EXPECT_EQ(device.compiles(), 2);
+  EXPECT_EQ(device.loaded(), 0);
+}
+
+TEST_F(AneHardware, LoadsAndRunsAgainAfterAnUnload) { load_and_run_again_after_an_unload(*ane); }
+TEST_F(AneHardware, TwoProgramsWithOneIdentifier) { run_two_programs_with_one_identifier(*ane); }
+
+TEST(AneSimSequences, LoadsAndRunsAgainAfterAnUnload) {
+  AneSim sim;
+  load_and_run_again_after_an_unload(sim);
+}
+
+TEST(AneSimSequences, TwoProgramsWithOneIdentifier) {
+  AneSim sim;
+  run_two_programs_with_one_identifier(sim);
 }
 
 }  // namespace
