@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -156,6 +160,40 @@ TEST(WeightBlob, WriterRefusesBadBlobs) {
   EXPECT_NE(error_of([&] { w.add(BlobDType::uint3, three, 1); }).find("unused bits"), std::string::npos);
   EXPECT_EQ(w.count(), 0u);
   EXPECT_EQ(w.bytes().size(), 64u);
+}
+
+// The stream writes the file the writer makes, byte for byte, from data given in pieces; what
+// it is given out of order or short is an error, and the target is left alone.
+TEST(WeightBlob, StreamWritesTheWritersBytes) {
+  testing_util::TempDir dir;
+  const std::vector<std::uint16_t> a = {1, 2, 3, 4, 5};
+  const std::vector<float> b = {0.5f, -2.0f, 1e30f};
+  WeightBlobWriter w;
+  const std::uint64_t at_a = w.add_fp16(a), at_b = w.add_fp32(b);
+  WeightBlobStream s(dir.file("s.bin"), 2);
+  EXPECT_EQ(s.begin(BlobDType::fp16, a.size() * 2), at_a);
+  const auto a_bytes = std::as_bytes(std::span(a));
+  s.write(a_bytes.first(4));
+  s.write(a_bytes.subspan(4));
+  EXPECT_EQ(s.begin(BlobDType::fp32, b.size() * 4), at_b);
+  s.write(std::as_bytes(std::span(b)));
+  s.commit();
+  const WeightBlobReader r = WeightBlobReader::open(dir.file("s.bin"));
+  EXPECT_EQ(r.tensor(at_b, DType::f32, {3}).to_floats(), b);
+  std::ifstream in(dir.file("s.bin"), std::ios::binary);
+  const std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(got.size(), w.bytes().size());
+  EXPECT_EQ(std::memcmp(got.data(), w.bytes().data(), got.size()), 0);
+
+  WeightBlobStream t(dir.file("t.bin"), 1);
+  t.begin(BlobDType::fp16, 4);
+  EXPECT_NE(error_of([&] { t.begin(BlobDType::fp16, 4); }).find("before the last one's 4 bytes"), std::string::npos);
+  EXPECT_NE(error_of([&] { t.write(Bytes(6)); }).find("given 6 bytes where 4 were left"), std::string::npos);
+  t.write(Bytes(2));
+  EXPECT_NE(error_of([&] { t.commit(); }).find("2 bytes of the last missing"), std::string::npos);
+  EXPECT_NE(error_of([&] { WeightBlobStream u(dir.file("u.bin"), 0); u.begin(BlobDType::fp16, 2); })
+                .find("more than the 0 blobs declared"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("t.bin")));
 }
 
 TEST(WeightBlob, WritesAtomicallyAndReadsTheMappedFile) {

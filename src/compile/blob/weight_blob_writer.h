@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compile/blob/blob_format.h"
+#include "core/atomic_file.h"
 
 namespace orion::compile {
 
@@ -39,6 +40,32 @@ class WeightBlobWriter {
  private:
   std::vector<std::byte> bytes_;
   std::uint32_t count_ = 0;
+};
+
+// The same file written as it is made, for weights too large to hold twice in memory (a model's
+// weights as kernel inputs): the blob count is declared up front (the header comes first), and
+// each blob's data is written in pieces as the caller converts it.
+//
+//   WeightBlobStream s(path, 2);
+//   std::uint64_t at = s.begin(BlobDType::fp16, n * 2);   // then write() n * 2 bytes
+//   ...
+//   s.commit();
+class WeightBlobStream {
+ public:
+  WeightBlobStream(std::string path, std::uint32_t count);
+  // Starts the next blob, of `bytes` bytes of `dtype`, once the last one is complete; returns
+  // its record's offset. Throws orion::Error as WeightBlobWriter::add does, and for a blob
+  // past the declared count.
+  std::uint64_t begin(BlobDType dtype, std::uint64_t bytes);
+  void write(std::span<const std::byte> data);  // the current blob's data, in order
+  // Every blob declared and complete: the file replaces `path`; else an orion::Error.
+  void commit();
+
+ private:
+  AtomicFileWriter file_;
+  std::uint32_t count_, begun_ = 0;
+  std::uint64_t at_ = kBlobHeaderSize;  // the file's size so far
+  std::uint64_t left_ = 0;              // of the current blob's data
 };
 
 }  // namespace orion::compile
