@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include "core/error.h"
 #include "core/stopwatch.h"
@@ -46,16 +47,18 @@ DeviceRun::DeviceRun(const model::ModelFolder& md, const DeviceRunOptions& o, co
     device_ = runtime::open_device(sim);
   }
   runner_ = std::make_unique<runtime::PackageRunner>(dir_, *device_, threads, &budget_);
-  // Every kernel of the programs this run uses is compiled once: a package with more kernels
-  // than a process may compile (ANE030) is refused here, before the first compile, with what
-  // would fit, rather than at the kernel past the budget halfway through the prompt.
-  int kernels = 0, prefill_kernels = 0;
+  // Every kernel folder of the programs this run uses is compiled once (steps may share one):
+  // a package with more than a process may compile (ANE030) is refused here, before the first
+  // compile, with what would fit, rather than at the kernel past the budget halfway through the
+  // prompt.
+  std::set<std::string> folders, prefill_folders;
   for (const compile::PackageProgram& p : runner_->manifest().programs)
     for (const compile::PackageStep& step : p.steps)
       if (step.placement == compile::Placement::ane) {
-        kernels += p.name == "prefill" || !o.ane_prefill;
-        prefill_kernels += p.name == "prefill";
+        if (p.name == "prefill" || !o.ane_prefill) folders.insert(compile::kernel_folder(step));
+        if (p.name == "prefill") prefill_folders.insert(compile::kernel_folder(step));
       }
+  const int kernels = static_cast<int>(folders.size()), prefill_kernels = static_cast<int>(prefill_folders.size());
   if (kernels > budget_.limit() - budget_.compiles())
     throw Error::in_file(dir_, "the package's programs hold " + std::to_string(kernels) + " kernels, more than the " +
                                    std::to_string(budget_.limit() - budget_.compiles()) +

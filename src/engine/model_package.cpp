@@ -26,6 +26,14 @@ compile::PackageReport compile_model_package(const model::CausalLm& m, const std
     throw Error("compile: --weights " + o.weights + ": expected fp16 or int8");
   }
   po.dialect = o.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
+  if (o.ane_weights == "baked") po.kernel_weights = compile::KernelWeights::baked;
+  else if (o.ane_weights == "inputs") po.kernel_weights = compile::KernelWeights::inputs;
+  else if (o.ane_weights != "auto") throw Error("compile: --ane-weights " + o.ane_weights + ": expected auto, baked or inputs");
+  if (o.weights == "int8") {  // int8 weights are baked constants, dequantized in the kernel
+    if (po.kernel_weights == compile::KernelWeights::inputs)
+      throw Error("compile: --weights int8 bakes int8 weights into the kernels: it needs --ane-weights baked");
+    po.kernel_weights = compile::KernelWeights::baked;
+  }
   po.replace = replace;
   if (progress) po.progress = [](std::string_view line) { std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data()); };
   auto programs = model::ane_programs(m, {.window = o.seq, .capacity = o.context, .host_attention = o.host_attention});
@@ -48,7 +56,7 @@ std::string package_key(const model::CausalLm& m, const AnePackageOptions& o) {
   }
   h.update("seq " + std::to_string(o.seq) + " context " + std::to_string(o.context) + (o.host_attention ? " host-attention " : " ") + o.dialect +
            (o.m1_m2 ? " m1" : "") + (o.allow_concat ? " concat" : "") + " chip " + std::to_string(o.on_chip_mb) +
-           (o.weights == "int8" ? " int8 block " + std::to_string(o.int8_block) : ""));
+           (o.weights == "int8" ? " int8 block " + std::to_string(o.int8_block) : "") + " weights " + o.ane_weights);
   if (o.lora) {
     h.update("lora rank " + std::to_string(o.lora->rank));
     for (const std::string& t : o.lora->targets) h.update(" " + t);

@@ -24,6 +24,9 @@ struct AnePackageOptions {
   // (int8_block 0) or per int8_block input channels.
   std::string weights = "fp16";
   std::int64_t int8_block = 0;
+  // "baked", "inputs" (compile::KernelWeights), or "auto": baked while the kernels fit the
+  // compile budget.
+  std::string ane_weights = "auto";
   // Kernels for LoRA adapters of this rank and these targets: the base weights baked, the
   // adapters' matrices kernel inputs (model::lora_runtime_weights; alpha is in them).
   std::optional<model::LoraConfig> lora;

@@ -51,12 +51,14 @@ std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_a
   if (capacity % slots != 0)
     throw Error(arch + " package: a decode cache kept on the ANE has a multiple of " + std::to_string(slots) +
                 " slots (ANE011), not " + std::to_string(capacity) + " (or put attention on the host)");
+  std::set<std::string, std::less<>> ends;
+  for (std::int64_t l = 0; l < layers; ++l) ends.insert("layer_out." + std::to_string(l));
   std::vector<compile::ProgramSpec> out;
-  out.push_back({"prefill", graph_at(shape.window, 0), shape.window, {}, session_block(layers, false, 0)});
+  out.push_back({"prefill", graph_at(shape.window, 0), shape.window, {}, session_block(layers, false, 0), ends});
   ir::Graph decode = graph_at(1, capacity);
   std::set<std::string, std::less<>> host;
   if (host_attention) host = compile::shape_varying_nodes(decode, graph_at(1, capacity - 1));
-  out.push_back({"decode", std::move(decode), 1, std::move(host), session_block(layers, true, capacity)});
+  out.push_back({"decode", std::move(decode), 1, std::move(host), session_block(layers, true, capacity), ends});
   return out;
 }
 

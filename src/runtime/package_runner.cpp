@@ -21,11 +21,16 @@ struct PackageRunner::Kernel {
   // Written by the compile thread before `ready` is set; read by the caller's thread after it.
   device::AneProgramId id = -1;
   bool loaded = false;
-  std::optional<KernelSurfaces> surfaces;
   double compile_ms = 0;
   std::shared_future<void> ready;  // compiled, loaded and its bindings checked, or why not
   bool counted = false;            // its compile is in stats_
-  int weights_version = 0;         // the runner's runtime weights its surfaces hold
+};
+
+struct PackageRunner::StepState {
+  explicit StepState(const compile::PackageStep& s) : io(compile::bound_io(s)), surfaces(s.io) {}
+  compile::KernelIo io;  // the step's names: what it reads from and writes to the table
+  KernelSurfaces surfaces;
+  int weights_version = -1;  // the runner's weights its surfaces hold; -1: none yet
 };
 
 namespace {
@@ -55,7 +60,8 @@ struct PackageRunner::Program final : SegmentSource {
   ReadyKernel kernel(std::size_t step, int /*lane*/) override {
     const compile::PackageStep& s = program.steps[step];
     Kernel& k = runner.kernel(s);
-    return {k.id, &s.io, &*k.surfaces};
+    StepState& st = runner.step_state(s);
+    return {k.id, &st.io, &st.surfaces};
   }
   ir::Graph host_graph(std::size_t step) override {
     const std::string file = (fs::path(runner.dir_) / program.steps[step].name / compile::kHostGraphFile).string();
@@ -82,6 +88,12 @@ PackageRunner::PackageRunner(std::string dir, device::AneDevice& device, int thr
   const std::string hw = (fs::path(dir_) / compile::kHostWeightsFile).string();
   const auto reader = std::make_shared<compile::WeightBlobReader>(compile::WeightBlobReader::open(hw));
   for (const compile::HostWeight& w : manifest_.host_weights) host_weights_[w.name] = reader->tensor(w.offset, DType::f32, w.shape);
+  if (!manifest_.device_weights.empty()) {
+    const std::string dw = (fs::path(dir_) / compile::kDeviceWeightsFile).string();
+    const auto blobs = std::make_shared<compile::WeightBlobReader>(compile::WeightBlobReader::open(dw));
+    for (const compile::HostWeight& w : manifest_.device_weights)
+      device_weights_[w.name] = blobs->tensor(w.offset, DType::f16, w.shape);
+  }
   if (background_compile) compiler_ = std::make_unique<SerialQueue>();
 }
 
@@ -101,11 +113,11 @@ PackageRunner::~PackageRunner() {
 void PackageRunner::prepare(std::string_view name) {
   if (!compiler_) return;  // compiling on use: each kernel when its step comes
   for (const compile::PackageStep& s : manifest_.program(name).steps)
-    if (s.placement == compile::Placement::ane && !kernels_.contains(s.name)) enqueue(s);
+    if (s.placement == compile::Placement::ane && !kernels_.contains(compile::kernel_folder(s))) enqueue(s);
 }
 
 void PackageRunner::enqueue(const compile::PackageStep& step) {
-  Kernel& k = *kernels_.emplace(step.name, std::make_unique<Kernel>()).first->second;
+  Kernel& k = *kernels_.emplace(compile::kernel_folder(step), std::make_unique<Kernel>()).first->second;
   // `step` lives in manifest_, `k` in kernels_: both outlive the compile thread.
   auto job = [this, &step, &k] { compile_kernel(step, k); };
   if (compiler_) {
@@ -129,7 +141,8 @@ void PackageRunner::compile_kernel(const compile::PackageStep& step, Kernel& k) 
                   " used, ANE030): restart the process from a checkpoint (runtime/supervisor.h)");
   }
   Stopwatch sw;
-  k.id = device_.compile((fs::path(dir_) / step.name).string());
+  const std::string folder = (fs::path(dir_) / compile::kernel_folder(step)).string();
+  k.id = device_.compile(folder);
   device_.load(k.id);
   k.loaded = true;
   if (budget_) {
@@ -138,15 +151,14 @@ void PackageRunner::compile_kernel(const compile::PackageStep& step, Kernel& k) 
   }
   // The device must bind what the manifest says, in its order (ANE027): a package compiled by
   // another writer, or edited by hand, is caught here, not by wrong numbers.
-  check_bindings(device_, k.id, step.io, (fs::path(dir_) / step.name / "model.mil").string());
-  k.surfaces.emplace(step.io);
+  check_bindings(device_, k.id, step.io, (fs::path(folder) / "model.mil").string());
   k.compile_ms = sw.ms();
 }
 
-void PackageRunner::count_compile(const std::string& step, Kernel& k) const {
+void PackageRunner::count_compile(const std::string& folder, Kernel& k) const {
   k.counted = true;
   stats_.compile_ms += k.compile_ms;
-  stats_.steps[step].compile_ms += k.compile_ms;
+  stats_.steps[folder].compile_ms += k.compile_ms;
   ++stats_.compiles;
 }
 
@@ -159,25 +171,36 @@ const RunnerStats& PackageRunner::stats() const {
 
 PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
   Stopwatch sw;  // compiling on use, the run waits for all of it
-  if (!kernels_.contains(step.name)) enqueue(step);
-  Kernel& k = *kernels_.at(step.name);
+  const std::string& folder = compile::kernel_folder(step);
+  if (!kernels_.contains(folder)) enqueue(step);
+  Kernel& k = *kernels_.at(folder);
   if (!k.counted) {
     k.ready.get();  // the compile's error, at the step that needs the kernel
     stats_.compile_wait_ms += sw.ms();
     stats_.steps[step.name].compile_wait_ms += sw.ms();
-    count_compile(step.name, k);
-  }
-  const bool takes_weights = std::any_of(step.io.inputs.begin(), step.io.inputs.end(),
-                                         [](const compile::KernelIoTensor& t) { return !t.weight.empty(); });
-  if (takes_weights && k.weights_version != weights_version_) {
-    if (weights_version_ == 0)
-      throw Error("package step " + step.name + " takes runtime weights (" + dir_ +
-                  " was compiled for a LoRA adapter's): none were given");
-    const std::int64_t bytes = k.surfaces->write_weights(step.io, runtime_weights_);
-    stats_.weight_bytes += bytes;
-    k.weights_version = weights_version_;
+    count_compile(folder, k);
   }
   return k;
+}
+
+PackageRunner::StepState& PackageRunner::step_state(const compile::PackageStep& step) {
+  auto it = step_states_.find(step.name);
+  if (it == step_states_.end()) it = step_states_.emplace(step.name, std::make_unique<StepState>(step)).first;
+  StepState& st = *it->second;
+  const auto runtime = [&](const compile::KernelIoTensor& t) { return !t.weight.empty() && !device_weights_.contains(t.weight); };
+  const bool takes_weights = std::any_of(st.io.inputs.begin(), st.io.inputs.end(),
+                                         [](const compile::KernelIoTensor& t) { return !t.weight.empty(); });
+  if (takes_weights && st.weights_version != weights_version_) {
+    if (weights_version_ == 0 && std::any_of(st.io.inputs.begin(), st.io.inputs.end(), runtime))
+      throw Error("package step " + step.name + " takes runtime weights (" + dir_ +
+                  " was compiled for a LoRA adapter's): none were given");
+    // The package's own weights and the caller's (an adapter's), each found by param name.
+    TensorMap all = device_weights_;
+    for (const auto& [name, t] : runtime_weights_) all[name] = t;
+    stats_.weight_bytes += st.surfaces.write_weights(st.io, all);
+    st.weights_version = weights_version_;
+  }
+  return st;
 }
 
 void PackageRunner::set_weights(const TensorMap& weights) {
@@ -229,8 +252,13 @@ std::vector<PackageRunner::SurfaceRef> PackageRunner::keep_resident(std::string_
   std::vector<SurfaceRef> out;
   for (const compile::PackageStep& s : p.steps) {
     if (s.placement != compile::Placement::ane) continue;
-    for (const compile::KernelIoTensor& t : s.io.inputs)
-      if (t.name == value) out.push_back({kernel(s).surfaces->keep_resident(s.io, value), {t.logical[1], t.padded[3]}});
+    StepState* st = nullptr;
+    for (const compile::KernelIoTensor& t : compile::bound_io(s).inputs)
+      if (t.name == value) {
+        kernel(s);
+        st = &step_state(s);
+        out.push_back({st->surfaces.keep_resident(st->io, value), {t.logical[1], t.padded[3]}});
+      }
   }
   resident_[p.name].insert(value);
   return out;
@@ -241,11 +269,12 @@ PackageRunner::OutputRef PackageRunner::output_surface(std::string_view program,
   const std::string& value = boundary(p.outputs, output, p, "output").value;
   for (const compile::PackageStep& s : p.steps) {
     if (s.placement != compile::Placement::ane) continue;
-    for (const compile::KernelIoTensor& t : s.io.outputs) {
+    for (const compile::KernelIoTensor& t : compile::bound_io(s).outputs) {
       if (t.name != value) continue;
-      auto k = kernels_.find(s.name);
-      if (k == kernels_.end() || !k->second->counted) return {};  // not run yet (perhaps still compiling)
-      return {k->second->surfaces->output(s.io, value), {t.logical[1], s.io.padded_seq}};
+      auto k = kernels_.find(compile::kernel_folder(s));
+      auto st = step_states_.find(s.name);
+      if (k == kernels_.end() || !k->second->counted || st == step_states_.end()) return {};  // not run yet
+      return {st->second->surfaces.output(st->second->io, value), {t.logical[1], s.io.padded_seq}};
     }
   }
   return {};

@@ -15,6 +15,10 @@
 // A compile that failed, or that the budget refused, is rethrown where its kernel is first
 // used, never skipped: the step that needed it fails.
 //
+// Steps that share a kernel folder (weights as inputs: the layers of one shape) share its
+// compiled program; each step has surfaces of its own, its weights written into them from the
+// package's device_weights.bin before its first run and kept there.
+//
 // Every compile counts against the device's budget; the runner compiles each kernel once, and
 // with a CompileBudget it refuses, before compiling, a kernel that would go over it (the
 // hardware would fail silently, ANE030): the error names the step and the counts.
@@ -107,12 +111,14 @@ class PackageRunner {
   OutputRef output_surface(std::string_view program, std::string_view output) const;
 
  private:
-  struct Kernel;
-  struct Program;  // a program's steps, run by a SegmentRunner with the package as their source
+  struct Kernel;     // a compiled kernel folder
+  struct StepState;  // a kernel step's surfaces, I/O under its own names and weights
+  struct Program;    // a program's steps, run by a SegmentRunner with the package as their source
   void enqueue(const compile::PackageStep& step);
   void compile_kernel(const compile::PackageStep& step, Kernel& k);
-  void count_compile(const std::string& step, Kernel& k) const;
+  void count_compile(const std::string& folder, Kernel& k) const;
   Kernel& kernel(const compile::PackageStep& step);
+  StepState& step_state(const compile::PackageStep& step);
   Program& program(const compile::PackageProgram& p);
 
   std::string dir_;
@@ -121,9 +127,12 @@ class PackageRunner {
   CompileBudget* budget_;
   compile::PackageManifest manifest_;
   TensorMap host_weights_;
+  TensorMap device_weights_;   // device_weights.bin's, fp16 views of the mapped file
   TensorMap runtime_weights_;  // set_weights'
   int weights_version_ = 0;     // 0: none set yet
-  std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;  // inserted by the caller's thread only
+  // By kernel folder; inserted by the caller's thread only.
+  std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;
+  std::map<std::string, std::unique_ptr<StepState>, std::less<>> step_states_;  // by step name
   std::map<std::string, std::unique_ptr<Program>, std::less<>> programs_;  // made when first run
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> resident_;  // program -> values
   mutable RunnerStats stats_;

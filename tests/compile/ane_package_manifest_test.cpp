@@ -91,7 +91,7 @@ TEST_F(Manifest, EveryBrokenFieldIsNamed) {
     const char* says;
   };
   const Case cases[] = {
-      {"/version", 2, "at /version: this Orion reads version 1"},
+      {"/version", 1, "at /version: this Orion reads version 2"},
       {"/format", "zip", "at /format"},
       {"/dialect", "ios99", "at /dialect"},
       {"/target/on_chip_bytes", -1, "at /target/on_chip_bytes: expected at least 1"},
@@ -103,6 +103,10 @@ TEST_F(Manifest, EveryBrokenFieldIsNamed) {
       {"/programs/0/inputs/0/dtype", "f64", "unknown dtype"},
       {"/host_weights/tensors/0/offset", 3, "expected at least 64"},
       {"/programs", json::array(), "at least one program"},
+      {"/programs/0/steps/1/kernel", "../x", "not a plain folder name"},
+      {"/programs/0/steps/1/weights", "fused", "expected \"baked\" or \"inputs\""},
+      {"/programs/0/steps/1/bind", json::object(), "does not bind"},
+      {"/device_weights", json::object({{"file", "w.bin"}, {"tensors", json::array()}}), "unexpected file name"},
   };
   for (const Case& c : cases) {
     json j = good;
@@ -120,6 +124,35 @@ TEST_F(Manifest, EveryBrokenFieldIsNamed) {
     std::swap(ins[0], ins[1]);
     EXPECT_NE(error_of(j).find("binding (alphabetical) order"), std::string::npos) << error_of(j);
   }
+}
+
+// Steps that share a kernel (weights as inputs) bind its I/O names to theirs; a second step
+// naming the kernel with other I/O would bind garbage (ANE027) and is refused.
+TEST_F(Manifest, SharedKernelsBindTheirStepsNames) {
+  json j = json::parse(*text_);
+  json& step = j["programs"][0]["steps"][1];
+  json bind = json::object();
+  for (const char* dir : {"inputs", "outputs"})
+    for (const json& t : step["io"][dir]) bind[t["name"].get<std::string>()] = "step_" + t["name"].get<std::string>();
+  step["kernel"] = step["name"];
+  step["bind"] = bind;
+  step["weights"] = "inputs";
+  const PackageManifest m = manifest_from_json(j, "m.json");
+  EXPECT_EQ(manifest_to_json(m), j);
+  const PackageStep& s = m.programs[0].steps[1];
+  EXPECT_EQ(kernel_folder(s), s.name);
+  EXPECT_EQ(s.weights, KernelWeights::inputs);
+  const KernelIo bound = bound_io(s);
+  ASSERT_EQ(bound.inputs.size(), s.io.inputs.size());
+  for (std::size_t i = 0; i < bound.inputs.size(); ++i) EXPECT_EQ(bound.inputs[i].name, "step_" + s.io.inputs[i].name);
+  EXPECT_EQ(bound.outputs[0].name, "step_" + s.io.outputs[0].name);
+
+  // The decode program's first kernel step naming prefill's kernel, with decode's I/O.
+  json& other = j["programs"][1]["steps"][1];
+  ASSERT_EQ(other["kind"], "ane");
+  other["kernel"] = step["name"];
+  EXPECT_NE(error_of(j).find("which runs the same kernel " + step["name"].get<std::string>()), std::string::npos)
+      << error_of(j);
 }
 
 TEST_F(Manifest, TruncatedAndMutatedTextGivesErrorsNotCrashes) {

@@ -23,6 +23,11 @@ void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o, const 
                   "Baked weights in the kernels: fp16, or int8 with fp16 scales dequantized in the kernel (half the bytes; ios18)")
       ->check(CLI::IsMember({"fp16", "int8"}))
       ->capture_default_str();
+  cmd->add_option("--ane-weights", o.ane_weights,
+                  "How kernels hold the weights: baked into each kernel, as inputs (kernels of one shape shared by the layers, "
+                  "compiled once), or auto (baked while the kernels fit the compile budget)")
+      ->check(CLI::IsMember({"auto", "baked", "inputs"}))
+      ->capture_default_str();
   cmd->add_option("--int8-block", o.int8_block,
                   "With --weights int8: input channels per scale (0: one scale per output channel)")
       ->check(CLI::NonNegativeNumber)

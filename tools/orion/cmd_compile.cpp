@@ -83,10 +83,11 @@ void run_package(const CompileOptions& o) {
   const compile::PackageReport r = engine::compile_model_package(m, o.model, o.pkg, o.out, o.force, true);
   if (o.verbose)
     for (const ir::Diagnostic& d : r.diagnostics) std::printf("%s: %s\n", d.pass.c_str(), d.message.c_str());
-  std::printf("wrote %s: %d kernels (%.1f MB of kernel weights), %d host segments (%.1f MB of host weights) in %.2f s "
-              "(model loaded in %.2f s); see `orion inspect %s`\n",
-              o.out.c_str(), r.kernels, static_cast<double>(r.kernel_weight_bytes) / 1e6, r.host_segments,
-              static_cast<double>(r.host_weight_bytes) / 1e6, sw.seconds(), load_s, o.out.c_str());
+  std::printf("wrote %s: %d kernels running %d programs to compile, weights %s (%.1f MB of kernel weights), %d host "
+              "segments (%.1f MB of host weights) in %.2f s (model loaded in %.2f s); see `orion inspect %s`\n",
+              o.out.c_str(), r.kernels, r.programs, std::string(compile::kernel_weights_name(r.weights)).c_str(),
+              static_cast<double>(r.kernel_weight_bytes) / 1e6, r.host_segments, static_cast<double>(r.host_weight_bytes) / 1e6,
+              sw.seconds(), load_s, o.out.c_str());
 }
 
 void run(const CompileOptions& o) {

@@ -58,6 +58,12 @@ void print(const compile::PackageManifest& m, const std::string& dir) {
   for (std::size_t i = 0; i < m.host_weights.size(); ++i)
     std::printf("%s%s %s", i ? ", " : "", m.host_weights[i].name.c_str(), shape_str(m.host_weights[i].shape).c_str());
   std::printf("\n");
+  if (!m.device_weights.empty()) {
+    std::int64_t device_bytes = 0;
+    for (const compile::HostWeight& w : m.device_weights) device_bytes += shape_numel(w.shape) * 2;
+    std::printf("  kernels' weight inputs (%s, fp16): %zu params\n", mb(device_bytes).c_str(), m.device_weights.size());
+  }
+  if (!m.weights_reason.empty()) std::printf("  weights: %s\n", m.weights_reason.c_str());
   for (const compile::PackageProgram& p : m.programs) {
     int kernels = 0;
     std::int64_t bytes = 0;
@@ -76,13 +82,16 @@ void print(const compile::PackageManifest& m, const std::string& dir) {
     std::printf("%s)\n", p.outputs.size() > 3 ? ", ..." : "");
     for (const compile::PackageStep& s : p.steps) {
       if (s.placement == compile::Placement::ane) {
-        std::printf("  [stage %d] ane  %-16s %s of weights; sequence %lld padded to %lld; surfaces %lld bytes in, %lld out\n",
-                    s.stage, s.name.c_str(), mb(s.weight_bytes).c_str(), static_cast<long long>(s.io.seq),
+        std::printf("  [stage %d] ane  %-16s %s of weights %s%s; sequence %lld padded to %lld; surfaces %lld bytes in, %lld out\n",
+                    s.stage, s.name.c_str(), mb(s.weight_bytes).c_str(),
+                    s.weights == compile::KernelWeights::inputs ? "as inputs" : "baked",
+                    s.kernel.empty() ? "" : (", runs kernel " + s.kernel).c_str(), static_cast<long long>(s.io.seq),
                     static_cast<long long>(s.io.padded_seq), static_cast<long long>(s.io.input_bytes),
                     static_cast<long long>(s.io.output_bytes));
-        print_surfaces("in ", s.io.inputs);
-        print_surfaces("out", s.io.outputs);
-        print_weight_slots(dir + "/" + s.name + "/model.mil", m.target);
+        const compile::KernelIo io = compile::bound_io(s);  // the step's names, not the shared kernel's
+        print_surfaces("in ", io.inputs);
+        print_surfaces("out", io.outputs);
+        print_weight_slots(dir + "/" + compile::kernel_folder(s) + "/model.mil", m.target);
         for (const std::string& w : s.warnings) std::printf("      warning: %s\n", w.c_str());
       } else {
         std::printf("  [stage %d] host %-16s reads %s; writes %s; params %s\n", s.stage, s.name.c_str(),

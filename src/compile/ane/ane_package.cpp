@@ -2,7 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <utility>
 
 #include "compile/ane/ane_rules.h"
 #include "core/error.h"
@@ -138,6 +140,21 @@ PackageValue read_value(const Reader& r, const json& j, const std::string& p) {
   return v;
 }
 
+bool same_tensors(const std::vector<KernelIoTensor>& a, const std::vector<KernelIoTensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].name != b[i].name || a[i].padded != b[i].padded || a[i].logical != b[i].logical || a[i].fixed != b[i].fixed ||
+        a[i].weight != b[i].weight || a[i].weight_axis != b[i].weight_axis || a[i].weight_begin != b[i].weight_begin ||
+        a[i].weight_end != b[i].weight_end)
+      return false;
+  return true;
+}
+
+bool same_io(const KernelIo& a, const KernelIo& b) {
+  return a.seq == b.seq && a.padded_seq == b.padded_seq && a.input_bytes == b.input_bytes &&
+         a.output_bytes == b.output_bytes && same_tensors(a.inputs, b.inputs) && same_tensors(a.outputs, b.outputs);
+}
+
 PackageStep read_step(const Reader& r, const json& j, const std::string& p) {
   PackageStep s;
   const std::string kind = r.str(j, p, "kind");
@@ -168,6 +185,37 @@ PackageStep read_step(const Reader& r, const json& j, const std::string& p) {
         list->push_back(std::move(t));
       }
     }
+    if (j.contains("kernel")) s.kernel = r.folder_name(j, p, "kernel");
+    if (j.contains("bind")) {
+      const json& b = r.field(j, p, "bind");
+      if (!b.is_object()) r.fail(p + "/bind", "expected an object");
+      for (const auto& [from, to] : b.items()) {
+        if (!to.is_string()) r.fail(p + "/bind/" + from, "expected a string");
+        s.bind.emplace(from, to.get<std::string>());
+      }
+      // Every name the runner looks up must be bound: the I/O and the weights.
+      for (const auto* list : {&s.io.inputs, &s.io.outputs})
+        for (const KernelIoTensor& t : *list)
+          for (const std::string* name : {&t.name, &t.weight})
+            if (!name->empty() && !s.bind.contains(*name)) r.fail(p + "/bind", "does not bind \"" + *name + "\"");
+    }
+    if (j.contains("weight_parts")) {
+      const json& parts = r.field(j, p, "weight_parts");
+      if (!parts.is_object()) r.fail(p + "/weight_parts", "expected an object");
+      for (const auto& [param, part] : parts.items()) {
+        if (!part.is_array() || part.size() != 3 || !part[0].is_number_integer() || !part[1].is_number_integer() ||
+            !part[2].is_number_integer() || part[0].get<int>() < 0 || part[0].get<int>() > 1 ||
+            part[1].get<std::int64_t>() < 0 || part[2].get<std::int64_t>() <= part[1].get<std::int64_t>())
+          r.fail(p + "/weight_parts/" + param, "expected [axis 0 or 1, begin, end > begin]");
+        if (!s.bind.contains(param)) r.fail(p + "/weight_parts/" + param, "is not a bound weight");
+        s.weight_parts[param] = {part[0].get<int>(), part[1].get<std::int64_t>(), part[2].get<std::int64_t>()};
+      }
+    }
+    if (j.contains("weights")) {
+      const std::string w = r.str(j, p, "weights");
+      if (w == "inputs") s.weights = KernelWeights::inputs;
+      else if (w != "baked") r.fail(p + "/weights", "expected \"baked\" or \"inputs\", found \"" + w + "\"");
+    }
     s.weight_bytes = r.integer(j, p, "weight_bytes");
     s.warnings = r.strings(j, p, "warnings");
   } else {
@@ -179,6 +227,26 @@ PackageStep read_step(const Reader& r, const json& j, const std::string& p) {
 }
 
 }  // namespace
+
+std::string_view kernel_weights_name(KernelWeights w) { return w == KernelWeights::inputs ? "inputs" : "baked"; }
+
+const std::string& kernel_folder(const PackageStep& step) { return step.kernel.empty() ? step.name : step.kernel; }
+
+KernelIo bound_io(const PackageStep& step) {
+  KernelIo io = step.io;
+  if (step.bind.empty()) return io;
+  for (auto* list : {&io.inputs, &io.outputs})
+    for (KernelIoTensor& t : *list) {
+      if (auto part = step.weight_parts.find(t.weight); part != step.weight_parts.end()) {
+        t.weight_axis = part->second.axis;
+        t.weight_begin = part->second.begin;
+        t.weight_end = part->second.end;
+      }
+      for (std::string* name : {&t.name, &t.weight})
+        if (!name->empty()) *name = step.bind.at(*name);
+    }
+  return io;
+}
 
 const PackageProgram* PackageManifest::find_program(std::string_view name) const {
   for (const PackageProgram& p : programs)
@@ -207,6 +275,14 @@ json manifest_to_json(const PackageManifest& m) {
         for (const KernelIoTensor& t : s.io.outputs) oo.push_back(io_tensor_json(t));
         js["io"] = {{"seq", s.io.seq}, {"padded_seq", s.io.padded_seq}, {"input_bytes", s.io.input_bytes},
                     {"output_bytes", s.io.output_bytes}, {"inputs", ii}, {"outputs", oo}};
+        if (!s.kernel.empty()) js["kernel"] = s.kernel;  // absent: its own folder
+        if (!s.bind.empty()) js["bind"] = s.bind;        // absent: the program's names are the step's
+        if (!s.weight_parts.empty()) {
+          json parts = json::object();
+          for (const auto& [param, part] : s.weight_parts) parts[param] = {part.axis, part.begin, part.end};
+          js["weight_parts"] = parts;
+        }
+        js["weights"] = std::string(kernel_weights_name(s.weights));
         js["weight_bytes"] = s.weight_bytes;
         js["warnings"] = s.warnings;
       } else {
@@ -219,8 +295,11 @@ json manifest_to_json(const PackageManifest& m) {
     programs.push_back({{"name", p.name}, {"seq", p.seq}, {"inputs", ins}, {"outputs", outs},
                         {"steps", steps}, {"session", p.session}});
   }
-  json hw = json::array();
-  for (const HostWeight& w : m.host_weights) hw.push_back({{"name", w.name}, {"shape", w.shape}, {"offset", w.offset}});
+  const auto weights_json = [](const std::vector<HostWeight>& list) {
+    json a = json::array();
+    for (const HostWeight& w : list) a.push_back({{"name", w.name}, {"shape", w.shape}, {"offset", w.offset}});
+    return a;
+  };
   json out = {{"format", kPackageFormat},
           {"version", kPackageVersion},
           {"dialect", m.dialect},
@@ -228,8 +307,11 @@ json manifest_to_json(const PackageManifest& m) {
                       {"on_chip_bytes", m.target.on_chip_bytes}, {"int8_block", m.target.int8_block}}},
           {"rules_checked", m.rules_checked},
           {"model", m.model},
-          {"host_weights", {{"file", kHostWeightsFile}, {"tensors", hw}}},
+          {"host_weights", {{"file", kHostWeightsFile}, {"tensors", weights_json(m.host_weights)}}},
           {"programs", programs}};
+  if (!m.device_weights.empty())
+    out["device_weights"] = {{"file", kDeviceWeightsFile}, {"tensors", weights_json(m.device_weights)}};
+  if (!m.weights_reason.empty()) out["weights_reason"] = m.weights_reason;
   if (!m.runtime_weights.empty()) {
     json rw = json::array();
     for (const RuntimeWeight& w : m.runtime_weights) rw.push_back({{"name", w.name}, {"shape", w.shape}});
@@ -253,14 +335,20 @@ PackageManifest manifest_from_json(const json& j, const std::string& file) {
   m.target.int8_block = r.integer(t, "/target", "int8_block", -1);
   m.rules_checked = r.strings(j, "", "rules_checked");
   m.model = r.field(j, "", "model");
-  const json& hw = r.field(j, "", "host_weights");
-  if (r.str(hw, "/host_weights", "file") != kHostWeightsFile) r.fail("/host_weights/file", "unexpected file name");
-  const json& tensors = r.array(hw, "/host_weights", "tensors");
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const std::string p = "/host_weights/tensors/" + std::to_string(i);
-    m.host_weights.push_back({r.str(tensors[i], p, "name"), r.shape(tensors[i], p, "shape"),
-                              static_cast<std::uint64_t>(r.integer(tensors[i], p, "offset", 64))});
-  }
+  const auto read_weights = [&](const char* key, const char* blob_file, std::vector<HostWeight>& list) {
+    const std::string at = std::string("/") + key;
+    const json& hw = r.field(j, "", key);
+    if (r.str(hw, at, "file") != blob_file) r.fail(at + "/file", "unexpected file name");
+    const json& tensors = r.array(hw, at, "tensors");
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      const std::string p = at + "/tensors/" + std::to_string(i);
+      list.push_back({r.str(tensors[i], p, "name"), r.shape(tensors[i], p, "shape"),
+                      static_cast<std::uint64_t>(r.integer(tensors[i], p, "offset", 64))});
+    }
+  };
+  read_weights("host_weights", kHostWeightsFile, m.host_weights);
+  if (j.contains("device_weights")) read_weights("device_weights", kDeviceWeightsFile, m.device_weights);
+  if (j.contains("weights_reason")) m.weights_reason = r.str(j, "", "weights_reason");
   if (j.contains("runtime_weights")) {
     const json& rw = r.array(j, "", "runtime_weights");
     for (std::size_t i = 0; i < rw.size(); ++i) {
@@ -270,6 +358,7 @@ PackageManifest manifest_from_json(const json& j, const std::string& file) {
   }
   const json& programs = r.array(j, "", "programs");
   if (programs.empty()) r.fail("/programs", "a package has at least one program");
+  std::map<std::string, std::pair<std::string, KernelIo>> kernels;  // by folder: the first step to run it, its I/O
   for (std::size_t i = 0; i < programs.size(); ++i) {
     const std::string p = "/programs/" + std::to_string(i);
     PackageProgram prog;
@@ -282,8 +371,17 @@ PackageManifest manifest_from_json(const json& j, const std::string& file) {
     }
     const json& steps = r.array(programs[i], p, "steps");
     if (steps.empty()) r.fail(p + "/steps", "a program has at least one step");
-    for (std::size_t k = 0; k < steps.size(); ++k)
-      prog.steps.push_back(read_step(r, steps[k], p + "/steps/" + std::to_string(k)));
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      const std::string sp = p + "/steps/" + std::to_string(k);
+      prog.steps.push_back(read_step(r, steps[k], sp));
+      const PackageStep& s = prog.steps.back();
+      if (s.placement != Placement::ane) continue;
+      // Steps that share a kernel bind one program: the same I/O, or garbage (ANE027).
+      auto [first, fresh] = kernels.emplace(kernel_folder(s), std::pair{s.name, s.io});
+      if (!fresh && !same_io(first->second.second, s.io))
+        r.fail(sp + "/io", "differs from that of step " + first->second.first + ", which runs the same kernel " +
+                               kernel_folder(s));
+    }
     prog.session = r.field(programs[i], p, "session");
     if (m.find_program(prog.name)) r.fail(p + "/name", "a second program \"" + prog.name + "\"");
     m.programs.push_back(std::move(prog));

@@ -81,6 +81,8 @@ class Partitioner {
       for (ValueId in : g_.node(id).inputs)
         if (users_[at(in)].empty() || users_[at(in)].back() != id) users_[at(in)].push_back(id);
     for (ValueId id : g_.outputs()) is_output_[at(id)] = true;
+    cut_after_.assign(n, false);
+    for (ValueId id = 0; id < original.size(); ++id) cut_after_[at(id)] = o.cut_after.contains(original.node(id).name);
     order_ = g_.topological_order();
     place(original);
     assign_stages();
@@ -242,17 +244,21 @@ class Partitioner {
   };
 
   // Ending a kernel of stage nodes [begin, end) of `nodes` at `end`.
+  // Stage positions come from stage_position_ (split_ane_stage sets it for `nodes`).
   Cut cut_at(const std::vector<ValueId>& nodes, std::size_t begin, std::size_t end) const {
-    std::unordered_set<ValueId> inside(nodes.begin() + static_cast<std::ptrdiff_t>(begin),
-                                       nodes.begin() + static_cast<std::ptrdiff_t>(end));
-    std::unordered_set<ValueId> rest(nodes.begin() + static_cast<std::ptrdiff_t>(end), nodes.end());
+    const auto position = [&](ValueId id) { return stage_position_[at(id)]; };  // -1: not in the stage
+    const auto inside = [&](ValueId id) {
+      const std::ptrdiff_t p = position(id);
+      return p >= static_cast<std::ptrdiff_t>(begin) && p < static_cast<std::ptrdiff_t>(end);
+    };
     Cut c{true, 0};
-    for (ValueId id : inside) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const ValueId id = nodes[i];
       bool leaves = is_output_[at(id)], to_rest = false;
       for (ValueId u : users_[at(id)]) {
-        if (inside.contains(u)) continue;
+        if (inside(u)) continue;
         leaves = true;
-        to_rest = to_rest || rest.contains(u);
+        to_rest = to_rest || position(u) >= static_cast<std::ptrdiff_t>(end);
       }
       if (leaves && !crosses_token_major(id)) c.valid = false;
       if (to_rest) c.bytes += device_bytes(g_.node(id).type);
@@ -261,13 +267,20 @@ class Partitioner {
   }
 
   void split_ane_stage(const std::vector<ValueId>& nodes, int stage) {
+    stage_position_.assign(static_cast<std::size_t>(g_.size()), -1);
+    for (std::size_t i = 0; i < nodes.size(); ++i) stage_position_[at(nodes[i])] = static_cast<std::ptrdiff_t>(i);
     std::size_t begin = 0;
     while (begin < nodes.size()) {
       // The longest run from `begin` whose weights fit.
       std::unordered_set<ValueId> seen;
       std::int64_t bytes = 0, tensors = 0;
       std::size_t end = begin;
+      bool forced = false;
       for (; end < nodes.size(); ++end) {
+        if (end > begin && cut_after_[at(nodes[end - 1])] && cut_at(nodes, begin, end).valid) {
+          forced = true;
+          break;
+        }
         std::int64_t add = 0, add_tensors = 0;
         for (ValueId w : weights_read(nodes[end])) {
           if (!seen.contains(w)) add += device_bytes(g_.node(w).type);
@@ -284,7 +297,7 @@ class Partitioner {
         bytes += add;
         for (ValueId w : weights_read(nodes[end])) seen.insert(w);
       }
-      if (end < nodes.size()) end = best_cut(nodes, begin, end);
+      if (end < nodes.size() && !forced) end = best_cut(nodes, begin, end);
       emit({nodes.begin() + static_cast<std::ptrdiff_t>(begin), nodes.begin() + static_cast<std::ptrdiff_t>(end)},
            Placement::ane, stage);
       begin = end;
@@ -398,6 +411,8 @@ class Partitioner {
   ir::Graph g_;
   Partition result_;
   std::vector<bool> weight_, is_output_, carries_tokens_;
+  std::vector<bool> cut_after_;  // PartitionOptions::cut_after, by node
+  std::vector<std::ptrdiff_t> stage_position_;  // by node: its place in the stage being split, or -1
   std::vector<std::vector<ValueId>> users_;
   std::vector<ValueId> order_;
   std::vector<int> place_, stage_;

@@ -53,6 +53,10 @@ struct PartitionOptions {
   std::int64_t seq = 0;                          // tokens in the window: kernel I/O is [seq, X]
   std::set<std::string, std::less<>> host_nodes;  // by the graph's names
   std::string prefix;                            // segment names: prefix + "ane3", prefix + "host1"
+  // Nodes a kernel ends after (the last node of each layer of a model): the kernels between two
+  // are cut alike, so that the layers' kernels are equal but for names and can share a program
+  // (kernel_sharing.h). A kernel still ends earlier where the budgets below say so.
+  std::set<std::string, std::less<>> cut_after;
   // Weight tensors a kernel may read (ANE037), each use of a weight counted once (twice for an
   // int8 matrix: its data and its scales); 0: no limit. Packages set target.max_weight_tensors
   // - 1 (a slot for scalar operands). Training kernels do not: lowering adds constants to them

@@ -29,7 +29,7 @@ ir::Graph gpt2_graph(const Gpt2Config& c, const Gpt2GraphOptions& o) {
     BlockOutputs out = gpt2_block(b, x, shape, layer, ctx);
     cache_out.push_back(b.name(out.k, "k." + l));
     cache_out.push_back(b.name(out.v, "v." + l));
-    x = out.y;
+    x = b.name(out.y, "layer_out." + l);  // where a layer ends (ProgramSpec::layer_ends)
   }
   if (o.last_only && T > 1) x = b.slice(x, {T - 1, 0}, {T, C});
   x = b.layer_norm(x, b.param("ln_f.weight", DType::f32, {C}), b.param("ln_f.bias", DType::f32, {C}),

@@ -191,7 +191,7 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
     LayerOutputs out = layer(b, x, c, l, in, o.batch);
     cache_out.push_back(b.name(out.k, "k." + ls));
     cache_out.push_back(b.name(out.v, "v." + ls));
-    x = out.y;
+    x = b.name(out.y, "layer_out." + ls);  // where a layer ends (ProgramSpec::layer_ends)
   }
   if (o.last_only && T > 1) x = b.slice(x, {T - 1, 0}, {T, C});
   x = b.rms_norm(x, b.param("model.norm.weight", DType::f32, {C}), c.rms_norm_eps);
