@@ -35,4 +35,39 @@ Tensor unpack_fp16(const AneSurface& s, const Shape& shape) {
   return t;
 }
 
+namespace {
+
+void require_io_dtype(DType dtype) {
+  if (dtype != DType::f16 && dtype != DType::f32)
+    throw Error("ane surface: " + std::string(dtype_name(dtype)) + " I/O: a surface holds fp16 or fp32 values");
+}
+
+}  // namespace
+
+void pack_io(const Tensor& t, DType dtype, AneSurface& s) {
+  require_io_dtype(dtype);
+  if (dtype == DType::f16) {
+    pack_fp16(t, s);
+    return;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(t.numel()) * 4;
+  if (bytes > s.size())
+    throw Error("ane surface: " + shape_str(t.shape()) + " in fp32 is " + std::to_string(bytes) +
+                " bytes, more than the surface's " + std::to_string(s.size()));
+  const Tensor f = t.contiguous().to(DType::f32);
+  std::memcpy(s.bytes().data(), f.raw(), bytes);
+  std::memset(s.bytes().data() + bytes, 0, s.size() - bytes);
+}
+
+Tensor unpack_io(const AneSurface& s, DType dtype, const Shape& shape) {
+  require_io_dtype(dtype);
+  if (dtype == DType::f16) return unpack_fp16(s, shape);
+  Tensor t(DType::f32, shape);
+  if (t.nbytes() > s.size())
+    throw Error("ane surface: " + shape_str(shape) + " in fp32 is " + std::to_string(t.nbytes()) +
+                " bytes, more than the surface's " + std::to_string(s.size()));
+  std::memcpy(t.raw(), s.bytes().data(), t.nbytes());
+  return t;
+}
+
 }  // namespace orion::device

@@ -11,6 +11,7 @@
 #include "core/mapped_file.h"
 #include "core/npy_file.h"
 #include "core/random.h"
+#include "device/ane_bridge_rules.h"
 #include "device/ane_surface.h"
 #include "exec/cpu/executor.h"
 
@@ -20,8 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The value bound to input `io`: DIR/NAME.npy when an inputs folder is given, else normal(0, 1)
-// from the seed (the input's position in binding order keeps each input's values its own).
+// The value bound to input `io`, in its dtype (the surface holds fp16 or fp32 as the program
+// declares): DIR/NAME.npy when an inputs folder is given, else normal(0, 1) from the seed (the
+// input's position in binding order keeps each input's values its own).
 Tensor program_input(const ProgramRunOptions& o, const device::AneIo& io, std::size_t index) {
   if (!o.inputs.empty()) {
     const std::string path = (fs::path(o.inputs) / (io.name + ".npy")).string();
@@ -30,21 +32,32 @@ Tensor program_input(const ProgramRunOptions& o, const device::AneIo& io, std::s
     if (t.shape() != io.type.shape)
       throw Error(path + ": shape " + shape_str(t.shape()) + ", the program's input " + io.name + " is " +
                   io.type.str());
-    if (!is_float(t.dtype())) throw Error(path + ": " + std::string(dtype_name(t.dtype())) + " values, the input is fp16");
-    return t.to(DType::f16);
+    if (!is_float(t.dtype()))
+      throw Error(path + ": " + std::string(dtype_name(t.dtype())) + " values, the program's input " + io.name + " is " +
+                  io.type.str());
+    return t.to(io.type.dtype);
   }
   Rng rng(o.seed * 1000003 + index);
   Tensor t(DType::f32, io.type.shape);
   for (float& x : t.span<float>()) x = static_cast<float>(rng.normal());
-  return t.to(DType::f16);
+  return t.to(io.type.dtype);
+}
+
+// Throws unless every input and output of the program is fp16 or fp32, the two dtypes a surface
+// is written in.
+void require_surface_dtypes(const std::string& dir, const std::vector<device::AneIo>& list, const char* role) {
+  for (const device::AneIo& io : list)
+    if (io.type.dtype != DType::f16 && io.type.dtype != DType::f32)
+      throw Error(dir + ": " + role + " " + io.name + " is " + io.type.str() +
+                  ": mil run writes and reads surfaces of fp16 or fp32 only");
 }
 
 // One allocation size per direction (ANE010), at least the minimum surface (ANE012): the
-// largest tensor's bytes, rounded up to it.
+// largest tensor's bytes in its own dtype (an fp32 value takes 4), rounded up to it.
 std::size_t program_surface_bytes(const std::vector<device::AneIo>& list) {
-  std::int64_t bytes = compile::kMinSurfaceBytes;
-  for (const device::AneIo& io : list) bytes = std::max(bytes, io.type.numel() * 2);
-  return static_cast<std::size_t>(bytes);
+  std::size_t bytes = static_cast<std::size_t>(compile::kMinSurfaceBytes);
+  for (const device::AneIo& io : list) bytes = std::max(bytes, device::surface_bytes(io));
+  return bytes;
 }
 
 // The same text, read again and run in f32 on the CPU executor (every f16 value widened to
@@ -90,13 +103,16 @@ ProgramRun run_program_folder(const std::string& dir, const ProgramRunOptions& o
   const std::vector<device::AneIo>& ins = dev->inputs(id);
   const std::vector<device::AneIo>& outs = dev->outputs(id);
 
+  require_surface_dtypes(dir, ins, "input");
+  require_surface_dtypes(dir, outs, "output");
+
   ProgramRun run;
   std::vector<device::AneSurface> in_surfaces, out_surfaces;
   const std::size_t in_bytes = program_surface_bytes(ins), out_bytes = program_surface_bytes(outs);
   for (std::size_t i = 0; i < ins.size(); ++i) {
     run.inputs.push_back({ins[i].name, program_input(o, ins[i], i)});
     in_surfaces.emplace_back(in_bytes);
-    device::pack_fp16(run.inputs.back().value, in_surfaces.back());
+    device::pack_io(run.inputs.back().value, ins[i].type.dtype, in_surfaces.back());
   }
   for (std::size_t i = 0; i < outs.size(); ++i) out_surfaces.emplace_back(out_bytes);
   std::vector<const device::AneSurface*> in_ptrs;
@@ -106,7 +122,7 @@ ProgramRun run_program_folder(const std::string& dir, const ProgramRunOptions& o
   dev->evaluate(id, in_ptrs, out_ptrs);
   dev->unload(id);
   for (std::size_t i = 0; i < outs.size(); ++i)
-    run.outputs.push_back({outs[i].name, device::unpack_fp16(out_surfaces[i], outs[i].type.shape)});
+    run.outputs.push_back({outs[i].name, device::unpack_io(out_surfaces[i], outs[i].type.dtype, outs[i].type.shape)});
   if (o.compare) run.reference = cpu_reference(dir, run.inputs, run.outputs, o.cpu_threads);
   return run;
 }
@@ -117,7 +133,8 @@ void write_program_run(const ProgramRun& run, const std::string& out) {
   for (const ProgramValue& o : run.outputs) {
     const std::string base = (fs::path(out) / o.name).string();
     write_npy(base + ".npy", o.value);
-    write_file_atomic(base + ".f16", std::span<const std::byte>(o.value.raw(), o.value.nbytes()));
+    write_file_atomic(base + (o.value.dtype() == DType::f32 ? ".f32" : ".f16"),
+                      std::span<const std::byte>(o.value.raw(), o.value.nbytes()));
   }
 }
 

@@ -26,20 +26,22 @@ struct ProgramValue {
 };
 
 struct ProgramRun {
-  std::vector<ProgramValue> inputs;     // as bound, f16, in the device's binding order
-  std::vector<ProgramValue> outputs;    // as the device gave them, f16
+  std::vector<ProgramValue> inputs;     // as bound, in the device's binding order and the input's dtype
+  std::vector<ProgramValue> outputs;    // as the device gave them, in the output's dtype (f16 or f32)
   std::vector<Tensor> reference;        // with `compare`: outputs[i]'s value from the CPU, f32
 };
 
 // Throws orion::Error unless `dir` is a folder holding model.mil.
 void require_program_folder(const std::string& dir);
 
-// Compiles, loads, evaluates and unloads the program on the device. Throws orion::Error for a
-// cpu device, an input file that is missing or of another shape or a non-float type, and what
-// the device refuses.
+// Compiles, loads, evaluates and unloads the program on the device, each surface sized for its
+// tensor in the I/O's dtype (fp16 or fp32), at least the minimum (ANE012). Throws orion::Error
+// for a cpu device, I/O of another dtype, an input file that is missing or of another shape or
+// a non-float type, and what the device refuses.
 ProgramRun run_program_folder(const std::string& dir, const ProgramRunOptions& options);
 
-// OUT/inputs/NAME.npy per input; OUT/NAME.npy and OUT/NAME.f16 (the raw fp16) per output.
+// OUT/inputs/NAME.npy per input; OUT/NAME.npy and the raw values per output, OUT/NAME.f16 or
+// OUT/NAME.f32 by the output's dtype.
 void write_program_run(const ProgramRun& run, const std::string& out);
 
 }  // namespace orion::runtime

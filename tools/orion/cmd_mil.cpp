@@ -1,7 +1,7 @@
 // orion mil: a workbench for ANE programs written by hand or by other tools, as well as the
 // kernel folders Orion writes. `check` prints the validator's verdict with rule ids, MIL lines,
 // fixes and sources; `run` evaluates the program on ane-sim (or the ANE) with seeded or given
-// inputs (runtime/program_run.h), writes the outputs as .npy and raw fp16, and with --compare
+// inputs (runtime/program_run.h), writes the outputs as .npy and raw (.f16 or .f32), and with --compare
 // reports each output's error against the same program in f32 on the CPU executor.
 #include <algorithm>
 #include <cmath>
@@ -98,7 +98,7 @@ void run_command(const RunOpts& o) {
   const runtime::ProgramRun run = runtime::run_program_folder(o.dir, r);
   runtime::write_program_run(run, o.out);
   for (const runtime::ProgramValue& out : run.outputs) std::printf("%s %s\n", out.name.c_str(), summarize(out.value).c_str());
-  std::fprintf(stderr, "ran %s on %s%s: %zu inputs (%s), outputs in %s/ (.npy and raw .f16)\n", o.dir.c_str(),
+  std::fprintf(stderr, "ran %s on %s%s: %zu inputs (%s), outputs in %s/ (.npy and raw .f16 or .f32)\n", o.dir.c_str(),
                o.device.c_str(), o.faithful ? " (faithful)" : "", run.inputs.size(),
                o.inputs.empty() ? ("seed " + std::to_string(o.seed)).c_str() : o.inputs.c_str(), o.out.c_str());
   if (!o.compare) return;
@@ -130,7 +130,7 @@ void add_mil_command(CLI::App& app) {
   auto o = std::make_shared<RunOpts>();
   run->add_option("dir", o->dir, "Program folder (model.mil + weights/)")->required();
   run->add_option("--inputs", o->inputs, "Folder with NAME.npy per program input (f16 or f32); else seeded normal(0, 1)");
-  run->add_option("--out", o->out, "Folder for the outputs (NAME.npy, NAME.f16) and the inputs used (inputs/)")
+  run->add_option("--out", o->out, "Folder for the outputs (NAME.npy, NAME.f16 or NAME.f32) and the inputs used (inputs/)")
       ->capture_default_str();
   run->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
   run->add_option("--device", o->device, "ane-sim, or ane on a Mac")->check(CLI::IsMember({"ane-sim", "ane"}))

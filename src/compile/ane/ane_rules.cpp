@@ -128,8 +128,12 @@ constexpr std::array kRules = {
             F::silent, S::runtime,
             "the compiler records the binding order in the manifest; the runtime binds by it",
             "docs/ane/HARDWARE.md, Inputs, outputs and memory (all six orders of three inputs tried)"},
-    AneRule{"ANE028", "The device reads a surface as packed C*S values from its start: no row stride.",
-            F::silent, S::runtime, "pack tensors densely into the surface (device/packing)",
+    AneRule{"ANE028",
+            "The device reads a surface as packed C*S values of the I/O's dtype from its start (2 bytes each in "
+            "fp16, 4 in fp32): no row stride.",
+            F::silent, S::runtime,
+            "pack tensors densely into the surface (device/packing), sized by the I/O's dtype: an fp32 [1, 256, 1, "
+            "64] takes 65,536 bytes",
             "docs/ane/HARDWARE.md, Inputs, outputs and memory"},
     AneRule{"ANE029",
             "Weights are baked in at compile time: rewriting the weight file changes nothing until "
