@@ -105,6 +105,68 @@ TEST_F(MilCli, RunsAProgramOnInputsFromNumpyAndMatchesNumpy) {
   EXPECT_EQ(checked.status, 0) << checked.out << run.out;
 }
 
+// fp32 I/O and a weight record whose size field is twice its data, both forms the hardware ran:
+// numpy writes the inputs and the weight file (its fields packed with struct, as the benchmark
+// writers lay them out), and checks the outputs against y = 2 * fp16(x) and z = fp16(w + b).
+TEST_F(MilCli, RunsFp32IoAndAWeightRecordLargerThanItsData) {
+  const std::string f = program("f", R"(program(1.3)
+[buildInfo = dict<string, string>({{"coremlc-version", "3505.4.1"}})]
+{
+    func main<ios18>(tensor<fp32, [1, 256, 1, 64]> x) {
+            string to16 = const()[name = string("to16"), val = string("fp16")];
+            tensor<fp16, [1, 256, 1, 64]> xh = cast(dtype = to16, x = x)[name = string("xh")];
+            fp16 two = const()[name = string("two"), val = fp16(0x1p+1)];
+            tensor<fp16, [1, 256, 1, 64]> yh = mul(x = xh, y = two)[name = string("yh")];
+            string to32 = const()[name = string("to32"), val = string("fp32")];
+            tensor<fp32, [1, 256, 1, 64]> y = cast(dtype = to32, x = yh)[name = string("y")];
+    } -> (y);
+}
+)");
+  const std::string w = program("w", R"(program(1.3)
+[buildInfo = dict<string, string>({{"coremlc-version", "3505.4.1"}})]
+{
+    func main<ios18>(tensor<fp16, [1, 64, 1, 384]> w) {
+            tensor<fp16, [1, 64, 1, 1]> b = const()[name = string("b"), val = tensor<fp16, [1, 64, 1, 1]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(64)))];
+            tensor<fp16, [1, 64, 1, 384]> z = add(x = w, y = b)[name = string("z")];
+    } -> (z);
+}
+)");
+  const std::string in = path("in"), out_f = path("out_f"), out_w = path("out_w");
+  const CliResult made = run_python(
+      "import numpy as np, os, struct\n"
+      "os.makedirs('" + in + "', exist_ok=True); os.makedirs('" + w + "/weights', exist_ok=True)\n"
+      "r = np.random.default_rng(5)\n"
+      "np.save('" + in + "/x.npy', r.standard_normal((1, 256, 1, 64)).astype(np.float32))\n"
+      "np.save('" + in + "/w.npy', r.standard_normal((1, 64, 1, 384)).astype(np.float16))\n"
+      "b = r.standard_normal(64).astype(np.float16)\n"
+      "np.save('" + path("b.npy") + "', b)\n"
+      "header = struct.pack('<II', 1, 2).ljust(64, b'\\0')\n"
+      "record = struct.pack('<IIQQ', 0xDEADBEEF, 1, 2 * b.nbytes, 128).ljust(64, b'\\0')\n"
+      "open('" + w + "/weights/weight.bin', 'wb').write(header + record + b.tobytes())\n");
+  ASSERT_EQ(made.status, 0) << made.out;
+  const CliResult ran_f = run_orion("mil run " + f + " --inputs " + in + " --out " + out_f);
+  ASSERT_EQ(ran_f.status, 0) << ran_f.out;
+  const CliResult ran_w = run_orion("mil run " + w + " --inputs " + in + " --out " + out_w);
+  ASSERT_EQ(ran_w.status, 0) << ran_w.out;
+  EXPECT_NE(ran_w.out.find("warning: " + w + "/weights/weight.bin: at byte 72: the record gives 256 bytes, the "
+                           "program's f16[1, 64, 1, 1] needs 128"),
+            std::string::npos)
+      << ran_w.out;
+  const CliResult checked = run_python(
+      "import numpy as np\n"
+      "x = np.load('" + in + "/x.npy')\n"
+      "y = np.load('" + out_f + "/y.npy')\n"
+      "assert y.dtype == np.float32 and y.shape == (1, 256, 1, 64), (y.dtype, y.shape)\n"
+      "assert (np.fromfile('" + out_f + "/y.f32', dtype=np.float32).reshape(y.shape) == y).all()\n"
+      "assert (np.load('" + out_f + "/inputs/x.npy') == x).all()\n"
+      "assert (y == 2 * x.astype(np.float16).astype(np.float32)).all(), np.abs(y - 2 * x).max()\n"
+      "z = np.load('" + out_w + "/z.npy')\n"
+      "want = np.load('" + in + "/w.npy').astype(np.float64) + np.load('" + path("b.npy") +
+      "').astype(np.float64).reshape(1, 64, 1, 1)\n"
+      "assert z.dtype == np.float16 and (z == want.astype(np.float16)).all(), np.abs(z - want).max()\n");
+  EXPECT_EQ(checked.status, 0) << checked.out << ran_f.out << ran_w.out;
+}
+
 // A broken program exits 1 naming the rule and the line; the verdict lists each finding.
 TEST_F(MilCli, ABrokenProgramExitsOneNamingTheRuleAndLine) {
   std::string text = kProgram;

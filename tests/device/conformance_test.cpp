@@ -257,6 +257,77 @@ TEST(Conformance, Int8WeightsDequantizedInTheProgram) {
   }
 }
 
+// A weight file as the int8 benchmark's writer lays it out (maderix/ANE ane_int8_bench.m): header
+// count 1, records 64 + data bytes apart with type code 1 on int8 data, no data offset, and one
+// fixed size in every record, twice a record's data here. Following that size leads into the
+// next record's data, and the last record's runs past the end of the file.
+std::vector<std::byte> fixed_size_int8_file(const std::vector<std::vector<std::int8_t>>& tensors, std::uint64_t size) {
+  std::vector<std::byte> b(64);
+  put_le(b, 0, 1, 4);
+  put_le(b, 4, 2, 4);
+  for (const auto& q : tensors) {
+    const std::size_t rec = b.size();
+    b.resize(rec + 64 + q.size());
+    put_le(b, rec, 0xDEADBEEF, 4);
+    put_le(b, rec + 4, 1, 4);
+    put_le(b, rec + 8, size, 8);
+    std::memcpy(b.data() + rec + 64, q.data(), q.size());
+  }
+  return b;
+}
+
+// Two convs on int8 weights dequantized by constexpr_affine_dequantize, read from that file.
+TEST(Conformance, Int8WeightsFromAFileWithOneSizeInEveryRecord) {
+  TempDir dir;
+  constexpr std::size_t C = 64, S = 384;  // 64 * 384 * 2 = 49,152 bytes
+  std::vector<std::vector<std::int8_t>> q(2, std::vector<std::int8_t>(C * C));
+  for (std::size_t k = 0; k < 2; ++k)
+    for (std::size_t i = 0; i < C * C; ++i) q[k][i] = static_cast<std::int8_t>(static_cast<int>((i * 5 + k * 3) % 9) - 4);
+  const std::vector<std::byte> blob = fixed_size_int8_file(q, 2 * C * C);
+  std::filesystem::create_directories(dir.path() + "/weights");
+  write_bytes(dir.path() + "/weights/weight.bin", std::string(reinterpret_cast<const char*>(blob.data()), blob.size()));
+  const auto weight = [](int k, std::size_t at) {
+    return "        tensor<fp16, [64, 64, 1, 1]> w" + std::to_string(k) + " = constexpr_affine_dequantize()[axis = int32(0), name = string(\"w" +
+           std::to_string(k) + "\"), quantized_data = tensor<int8, [64, 64, 1, 1]>(BLOBFILE(path = string(\"@model_path/weights/weight.bin\"), offset = uint64(" +
+           std::to_string(at) + "))), scale = fp16(0x1p-3), zero_point = int8(0)];\n";
+  };
+  const std::string conv_args = "dilations = di, groups = gr, pad = pd, pad_type = pt, strides = st";
+  write_bytes(dir.path() + "/model.mil",
+              conformance_program("tensor<fp16, [1, 64, 1, 384]> x",
+                                  weight(0, 64) + weight(1, 64 + 64 + C * C) +
+                                  "        tensor<int32, [2]> st = const()[name = string(\"st\"), val = tensor<int32, [2]>([1, 1])];\n"
+                                  "        tensor<int32, [2]> di = const()[name = string(\"di\"), val = tensor<int32, [2]>([1, 1])];\n"
+                                  "        tensor<int32, [4]> pd = const()[name = string(\"pd\"), val = tensor<int32, [4]>([0, 0, 0, 0])];\n"
+                                  "        string pt = const()[name = string(\"pt\"), val = string(\"valid\")];\n"
+                                  "        int32 gr = const()[name = string(\"gr\"), val = int32(1)];\n"
+                                  "        tensor<fp16, [1, 64, 1, 384]> h = conv(" + conv_args + ", weight = w0, x = x)[name = string(\"h\")];\n"
+                                  "        tensor<fp16, [1, 64, 1, 384]> y = conv(" + conv_args + ", weight = w1, x = h)[name = string(\"y\")];\n",
+                                  "y"));
+  std::vector<float> x(C * S);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = value_at(i, 7);
+  const auto h16 = [](double v) { return static_cast<double>(half_to_float(float_to_half(static_cast<float>(v)))); };
+  for (const bool faithful : {false, true}) {
+    AneSimOptions o;
+    o.faithful = faithful;
+    const std::vector<float> got = run_once(dir.path(), o, {x}, C * S);
+    double worst = 0;
+    for (std::size_t s = 0; s < S; ++s) {
+      std::vector<double> h(C);
+      for (std::size_t j = 0; j < C; ++j) {
+        double acc = 0;
+        for (std::size_t c = 0; c < C; ++c) acc += q[0][j * C + c] / 8.0 * x[c * S + s];
+        h[j] = h16(acc);
+      }
+      for (std::size_t o2 = 0; o2 < C; ++o2) {
+        double acc = 0;
+        for (std::size_t j = 0; j < C; ++j) acc += q[1][o2 * C + j] / 8.0 * h[j];
+        worst = std::max(worst, std::abs(acc - got[o2 * S + s]) / (1.0 + std::abs(acc)));
+      }
+    }
+    EXPECT_LT(worst, 2e-3) << (faithful ? "faithful" : "default");
+  }
+}
+
 }  // namespace
 }  // namespace orion::device
 

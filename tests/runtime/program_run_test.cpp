@@ -1,19 +1,26 @@
-// runtime::run_program_folder, the path `orion mil run` takes, on a kind of program the
-// hardware ran: fp32 inputs and outputs. The program is written here, and its output is checked
-// against values worked out by hand in this file.
+// runtime::run_program_folder, the path `orion mil run` takes, on two kinds of program the
+// hardware ran: fp32 inputs and outputs, and a weight file whose record gives a size larger than
+// its data. The programs and weight files are written byte by byte here, and each output is
+// checked against values worked out by hand in this file.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "core/error.h"
+#include "core/half.h"
 #include "core/npy_file.h"
 #include "core/testing_temp_dir.h"
+#include "error_of.h"
 #include "runtime/program_run.h"
 
 namespace orion::runtime {
 namespace {
 
 namespace fs = std::filesystem;
+using orion::testing::error_of;
 using testing_util::TempDir;
 
 std::string run_test_program(const std::string& params, const std::string& body, const std::string& outs) {
@@ -73,6 +80,77 @@ TEST(ProgramRun, Fp32InputsAndOutputsAreSizedAndPackedAsFp32) {
   EXPECT_EQ(fs::file_size(dir.file("out/y.f32")), 65536u);
   EXPECT_FALSE(fs::exists(dir.file("out/y.f16")));
   EXPECT_EQ(read_npy(dir.file("out/y.npy")).dtype(), DType::f32);
+}
+
+// A weight file with one blob: 64 fp16 values whose record says 256 bytes, twice its data, as
+// a benchmark's writer that puts one size in every record writes it. The file ends with the
+// data, so the size runs past its end; the 128 bytes the program's type needs do not.
+std::string blob_with_size_field(const std::vector<float>& values, std::uint64_t size_field, std::size_t cut = 0) {
+  std::string b(128 + values.size() * 2, '\0');
+  const auto put = [&](std::size_t at, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) b[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  put(0, 1, 4);            // count
+  put(4, 2, 4);            // version
+  put(64, 0xDEADBEEF, 4);  // sentinel
+  put(68, 1, 4);           // fp16
+  put(72, size_field, 8);
+  put(80, 128, 8);         // data offset
+  for (std::size_t i = 0; i < values.size(); ++i) put(128 + 2 * i, float_to_half(values[i]), 2);
+  b.resize(b.size() - cut);
+  return b;
+}
+
+// x [1, 64, 1, 384] fp16 plus a per-channel bias read from weights/weight.bin.
+constexpr const char* kBiasBody =
+    "        tensor<fp16, [1, 64, 1, 1]> b = const()[name = string(\"b\"), val = tensor<fp16, [1, 64, 1, 1]>"
+    "(BLOBFILE(path = string(\"@model_path/weights/weight.bin\"), offset = uint64(64)))];\n"
+    "        tensor<fp16, [1, 64, 1, 384]> y = add(x = x, y = b)[name = string(\"y\")];\n";
+
+TEST(ProgramRun, AWeightRecordLargerThanItsDataIsReadAtTheProgramsSizeWithAWarning) {
+  TempDir dir;
+  const std::string p = dir.file("p"), in = dir.file("in");
+  fs::create_directories(p + "/weights");
+  fs::create_directories(in);
+  testing_util::write_bytes(p + "/model.mil", run_test_program("tensor<fp16, [1, 64, 1, 384]> x", kBiasBody, "y"));
+  std::vector<float> bias(64);
+  for (std::size_t c = 0; c < 64; ++c) bias[c] = static_cast<float>(c) / 8.0f - 4.0f;  // -4 .. 3.875
+  testing_util::write_bytes(p + "/weights/weight.bin", blob_with_size_field(bias, 256));
+  Tensor x(DType::f32, {1, 64, 1, 384});
+  auto xs = x.span<float>();
+  for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 16) / 4.0f;  // 0 .. 3.75
+  write_npy(in + "/x.npy", x);
+
+  ::testing::internal::CaptureStderr();
+  const ProgramRun run = run_program_folder(p, on_ane_sim(in));
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(warnings.find("warning: " + p + "/weights/weight.bin: at byte 72: the record gives 256 bytes, the "
+                          "program's f16[1, 64, 1, 1] needs 128: those are read, the rest ignored"),
+            std::string::npos)
+      << warnings;
+  ASSERT_EQ(run.outputs.size(), 1u);
+  const std::vector<float> y = run.outputs[0].value.to_floats();
+  ASSERT_EQ(y.size(), 64u * 384u);
+  // Each sum is a multiple of 1/8 below 8: exact in fp16.
+  int wrong = 0;
+  for (std::size_t c = 0; c < 64; ++c)
+    for (std::size_t s = 0; s < 384; ++s)
+      wrong += y[c * 384 + s] != static_cast<float>((c * 384 + s) % 16) / 4.0f + static_cast<float>(c) / 8.0f - 4.0f;
+  EXPECT_EQ(wrong, 0);
+
+  // A size smaller than the tensor, and a tensor whose bytes run past the end of the file, stay
+  // errors that name the file, the byte and the problem.
+  testing_util::write_bytes(p + "/weights/weight.bin", blob_with_size_field(bias, 126));
+  std::string e = error_of([&] { run_program_folder(p, on_ane_sim(in)); });
+  EXPECT_NE(e.find(p + "/weights/weight.bin: at byte 64: blob of 126 bytes does not hold f16[1, 64, 1, 1] (128 bytes)"),
+            std::string::npos)
+      << e;
+  testing_util::write_bytes(p + "/weights/weight.bin", blob_with_size_field(bias, 256, 2));
+  e = error_of([&] { run_program_folder(p, on_ane_sim(in)); });
+  EXPECT_NE(e.find(p + "/weights/weight.bin: at byte 72: f16[1, 64, 1, 1] (128 bytes) at 128 runs past the end of the "
+                       "file (254 bytes)"),
+            std::string::npos)
+      << e;
 }
 
 }  // namespace

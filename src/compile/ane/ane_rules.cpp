@@ -107,11 +107,13 @@ constexpr std::array kRules = {
             F::silent, S::mil, "the blob writer returns record offsets; the first blob is at 64",
             "docs/ane/HARDWARE.md, Weights; docs/ane/FORMATS.md, weights/weight.bin"},
     AneRule{"ANE023",
-            "A weight file has the blob sentinel, format version 2, the data type its reader asks for, and every "
-            "blob within the file; the header's count and a record's offset field are not checked.",
+            "A weight file has the blob sentinel, format version 2, the data type its reader asks for, and the "
+            "bytes each tensor's type and shape need within the file; the header's count, a record's offset field "
+            "and a record's size, when it is larger than those bytes, are not checked.",
             F::loud, S::mil, "write weight files with the blob writer only",
             "docs/ane/HARDWARE.md, Weights; docs/ane/FORMATS.md, weights/weight.bin; Reported since (files with "
-            "count 1, type code 1 on int8, no data offset ran; coremltools' MILBlob reader)"},
+            "count 1, type code 1 on int8, no data offset, one size twice the data in every record ran; "
+            "coremltools' MILBlob reader)"},
     AneRule{"ANE024",
             "Programs for M1/M2 use program(1.0), main<ios16> and the verbose scalar spelling.",
             F::loud, S::mil, "compile with --dialect ios16 for M1/M2",

@@ -69,7 +69,11 @@ void WeightBlobReader::warn(std::uint64_t at, const std::string& what) const {
   if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(std::move(w));
 }
 
-BlobRecord WeightBlobReader::read_record(std::uint64_t pos, std::uint64_t known_size) const {
+bool WeightBlobReader::within(std::uint64_t offset, std::uint64_t bytes) const {
+  return offset <= bytes_.size() && bytes <= bytes_.size() - offset;
+}
+
+BlobRecord WeightBlobReader::read_record(std::uint64_t pos) const {
   const std::uint64_t size = bytes_.size();
   if (pos > size || size - pos < kBlobRecordSize)
     fail_at(name_, pos, "truncated metadata record: " + num(pos > size ? 0 : size - pos) + " bytes left, a record has 64");
@@ -82,7 +86,7 @@ BlobRecord WeightBlobReader::read_record(std::uint64_t pos, std::uint64_t known_
   const auto code = get_le<std::uint32_t>(bytes_, pos + kRecordDTypeAt);
   const std::optional<BlobDType> dtype = blob_dtype_from_code(code);
   if (!dtype) fail_at(name_, pos + kRecordDTypeAt, "unknown blob data type code " + num(code) + " (known: 1 to 17)");
-  auto data_size = get_le<std::uint64_t>(bytes_, pos + kRecordSizeAt);
+  const auto data_size = get_le<std::uint64_t>(bytes_, pos + kRecordSizeAt);
   auto data_offset = get_le<std::uint64_t>(bytes_, pos + kRecordOffsetAt);
   const auto unused = get_le<std::uint64_t>(bytes_, pos + kRecordUnusedBitsAt);
   if (data_offset == 0) {
@@ -93,25 +97,14 @@ BlobRecord WeightBlobReader::read_record(std::uint64_t pos, std::uint64_t known_
     warn(pos + kRecordOffsetAt, "data offset " + num(data_offset) + ", where writers put " + num(pos + kBlobRecordSize) +
                                     " (the record's offset + 64); the record's value is used");
   }
-  if (data_size == 0) {
-    if (known_size == 0) return BlobRecord{pos, *dtype, data_offset, 0, 0, {}};
-    warn(pos + kRecordSizeAt, "the record gives no size: the program's " + num(known_size) + " bytes are used");
-    data_size = known_size;
-  }
-  if (data_offset > size || data_size > size - data_offset)
-    fail_at(name_, pos + kRecordSizeAt, "blob of " + num(data_size) + " bytes at " + num(data_offset) +
-                                           " runs past the end of the file (" + num(size) + " bytes)");
   const int bits = blob_dtype_bits(*dtype);
   const std::string type(blob_dtype_name(*dtype));
   if (is_sub_byte(*dtype)) {
-    if (unused > 7 || (data_size * 8 - unused) % static_cast<std::uint64_t>(bits) != 0)
+    if (data_size != 0 && (unused > 7 || (data_size * 8 - unused) % static_cast<std::uint64_t>(bits) != 0))
       fail_at(name_, pos + kRecordUnusedBitsAt, num(unused) + " unused bits do not leave whole " + type + " values in " +
                                                     num(data_size) + " bytes");
-  } else {
-    if (unused != 0)
-      fail_at(name_, pos + kRecordUnusedBitsAt, num(unused) + " unused bits given for " + type + ", which is not a sub-byte type");
-    if (known_size == 0 && data_size % static_cast<std::uint64_t>(bits / 8) != 0)
-      fail_at(name_, pos + kRecordSizeAt, num(data_size) + " bytes are not a whole number of " + type + " values");
+  } else if (unused != 0) {
+    fail_at(name_, pos + kRecordUnusedBitsAt, num(unused) + " unused bits given for " + type + ", which is not a sub-byte type");
   }
   BlobRecord r;
   r.record_offset = pos;
@@ -119,7 +112,6 @@ BlobRecord WeightBlobReader::read_record(std::uint64_t pos, std::uint64_t known_
   r.data_offset = data_offset;
   r.size = data_size;
   r.unused_bits = static_cast<std::uint32_t>(unused);
-  r.data = bytes_.subspan(static_cast<std::size_t>(data_offset), static_cast<std::size_t>(data_size));
   return r;
 }
 
@@ -135,12 +127,36 @@ void WeightBlobReader::walk() {
   std::uint64_t pos = kBlobHeaderSize;
   bool stopped = false;
   while (pos < size) {
-    BlobRecord r = read_record(pos, 0);
+    // Past the first record the walk goes where the previous record's size points. A size
+    // larger than the data (files that ran on the ANE) points into data or past the end: the
+    // walk stops, and the program's offsets find the blobs, each read at its type's size.
+    if (!records_.empty() && (size - pos < kBlobRecordSize ||
+                              get_le<std::uint32_t>(bytes_, pos + kRecordSentinelAt) != kBlobSentinel)) {
+      stopped = true;
+      const BlobRecord& prev = records_.back();
+      warn(prev.record_offset + kRecordSizeAt,
+           "no blob record starts at " + num(pos) + ", where the record's size of " + num(prev.size) +
+               " bytes ends: the blobs after it are found by the program's offsets");
+      break;
+    }
+    BlobRecord r = read_record(pos);
     if (r.size == 0) {  // no size: where the next record starts is the program's to say
       stopped = true;
       warn(pos + kRecordSizeAt, "the record gives no size: the blobs after it are found by the program's offsets");
       break;
     }
+    if (!within(r.data_offset, r.size)) {
+      stopped = true;
+      warn(pos + kRecordSizeAt, "blob of " + num(r.size) + " bytes at " + num(r.data_offset) +
+                                    " runs past the end of the file (" + num(size) +
+                                    " bytes): a program reads from it the bytes its type needs, if the file holds them");
+      break;
+    }
+    const int bits = blob_dtype_bits(r.dtype);
+    if (!is_sub_byte(r.dtype) && r.size % static_cast<std::uint64_t>(bits / 8) != 0)
+      fail_at(name_, pos + kRecordSizeAt,
+              num(r.size) + " bytes are not a whole number of " + std::string(blob_dtype_name(r.dtype)) + " values");
+    r.data = bytes_.subspan(static_cast<std::size_t>(r.data_offset), static_cast<std::size_t>(r.size));
     records_.push_back(r);
     if (r.data_offset != pos + kBlobRecordSize) {  // data elsewhere: where the next record is is not known
       stopped = true;
@@ -185,17 +201,29 @@ Tensor WeightBlobReader::tensor(std::uint64_t record_offset, DType dtype, const 
       throw Error::at_offset(name_, record_offset,
                              std::string("no blob record starts here") +
                                  (is_data ? " (that is where a blob's data starts: BLOBFILE names its record, 64 bytes before)" : ""));
-    r = read_record(record_offset, want_bytes);
+    r = read_record(record_offset);
   }
   const std::optional<BlobDType> want = blob_type_of(dtype);
   if (!want) throw Error::at_offset(name_, record_offset, "no blob type holds " + std::string(dtype_name(dtype)));
   if (*want != r.dtype)
     warn(record_offset + kRecordDTypeAt, "blob type code " + std::string(blob_dtype_name(r.dtype)) + " read as " +
                                              std::string(dtype_name(dtype)) + ", the program's type (files written so ran on the ANE)");
-  if (r.size != want_bytes)
+  const std::string tensor_type = std::string(dtype_name(dtype)) + shape_str(shape);
+  // The device reads the bytes the program's type and shape give, wherever the size field
+  // points: a size of 0, or one larger than that, ran; a smaller one cannot hold the tensor.
+  if (r.size == 0)
+    warn(record_offset + kRecordSizeAt, "the record gives no size: the program's " + num(want_bytes) + " bytes are used");
+  else if (r.size < want_bytes)
     throw Error::at_offset(name_, record_offset,
-                           "blob of " + num(r.size) + " bytes does not hold " + std::string(dtype_name(dtype)) +
-                               shape_str(shape) + " (" + num(want_bytes) + " bytes)");
+                           "blob of " + num(r.size) + " bytes does not hold " + tensor_type + " (" + num(want_bytes) + " bytes)");
+  else if (r.size > want_bytes)
+    warn(record_offset + kRecordSizeAt, "the record gives " + num(r.size) + " bytes, the program's " + tensor_type +
+                                            " needs " + num(want_bytes) +
+                                            ": those are read, the rest ignored (files written so ran on the ANE)");
+  if (!within(r.data_offset, want_bytes))
+    throw Error::at_offset(name_, record_offset + kRecordSizeAt,
+                           tensor_type + " (" + num(want_bytes) + " bytes) at " + num(r.data_offset) +
+                               " runs past the end of the file (" + num(bytes_.size()) + " bytes)");
   auto buffer = Buffer::borrow(const_cast<std::byte*>(bytes_.data()), bytes_.size(), owner_);
   return Tensor::view_of(dtype, shape, std::move(buffer), static_cast<std::size_t>(r.data_offset));
 }
