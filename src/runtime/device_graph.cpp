@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <utility>
 
+#include "compile/ane/kernel_sharing.h"
 #include "compile/driver.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
@@ -17,14 +19,19 @@ namespace fs = std::filesystem;
 
 struct DeviceGraph::Segment {
   compile::Segment part;
-  // Kernels:
-  std::unique_ptr<VersionedKernel> kernel;
-  std::optional<compile::KernelIo> io;
+  bool is_kernel() const { return part.placement == compile::Placement::ane; }
+  // Kernels. With weights as inputs, kernels equal but for names share the first one's program
+  // (`owner`, null: its own); each has its own surfaces and I/O under its own names.
+  std::optional<compile::CanonicalKernel> canon;
+  Segment* owner = nullptr;
+  std::unique_ptr<VersionedKernel> kernel;  // the program's owner only
+  std::optional<compile::KernelIo> io;      // under this segment's names
   std::vector<KernelSurfaces> surfaces;  // one per lane
   // The current set of weights, written by the lowering and install threads before `ready`:
   std::promise<void> lowering_done;
   std::shared_future<void> lowered, ready;
   compile::KernelIo next_io;
+  std::optional<compile::KernelIo> program_io;  // a shared program's owner: its I/O under its own names
   InstallPath path = InstallPath::compiled;
   bool installed = false;  // by this version (weights as inputs install only the first)
   double lower_ms = 0, install_ms = 0, weight_ms = 0;
@@ -64,10 +71,13 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
     fs::create_directories(work_, ec);
     if (ec) throw Error::in_file(work_, "cannot create the folder: " + ec.message());
   }
+  const bool share = options_.weights == DeviceGraphWeights::inputs;
   compile::PartitionOptions po;
   po.target = options_.target;
   po.seq = options_.seq;
+  if (share) po.cut_after = options_.cut_after;
   compile::Partition part = compile::plan_segments(graph, po);
+  std::map<std::string, Segment*> programs;  // by canonical key, the first segment of each
   for (ir::ValueId id : graph.nodes_of(ir::Op::input)) {
     const std::string& name = graph.node(id).name;
     inputs_.emplace_back(name, part.renamed.at(name));
@@ -78,9 +88,17 @@ DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, Comp
     auto seg = std::make_unique<Segment>();
     SegmentStep step{s.placement, s.name, {}, {}, {}};
     if (s.placement == compile::Placement::ane) {
+      if (share) {
+        seg->canon = compile::canonical_kernel(s.graph);
+        auto [first, fresh] = programs.emplace(seg->canon->key, seg.get());
+        if (!fresh) seg->owner = first->second;
+      }
       // No supervisor: the installs run on the install thread, and restarts are decided before
       // them (plan_installs).
-      seg->kernel = std::make_unique<VersionedKernel>(device_, budget_, reload_, (fs::path(work_) / s.name).string());
+      if (!seg->owner) {
+        seg->kernel = std::make_unique<VersionedKernel>(device_, budget_, reload_, (fs::path(work_) / s.name).string());
+        ++stats_.programs;
+      }
       ++stats_.kernels;
     } else {
       step.inputs = ir::names_of(s.graph, s.graph.nodes_of(ir::Op::input));
@@ -134,8 +152,8 @@ void DeviceGraph::lower(Segment& seg) {
   std::error_code ec;
   fs::remove_all(next_folder(seg), ec);
   const TensorMap none;
-  compile::KernelIo io =
-      compile::build_kernel(seg.part.graph, ko.lowering.runtime_weights ? none : params_, next_folder(seg), ko).lowered.io;
+  const ir::Graph& g = seg.canon ? seg.canon->graph : seg.part.graph;
+  compile::KernelIo io = compile::build_kernel(g, ko.lowering.runtime_weights ? none : params_, next_folder(seg), ko).lowered.io;
   if (seg.io && !same_io(*seg.io, io))
     throw Error("device graph: kernel " + seg.part.name + " binds other inputs or outputs with new weights");
   seg.next_io = std::move(io);
@@ -145,16 +163,33 @@ void DeviceGraph::lower(Segment& seg) {
 void DeviceGraph::install(Segment& seg) {
   Stopwatch sw;
   seg.path = seg.kernel->install(next_folder(seg));
-  if (!seg.io) {
+  if (!seg.io && !seg.program_io) {
     check_bindings(device_, seg.kernel->program(), seg.next_io,
                    (fs::path(work_) / seg.part.name / "model.mil").string());
-    for (int lane = 0; lane < options_.lanes; ++lane) seg.surfaces.emplace_back(seg.next_io);
-    seg.io = std::move(seg.next_io);
+    if (seg.canon) {
+      seg.program_io = std::move(seg.next_io);  // bound to each sharing segment's names by bind()
+    } else {
+      for (int lane = 0; lane < options_.lanes; ++lane) seg.surfaces.emplace_back(seg.next_io);
+      seg.io = std::move(seg.next_io);
+    }
   }
   std::error_code ec;
   fs::remove_all(next_folder(seg), ec);
   seg.installed = true;
   seg.install_ms = sw.ms();
+}
+
+DeviceGraph::Segment& DeviceGraph::owner_of(Segment& seg) { return seg.owner ? *seg.owner : seg; }
+
+void DeviceGraph::bind(Segment& seg) {
+  const compile::KernelIo& program_io = *owner_of(seg).program_io;
+  std::map<std::string, compile::WeightPart> parts;
+  const std::map<std::string, std::string> names = compile::step_bind(*seg.canon, program_io);
+  for (const auto& [param, part] : seg.canon->parts)
+    if (names.contains(param)) parts.emplace(param, part);
+  compile::KernelIo io = compile::bind_io(program_io, names, parts);
+  for (int lane = 0; lane < options_.lanes; ++lane) seg.surfaces.emplace_back(io);
+  seg.io = std::move(io);
 }
 
 void DeviceGraph::write_weights(Segment& seg) {
@@ -169,18 +204,24 @@ void DeviceGraph::write_weights(Segment& seg) {
 
 bool DeviceGraph::set_weights(const TensorMap& params, bool may_restart) {
   finish(true);
-  std::vector<Segment*> kernels;
-  for (auto& seg : segments_)
-    if (seg->kernel) kernels.push_back(seg.get());
+  std::vector<Segment*> kernels, programs;  // every kernel step; those that own a program
+  for (auto& seg : segments_) {
+    if (seg->is_kernel()) kernels.push_back(seg.get());
+    if (seg->kernel) programs.push_back(seg.get());
+  }
   const bool inputs = options_.weights == DeviceGraphWeights::inputs;
   // Weights as inputs lower and compile once; a new set is only written.
   const bool lowering = !inputs || !compiled_;
   int compiles = 0;
-  for (Segment* seg : kernels) compiles += inputs ? !compiled_ : !seg->kernel->will_reload();
-  if (!plan_installs(kernels, compiles, may_restart)) return false;
+  for (Segment* seg : programs) compiles += inputs ? !compiled_ : !seg->kernel->will_reload();
+  if (!plan_installs(programs, compiles, may_restart)) return false;
   params_ = params;
   version_counted_ = false;
-  for (Segment* seg : kernels) {
+  for (Segment* seg : kernels) {  // in run order: an owner before the segments that share it
+    if (seg->owner) {
+      seg->lowered = seg->owner->lowered;
+      continue;
+    }
     seg->lowering_done = std::promise<void>();
     seg->lowered = seg->lowering_done.get_future().share();
     if (!lowering) seg->lowering_done.set_value();
@@ -189,10 +230,10 @@ bool DeviceGraph::set_weights(const TensorMap& params, bool may_restart) {
   // side on the pool; installing them is not (one budget, one device queue), so it follows on
   // one thread in run order, each kernel as soon as it is lowered.
   if (lowering)
-    lowering_ = std::async(std::launch::async, [this, kernels] {
-      pool_.parallel_for(0, static_cast<std::int64_t>(kernels.size()), 1, [&](std::int64_t lo, std::int64_t hi) {
+    lowering_ = std::async(std::launch::async, [this, programs] {
+      pool_.parallel_for(0, static_cast<std::int64_t>(programs.size()), 1, [&](std::int64_t lo, std::int64_t hi) {
         for (std::int64_t i = lo; i < hi; ++i) {
-          Segment& seg = *kernels[static_cast<std::size_t>(i)];
+          Segment& seg = *programs[static_cast<std::size_t>(i)];
           try {
             lower(seg);
             seg.lowering_done.set_value();
@@ -205,7 +246,8 @@ bool DeviceGraph::set_weights(const TensorMap& params, bool may_restart) {
   for (Segment* seg : kernels)
     seg->ready = installer_->post([this, seg, lowering, inputs] {
       seg->lowered.get();
-      if (lowering) install(*seg);
+      if (lowering && seg->kernel) install(*seg);
+      if (!seg->io) bind(*seg);  // shared programs: the step's names, once
       if (inputs) write_weights(*seg);
     });
   compiled_ = true;
@@ -218,19 +260,19 @@ void DeviceGraph::finish(bool rethrow) {
   installer_->drain();
   if (version_counted_ || !rethrow) return;
   for (auto& seg : segments_)
-    if (seg->kernel) seg->ready.get();
+    if (seg->is_kernel()) seg->ready.get();
   count_version();
 }
 
 void DeviceGraph::count_version() {
   if (lowering_.valid()) lowering_.get();
   for (auto& seg : segments_) {
-    if (!seg->kernel) continue;
+    if (!seg->is_kernel()) continue;
     stats_.weight_bytes += seg->weight_bytes;
     stats_.weight_ms += seg->weight_ms;
     seg->weight_bytes = 0;
     seg->weight_ms = 0;
-    if (!std::exchange(seg->installed, false)) continue;
+    if (!seg->kernel || !std::exchange(seg->installed, false)) continue;
     stats_.lower_ms += seg->lower_ms;
     stats_.install_ms += seg->install_ms;
     ++(seg->path == InstallPath::reloaded ? stats_.reloads : stats_.compiles);
@@ -249,7 +291,7 @@ ReadyKernel DeviceGraph::kernel(std::size_t step, int lane) {
   Segment& seg = *segments_[step];
   const std::shared_future<void> ready = seg.ready;  // a lane's own copy to wait on
   ready.get();  // its install's error, at the kernel that needs it
-  return {seg.kernel->program(), &*seg.io, &seg.surfaces[static_cast<std::size_t>(lane)]};
+  return {owner_of(seg).kernel->program(), &*seg.io, &seg.surfaces[static_cast<std::size_t>(lane)]};
 }
 
 ir::Graph DeviceGraph::host_graph(std::size_t step) { return segments_[step]->part.graph; }

@@ -42,6 +42,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,11 +70,16 @@ struct DeviceGraphOptions {
   std::string work_folder;  // the kernels' files (created); empty: a temporary folder
   Supervisor* supervisor = nullptr;  // null: over the budget is an error, not a restart
   int lanes = 2;  // run_many's inputs in flight at once (1: one after another)
+  // Nodes kernels end after (compile::PartitionOptions::cut_after): each layer's end, forward
+  // and backward. With weights as inputs, kernels equal but for names then share one program
+  // (compile/ane/kernel_sharing.h), compiled once: the compiles do not grow with depth.
+  std::set<std::string, std::less<>> cut_after;
 };
 
 struct DeviceGraphStats {
   bool weights_inputs = false;  // the weights are kernel inputs (DeviceGraphWeights::inputs)
   int kernels = 0, host_segments = 0;
+  int programs = 0;  // the kernels' distinct programs: what is compiled (fewer when shared)
   int versions = 0;            // sets of weights installed
   int compiles = 0, reloads = 0;
   int runs = 0;
@@ -126,6 +132,9 @@ class DeviceGraph : private SegmentSource {
   // not and `may_restart`, throws orion::Error or restarts the process.
   bool plan_installs(const std::vector<Segment*>& kernels, int compiles, bool may_restart);
   void write_weights(Segment& seg);
+  Segment& owner_of(Segment& seg);
+  // A segment of a shared program: its I/O under its own names, and its surfaces.
+  void bind(Segment& seg);
   std::string next_folder(const Segment& seg) const;
   void lower(Segment& seg);
   void install(Segment& seg);

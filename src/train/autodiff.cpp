@@ -1,5 +1,6 @@
 #include "train/autodiff.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -128,7 +129,10 @@ ir::Graph gradient_graph(const ir::Graph& forward, std::string_view loss, std::s
                         std::string(n.info().no_grad) + ")");
     std::vector<Value> ins;
     for (ValueId i : n.inputs) ins.push_back(map[static_cast<std::size_t>(i)]);
-    const Value g = sum(b, grads[u]);
+    Value g = sum(b, grads[u]);
+    if (!options.name_gradients_of.empty() && n.name.starts_with(options.name_gradients_of) && g.id != seed.id &&
+        std::none_of(map.begin(), map.end(), [&](const Value& v) { return v.id == g.id; }))
+      g = b.name(g, "at." + n.name);  // in the "grad" scope: "grad.at.layer_out.3"
     const ir::grad::Grads dins = n.info().grad(b, n, ins, map[u], g);
     for (std::size_t k = 0; k < n.inputs.size(); ++k) {
       const auto in = static_cast<std::size_t>(n.inputs[k]);

@@ -13,7 +13,11 @@ namespace orion::train {
 struct GradientOptions {
   // If not empty: an f32 scalar input of this name multiplies the seed gradient (dynamic loss
   // scaling); otherwise the seed is 1.
-  std::string seed_input;
+  std::string seed_input = {};
+  // If not empty: the gradient of each forward value whose name starts with this is named
+  // "grad.at." + its name (where a model's layers end in the backward pass too, so that a
+  // device can cut kernels there: PartitionOptions::cut_after).
+  std::string name_gradients_of = {};
 };
 
 // `forward`: a verified graph with an output named `loss` that is an f32 scalar (rank 0 or shape

@@ -29,12 +29,12 @@ class DeviceGradients final : public GradientRunner {
         }) {
     make_graphs(o.weights);
     flops_ = train::matmul_flops(graphs_.at(c.seq).graph->graph()) * static_cast<double>(c.batch);
-    // The probe (one compile, baked weights only) and one compile per kernel must fit in one
+    // The probe (one compile, baked weights only) and one compile per program must fit in one
     // process, or no restart could ever make progress.
     int kernels = 0;
-    for (const auto& [seq, g] : graphs_) kernels += g.graph->stats().kernels;
+    for (const auto& [seq, g] : graphs_) kernels += g.graph->stats().programs;
     if (kernels + (o.weights == runtime::DeviceGraphWeights::baked) > budget.limit())
-      throw Error("train: the gradient graph compiles to " + std::to_string(kernels) + " kernels" +
+      throw Error("train: the gradient graph compiles to " + std::to_string(kernels) + " programs" +
                   (buckets_.size() > 1 ? " over " + std::to_string(buckets_.size()) + " sequence buckets" : std::string()) +
                   ", more than a process's compile budget of " + std::to_string(budget.limit()) +
                   " allows with the reload probe (ANE030)" + (buckets_.size() > 1 ? "; give fewer --buckets" : ""));
@@ -140,7 +140,11 @@ class DeviceGradients final : public GradientRunner {
     dg.supervisor = o.supervisor;
     dg.lanes = o.lanes;
     dg.weights = o.weights;
-    return std::make_unique<runtime::DeviceGraph>(loss_gradient_graph(loss, 1, seq, wrt), device, budget, reload, dg);
+    ir::Graph g = loss_gradient_graph(loss, 1, seq, wrt);
+    // Each layer's end, forward and backward: kernels cut there are alike and share programs.
+    for (const ir::Node& n : g.nodes())
+      if (n.name.starts_with("layer_out.") || n.name.starts_with("grad.at.layer_out.")) dg.cut_after.insert(n.name);
+    return std::make_unique<runtime::DeviceGraph>(g, device, budget, reload, dg);
   }
 
   void make_graphs(runtime::DeviceGraphWeights w) {

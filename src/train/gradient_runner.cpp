@@ -56,7 +56,8 @@ double matmul_flops(const ir::Graph& g) {
 
 ir::Graph loss_gradient_graph(const LossGraphFn& loss, std::int64_t batch, std::int64_t seq,
                               std::span<const std::string> wrt) {
-  return gradient_graph(loss(batch, seq), "loss", wrt, GradientOptions{.seed_input = "loss_scale"});
+  return gradient_graph(loss(batch, seq), "loss", wrt,
+                        GradientOptions{.seed_input = "loss_scale", .name_gradients_of = "layer_out."});
 }
 
 void add_into(Tensor& sum, const Tensor& term) {

@@ -216,6 +216,7 @@ void write_run_summary(const std::string& out, const std::string& device, const 
                       {"steps", r.steps},
                       {"resumed_from", r.resumed_from},
                       {"kernels", r.device ? r.device->kernels : 0},
+                      {"programs", r.device ? r.device->programs : 0},
                       {"compiles", r.device ? r.device->compiles : 0},
                       {"reloads", r.device ? r.device->reloads : 0},
                       {"restarts", restarts},

@@ -148,9 +148,10 @@ std::vector<double> curve(const Arch& arch, const TrainConfig& c, const Gradient
   while (t.steps_done() < c.steps) losses.push_back(t.step().loss);
   EXPECT_EQ(t.skipped_steps(), 0);
   if (const runtime::DeviceGraphStats* s = t.device_stats()) {
-    // Each kernel compiled once; every later step's weights written into its input surfaces,
-    // or baked: reloaded into it.
-    EXPECT_EQ(s->compiles, s->kernels);
+    // Each program compiled once (weights as inputs: kernels alike but for names share one);
+    // every later step's weights written into its input surfaces, or baked: reloaded into it.
+    EXPECT_EQ(s->compiles, s->programs);
+    EXPECT_EQ(s->programs < s->kernels, weights == Weights::inputs) << "the layers' kernels share programs";
     EXPECT_EQ(s->reloads, weights == Weights::inputs ? 0 : s->kernels * (c.steps - 1));
     EXPECT_EQ(s->weight_bytes > 0, weights == Weights::inputs);
     EXPECT_EQ(s->versions, c.steps);
@@ -204,10 +205,10 @@ TEST(DeviceTrainingInputs, NeedNoReloadOnAFaithfulStaleDeviceWithATightBudget) {
     // A run, not a probe: a recompile or a reload in any step after the first would spend the
     // budget or leave stale weights, and the loss must fall far enough to show learning.
     c.steps = testing_util::at_scale(40, 10);
-    int kernels = 0;
+    int kernels = 0;  // the programs a process compiles
     {
       Device d;
-      kernels = on(d, arch, Weights::inputs)(arch.loss, names_of(arch.weights), c)->device_stats()->kernels;
+      kernels = on(d, arch, Weights::inputs)(arch.loss, names_of(arch.weights), c)->device_stats()->programs;
     }
     struct Tight {
       explicit Tight(int budget)

@@ -194,11 +194,12 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   if (r.device) {
     const runtime::DeviceGraphStats& d = *r.device;
     const double v = std::max(d.versions, 1);
-    std::printf("  %s, weights %s, this process: %d kernels and %d host segments, %d compiles, %d reloads, %d restarts\n"
+    std::printf("  %s, weights %s, this process: %d kernels (%d programs) and %d host segments, %d compiles, %d reloads, "
+                "%d restarts\n"
                 "  per step: %.0f ms on the device, %.0f ms on the host (%d host segment runs beside the other "
                 "sequence's kernels), %.1f ms writing %.0f KB of weights, %.0f ms lowering and %.0f ms installing in the "
                 "background (%.0f ms of it all waited for)\n",
-                o.device.c_str(), d.weights_inputs ? "inputs" : "baked", d.kernels, d.host_segments, d.compiles, d.reloads,
+                o.device.c_str(), d.weights_inputs ? "inputs" : "baked", d.kernels, d.programs, d.host_segments, d.compiles, d.reloads,
                 device ? device->restarts() : 0, d.device_ms / v, d.host_ms / v, d.host_beside_device, d.weight_ms / v,
                 static_cast<double>(d.weight_bytes) / v / 1024.0, d.lower_ms / v, d.install_ms / v, d.wait_ms / v);
   }

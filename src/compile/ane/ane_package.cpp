@@ -232,21 +232,24 @@ std::string_view kernel_weights_name(KernelWeights w) { return w == KernelWeight
 
 const std::string& kernel_folder(const PackageStep& step) { return step.kernel.empty() ? step.name : step.kernel; }
 
-KernelIo bound_io(const PackageStep& step) {
-  KernelIo io = step.io;
-  if (step.bind.empty()) return io;
+KernelIo bind_io(const KernelIo& program_io, const std::map<std::string, std::string>& bind,
+                 const std::map<std::string, WeightPart>& parts) {
+  KernelIo io = program_io;
+  if (bind.empty()) return io;
   for (auto* list : {&io.inputs, &io.outputs})
     for (KernelIoTensor& t : *list) {
-      if (auto part = step.weight_parts.find(t.weight); part != step.weight_parts.end()) {
+      if (auto part = parts.find(t.weight); part != parts.end()) {
         t.weight_axis = part->second.axis;
         t.weight_begin = part->second.begin;
         t.weight_end = part->second.end;
       }
       for (std::string* name : {&t.name, &t.weight})
-        if (!name->empty()) *name = step.bind.at(*name);
+        if (!name->empty()) *name = bind.at(*name);
     }
   return io;
 }
+
+KernelIo bound_io(const PackageStep& step) { return bind_io(step.io, step.bind, step.weight_parts); }
 
 const PackageProgram* PackageManifest::find_program(std::string_view name) const {
   for (const PackageProgram& p : programs)

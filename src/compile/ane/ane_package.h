@@ -119,6 +119,9 @@ struct PackageManifest {
 // values and the model's params), in the program's binding order.
 const std::string& kernel_folder(const PackageStep& step);
 KernelIo bound_io(const PackageStep& step);
+// `io` with its names and weights renamed by `bind`, and the weights `parts` names made parts.
+KernelIo bind_io(const KernelIo& io, const std::map<std::string, std::string>& bind,
+                 const std::map<std::string, WeightPart>& parts);
 
 nlohmann::json manifest_to_json(const PackageManifest& m);
 // `file` names the manifest in errors ("PKG/manifest.json: at /programs/0/steps/2/io: ...").
