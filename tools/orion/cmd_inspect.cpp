@@ -7,6 +7,7 @@
 #include "compile/ane/ane_package.h"
 #include "compile/ane/weight_slots.h"
 #include "compile/mil/mil_parser.h"
+#include "device/ane_cost_model.h"
 #include "core/mapped_file.h"
 
 namespace orion::cli {
@@ -101,18 +102,38 @@ void print(const compile::PackageManifest& m, const std::string& dir) {
   }
 }
 
+// The cost model's projection of each program on `chip` (device/ane_cost_model.h): what one run
+// of each would take on the device, labelled as a projection.
+void print_projection(const compile::PackageManifest& m, const std::string& chip_name) {
+  const device::AneChip& chip = device::ane_chip(chip_name);
+  std::printf("\nprojected on %s (a cost model, not a measurement: %.1f fp16 TFLOPS, %.1f GB/s, %.3f ms a dispatch; %s):\n",
+              chip.name.c_str(), chip.fp16_tflops, chip.ane_gbps, chip.dispatch_ms, chip.basis.c_str());
+  for (const device::ProgramProjection& p : device::project_package(m, chip)) {
+    std::printf("  %-8s %8.2f ms a run (%d evaluations, %.2f GFLOP, %.1f MB moved)", p.program.c_str(), p.ms,
+                p.evaluations, p.flops / 1e9, p.bytes / 1e6);
+    if (p.program == "decode" && p.ms > 0) std::printf(": %.1f tok/s", 1e3 / p.ms);
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 void add_inspect_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto chip = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("inspect", "Show a compiled ANE package (from `orion compile --target ane`)");
   cmd->add_option("package", *dir, "Package folder")->required();
   cmd->add_flag("--json", *json, "Print the manifest as read and checked, as JSON");
-  cmd->callback([dir, json] {
+  std::vector<std::string> chips;
+  for (const device::AneChip& c : device::ane_chips()) chips.push_back(c.name);
+  cmd->add_option("--chip", *chip, "Also project each program's device time on this chip (a cost model: docs/ane/COST_MODEL.md)")
+      ->check(CLI::IsMember(chips));
+  cmd->callback([dir, json, chip] {
     const compile::PackageManifest m = compile::read_manifest(*dir);
     if (*json) std::printf("%s\n", compile::manifest_to_json(m).dump(2).c_str());
     else print(m, *dir);
+    if (!chip->empty() && !*json) print_projection(m, *chip);
   });
 }
 
