@@ -69,6 +69,18 @@ DeviceRun::DeviceRun(const model::ModelFolder& md, const DeviceRunOptions& o, co
                                         : ": the model is too large to run whole on the device in one process"));
   if (o.lora) set_adapter(*o.lora);
   session_ = std::make_unique<runtime::PackageSession>(*runner_, !o.ane_prefill);
+  // What the context costs: the decode program's KV-cache inputs, resident fp16 surfaces.
+  if (const compile::PackageProgram* decode = runner_->manifest().find_program("decode"); decode && !o.ane_prefill) {
+    std::int64_t bytes = 0;
+    for (const compile::PackageValue& v : decode->inputs)
+      if (v.name.starts_with("past_")) bytes += shape_numel(v.shape) * 2;
+    if (bytes > 0 && decode->session.contains("capacity")) {
+      char mb[32];
+      std::snprintf(mb, sizeof mb, "%.1f", static_cast<double>(bytes) / 1e6);
+      say(who + "KV cache of " + std::to_string(decode->session["capacity"].get<std::int64_t>()) + " positions, " + mb +
+          " MB of fp16 surfaces");
+    }
+  }
 }
 
 DeviceRun::~DeviceRun() = default;
