@@ -25,6 +25,12 @@ namespace {
 // declares): DIR/NAME.npy when an inputs folder is given, else normal(0, 1) from the seed (the
 // input's position in binding order keeps each input's values its own).
 Tensor program_input(const ProgramRunOptions& o, const device::AneIo& io, std::size_t index) {
+  if (const auto given = o.values.find(io.name); given != o.values.end()) {
+    if (given->second.shape() != io.type.shape)
+      throw Error("input " + io.name + ": the value given has shape " + shape_str(given->second.shape()) +
+                  ", the program's input is " + io.type.str());
+    return given->second.to(io.type.dtype);
+  }
   if (!o.inputs.empty()) {
     const std::string path = (fs::path(o.inputs) / (io.name + ".npy")).string();
     if (!fs::exists(path)) throw Error(path + ": missing: --inputs needs one NAME.npy per program input");
@@ -98,29 +104,39 @@ ProgramRun run_program_folder(const std::string& dir, const ProgramRunOptions& o
   require_program_folder(dir);
   if (o.device.kind == DeviceKind::cpu) throw Error("--device cpu: mil run runs programs on ane-sim or ane");
   const std::unique_ptr<device::AneDevice> dev = open_device(o.device);
-  const device::AneProgramId id = dev->compile(dir);
-  dev->load(id);
-  const std::vector<device::AneIo>& ins = dev->inputs(id);
-  const std::vector<device::AneIo>& outs = dev->outputs(id);
+  return run_program_folder(dir, *dev, o);
+}
 
-  require_surface_dtypes(dir, ins, "input");
-  require_surface_dtypes(dir, outs, "output");
-
+ProgramRun run_program_folder(const std::string& dir, device::AneDevice& dev, const ProgramRunOptions& o) {
+  require_program_folder(dir);
+  if (o.evaluations < 1) throw Error(dir + ": " + std::to_string(o.evaluations) + " evaluations: at least one is needed");
+  const device::AneProgramId id = dev.compile(dir);
+  dev.load(id);
   ProgramRun run;
-  std::vector<device::AneSurface> in_surfaces, out_surfaces;
-  const std::size_t in_bytes = program_surface_bytes(ins), out_bytes = program_surface_bytes(outs);
-  for (std::size_t i = 0; i < ins.size(); ++i) {
-    run.inputs.push_back({ins[i].name, program_input(o, ins[i], i)});
-    in_surfaces.emplace_back(in_bytes);
-    device::pack_io(run.inputs.back().value, ins[i].type.dtype, in_surfaces.back());
+  std::vector<device::AneSurface> out_surfaces;
+  const std::vector<device::AneIo> outs = dev.outputs(id);  // a copy: read again after the unload
+  try {
+    const std::vector<device::AneIo>& ins = dev.inputs(id);
+    require_surface_dtypes(dir, ins, "input");
+    require_surface_dtypes(dir, outs, "output");
+    std::vector<device::AneSurface> in_surfaces;
+    const std::size_t in_bytes = program_surface_bytes(ins), out_bytes = program_surface_bytes(outs);
+    for (std::size_t i = 0; i < ins.size(); ++i) {
+      run.inputs.push_back({ins[i].name, program_input(o, ins[i], i)});
+      in_surfaces.emplace_back(in_bytes);
+      device::pack_io(run.inputs.back().value, ins[i].type.dtype, in_surfaces.back());
+    }
+    for (std::size_t i = 0; i < outs.size(); ++i) out_surfaces.emplace_back(out_bytes);
+    std::vector<const device::AneSurface*> in_ptrs;
+    std::vector<device::AneSurface*> out_ptrs;
+    for (auto& s : in_surfaces) in_ptrs.push_back(&s);
+    for (auto& s : out_surfaces) out_ptrs.push_back(&s);
+    for (int e = 0; e < o.evaluations; ++e) dev.evaluate(id, in_ptrs, out_ptrs);
+  } catch (...) {
+    dev.unload(id);
+    throw;
   }
-  for (std::size_t i = 0; i < outs.size(); ++i) out_surfaces.emplace_back(out_bytes);
-  std::vector<const device::AneSurface*> in_ptrs;
-  std::vector<device::AneSurface*> out_ptrs;
-  for (auto& s : in_surfaces) in_ptrs.push_back(&s);
-  for (auto& s : out_surfaces) out_ptrs.push_back(&s);
-  dev->evaluate(id, in_ptrs, out_ptrs);
-  dev->unload(id);
+  dev.unload(id);
   for (std::size_t i = 0; i < outs.size(); ++i)
     run.outputs.push_back({outs[i].name, device::unpack_io(out_surfaces[i], outs[i].type.dtype, outs[i].type.shape)});
   if (o.compare) run.reference = cpu_reference(dir, run.inputs, run.outputs, o.cpu_threads);

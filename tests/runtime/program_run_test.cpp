@@ -153,5 +153,40 @@ TEST(ProgramRun, AWeightRecordLargerThanItsDataIsReadAtTheProgramsSizeWithAWarni
       << e;
 }
 
+// On a device the caller keeps open, as `orion doctor` runs many programs: inputs given by
+// name, several evaluations, one compile, and the program unloaded after a failure too.
+TEST(ProgramRun, OnAnOpenDeviceWithValuesByName) {
+  TempDir dir;
+  const std::string p = dir.file("p");
+  fs::create_directories(p + "/weights");
+  testing_util::write_bytes(p + "/model.mil", run_test_program("tensor<fp16, [1, 64, 1, 384]> x", kBiasBody, "y"));
+  std::vector<float> bias(64);
+  for (std::size_t c = 0; c < 64; ++c) bias[c] = static_cast<float>(c) / 8.0f - 4.0f;
+  testing_util::write_bytes(p + "/weights/weight.bin", blob_with_size_field(bias, 128));
+  Tensor x(DType::f32, {1, 64, 1, 384});
+  auto xs = x.span<float>();
+  for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 16) / 4.0f;
+
+  const std::unique_ptr<device::AneDevice> sim = open_device(ane_sim_options(1));
+  ProgramRunOptions o;
+  o.values.emplace("x", x);
+  o.evaluations = 3;
+  const ProgramRun run = run_program_folder(p, *sim, o);
+  ASSERT_EQ(run.outputs.size(), 1u);
+  const std::vector<float> y = run.outputs[0].value.to_floats();
+  int wrong = 0;
+  for (std::size_t c = 0; c < 64; ++c)
+    for (std::size_t s = 0; s < 384; ++s)
+      wrong += y[c * 384 + s] != static_cast<float>((c * 384 + s) % 16) / 4.0f + static_cast<float>(c) / 8.0f - 4.0f;
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(sim->compiles(), 1);
+  EXPECT_EQ(sim->loaded(), 0);
+
+  o.values["x"] = Tensor(DType::f32, {2});
+  const std::string e = error_of([&] { run_program_folder(p, *sim, o); });
+  EXPECT_NE(e.find("input x: the value given has shape [2], the program's input is"), std::string::npos) << e;
+  EXPECT_EQ(sim->loaded(), 0);
+}
+
 }  // namespace
 }  // namespace orion::runtime

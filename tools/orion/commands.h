@@ -8,6 +8,9 @@
 
 namespace orion::cli {
 
+// What `orion --version` prints after "orion ", and `orion doctor` reports.
+inline constexpr const char* kOrionVersion = "0.1.0";
+
 void add_ops_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_run_command(CLI::App& app);
@@ -28,6 +31,7 @@ void add_data_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
 void add_merge_lora_command(CLI::App& app);
 void add_mil_command(CLI::App& app);
+void add_doctor_command(CLI::App& app);
 // `argv`: the process's arguments, which a restart on an ANE device exec's again with --resume.
 void add_train_command(CLI::App& app, std::vector<std::string> argv);
 

@@ -1,6 +1,7 @@
 // orion: the command-line program. Exit status: 0 success, 1 failure, 2 bad usage.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "commands.h"
 #include "core/error.h"
@@ -9,7 +10,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"Orion: compile, run and train transformer models on the Apple Neural Engine,\n"
                "the CPU, and the ane-sim emulator."};
-  app.set_version_flag("--version", "orion 0.1.0");
+  app.set_version_flag("--version", std::string("orion ") + orion::cli::kOrionVersion);
   app.require_subcommand(1);
   orion::cli::add_init_command(app);
   orion::cli::add_convert_command(app);
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   orion::cli::add_plot_command(app);
   orion::cli::add_merge_lora_command(app);
   orion::cli::add_mil_command(app);
+  orion::cli::add_doctor_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
