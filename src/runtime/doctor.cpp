@@ -35,7 +35,7 @@ void run_doctor(const std::vector<DoctorCheck>& plan, device::AneDevice& device,
     const int synced = std::max(budget.compiles(), device.compiles());
     Stopwatch sw;
     try {
-      const ReloadProbeResult r = probe_weight_reload(device, budget);
+      const ReloadProbeResult r = probe_weight_reload(device, budget, o.target);
       report.reload.ran = true;
       report.reload.reloads = r.reloads;
       report.reload.detail = r.detail;

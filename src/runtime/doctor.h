@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/target.h"
 #include "core/machine_info.h"
 #include "device/ane_device.h"
 #include "runtime/doctor_check.h"
@@ -16,6 +17,7 @@ namespace orion::runtime {
 
 struct DoctorOptions {
   CheckRunOptions run;
+  compile::AneTarget target;  // the probe's kernel is compiled for it, as the plan's programs were
   int device_budget = 119;   // compiles the device takes per process (CompileBudget)
   bool reload_probe = true;
 };

@@ -19,7 +19,7 @@ constexpr std::int64_t kSeq = 32, kDim = 64;
 // y = x @ (scale * I): the output is the input times the weights' scale, exactly in fp16 for
 // small integers, so it tells which weights ran. The weight has 4096 elements: it lives in
 // the blob file, which is what a reload has to re-read.
-compile::AneLowered probe_kernel(float scale, const std::string& folder) {
+compile::AneLowered probe_kernel(float scale, const std::string& folder, const compile::AneTarget& target) {
   ir::Builder b("reload_probe");
   const auto x = b.input("x", DType::f32, {kSeq, kDim});
   b.output(b.matmul(x, b.param("w", DType::f32, {kDim, kDim})));
@@ -27,6 +27,8 @@ compile::AneLowered probe_kernel(float scale, const std::string& folder) {
   for (std::int64_t i = 0; i < kDim; ++i) w[static_cast<std::size_t>(i * kDim + i)] = scale;
   compile::KernelOptions ko;
   ko.lowering.kernel_name = "reload_probe";
+  ko.lowering.target = target;
+  ko.mil.dialect = target.m1_m2 ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
   return compile::build_kernel(b.finish(), {{"w", Tensor::from_floats({kDim, kDim}, w)}}, folder, ko).lowered;
 }
 
@@ -46,11 +48,11 @@ std::vector<float> scaled(const std::vector<float>& v, float s) {
 
 }  // namespace
 
-ReloadProbeResult probe_weight_reload(device::AneDevice& device, CompileBudget& budget) {
+ReloadProbeResult probe_weight_reload(device::AneDevice& device, CompileBudget& budget, const compile::AneTarget& target) {
   TempFolder scratch("orion-reload-probe");
   const std::string kernel = scratch.path() + "/kernel", version = scratch.path() + "/version";
-  const compile::AneLowered k = probe_kernel(1.0f, kernel);
-  probe_kernel(2.0f, version);
+  const compile::AneLowered k = probe_kernel(1.0f, kernel, target);
+  probe_kernel(2.0f, version, target);
 
   std::vector<float> xs(kSeq * kDim);
   for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(static_cast<int>(i % 17) - 8);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "compile/target.h"
 #include "device/ane_device.h"
 #include "runtime/compile_budget.h"
 
@@ -17,9 +18,11 @@ struct ReloadProbeResult {
   std::string detail;  // what the probe saw, for logs
 };
 
-// Runs the probe in a temporary folder. Throws orion::Error when the probe kernel cannot be
-// compiled or run at all (or the budget has no compile left for it).
-ReloadProbeResult probe_weight_reload(device::AneDevice& device, CompileBudget& budget);
+// Runs the probe in a temporary folder, its kernel compiled for `target` (in the ios16 dialect
+// for M1/M2, which refuse ios18 programs: ANE024). Throws orion::Error when the probe kernel
+// cannot be compiled or run at all (or the budget has no compile left for it).
+ReloadProbeResult probe_weight_reload(device::AneDevice& device, CompileBudget& budget,
+                                      const compile::AneTarget& target = {});
 
 // The probe's answer, asked for when first needed and kept: one per device (one AneDevice is one
 // process's view of the device).

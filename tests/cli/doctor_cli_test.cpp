@@ -60,6 +60,19 @@ TEST_F(DoctorCli, WithoutAnAneSaysWhatItWouldRunAndChecksAneSimAgainstTheCpu) {
   EXPECT_EQ(j["passed"], true);
 }
 
+// The rules of M1 and M2 chips (ios16, one weight file per tensor), as --target auto picks on
+// one: the programs, the packages and the probe's kernel, on ane-sim emulating them.
+TEST_F(DoctorCli, TheM1AndM2RulesPassOnAneSimToo) {
+  const std::string json = path("report.json");
+  const CliResult r = run_orion_env("ORION_ANE_TESTS=0 ", "doctor --target m1-m2 --json " + json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(read(json));
+  EXPECT_EQ(j["target"], "m1-m2");
+  EXPECT_EQ(j["weight_reload"]["error"], "");
+  EXPECT_EQ(j["passed"], true);
+  EXPECT_GE(j["checks"].size(), 11u);
+}
+
 // Off macOS the reason is the device's own: this build has no ane device.
 #if !defined(__APPLE__)
 TEST_F(DoctorCli, DryRunNamesWhyThereIsNoAneAndRunsNothing) {

@@ -113,5 +113,22 @@ TEST(ReloadProbe, NeedsACompileFromTheBudget) {
   EXPECT_EQ(sim.compiles(), 0);
 }
 
+// An M1/M2 device refuses an ios18 program (ANE024): the probe's kernel is written for the
+// device's target, or the probe fails before it measures anything.
+TEST(ReloadProbe, CompilesItsKernelForTheDevicesTarget) {
+  device::AneSimOptions o;
+  o.target.m1_m2 = true;
+  device::AneSim sim(o);
+  CompileBudget budget(kProbeBudget);
+  try {
+    probe_weight_reload(sim, budget);
+    ADD_FAILURE() << "an ios18 probe ran on an M1/M2 device";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ANE024"), std::string::npos) << e.what();
+  }
+  const ReloadProbeResult r = probe_weight_reload(sim, budget, o.target);
+  EXPECT_TRUE(r.reloads) << r.detail;
+}
+
 }  // namespace
 }  // namespace orion::runtime

@@ -105,6 +105,7 @@ void doctor_command(const DoctorOpts& o) {
   runtime::DoctorOptions d;
   d.run.seed = o.seed;
   d.run.cpu_threads = o.threads;
+  d.target = target;
   runtime::run_doctor(plan, dev, ane ? sim.get() : nullptr, d, report, [](const runtime::CheckResult& r) {
     std::printf("%s\n", runtime::check_line(r).c_str());
     std::fflush(stdout);
