@@ -81,11 +81,13 @@ TEST_F(DecoderFactoryTest, AneSimCompilesIntoThePackageCacheOnceAndAgreesWithThe
     device_logits = d.decoder->prefill(prompt);
     EXPECT_NE(d.run->profile().find("ane-sim: "), std::string::npos);
   }
-  ASSERT_EQ(said_.size(), 1u);
-  EXPECT_NE(said_[0].find("package cache miss"), std::string::npos) << said_[0];
-  make(o);
+  // The package line, then what the KV cache costs.
   ASSERT_EQ(said_.size(), 2u);
-  EXPECT_NE(said_[1].find("package cache hit"), std::string::npos) << said_[1];
+  EXPECT_NE(said_[0].find("package cache miss"), std::string::npos) << said_[0];
+  EXPECT_NE(said_[1].find("ane-sim: KV cache of "), std::string::npos) << said_[1];
+  make(o);
+  ASSERT_EQ(said_.size(), 4u);
+  EXPECT_NE(said_[2].find("package cache hit"), std::string::npos) << said_[2];
   DecoderOptions g;
   g.graph = true;
   const std::vector<float> cpu = make(g).decoder->prefill(prompt);
@@ -100,7 +102,7 @@ TEST_F(DecoderFactoryTest, APackageOverTheCompileBudgetIsRefusedUpFrontWithWhatW
   o.threads = 2;
   o.run.pkg.seq = 16;
   make(o);  // compiles the package into the cache, and runs within the default budget
-  ASSERT_EQ(said_.size(), 1u);
+  ASSERT_EQ(said_.size(), 2u);  // the package, the KV cache
   const std::string pkg = said_[0].substr(said_[0].find(dir_.file("cache")));
   const int total = [&] {
     int n = 0;
