@@ -28,6 +28,8 @@ struct KernelIoTensor {
   // input): rows or columns [begin, end) along `axis` (0 or 1); axis -1: the whole param.
   int weight_axis = -1;
   std::int64_t weight_begin = 0, weight_end = 0;
+
+  bool operator==(const KernelIoTensor&) const = default;
 };
 
 struct KernelIo {
@@ -36,6 +38,8 @@ struct KernelIo {
   // In binding order: alphabetical by name (ANE027), whatever the graph's order.
   std::vector<KernelIoTensor> inputs, outputs;
   std::int64_t input_bytes = 0, output_bytes = 0;  // the allocation of every surface of a direction
+
+  bool operator==(const KernelIo&) const = default;
 };
 
 }  // namespace orion::compile

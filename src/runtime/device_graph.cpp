@@ -38,20 +38,6 @@ struct DeviceGraph::Segment {
   std::int64_t weight_bytes = 0;
 };
 
-namespace {
-
-bool same_io(const compile::KernelIo& a, const compile::KernelIo& b) {
-  const auto same = [](const std::vector<compile::KernelIoTensor>& x, const std::vector<compile::KernelIoTensor>& y) {
-    if (x.size() != y.size()) return false;
-    for (std::size_t i = 0; i < x.size(); ++i)
-      if (x[i].name != y[i].name || x[i].padded != y[i].padded) return false;
-    return true;
-  };
-  return a.seq == b.seq && a.padded_seq == b.padded_seq && same(a.inputs, b.inputs) && same(a.outputs, b.outputs);
-}
-
-}  // namespace
-
 DeviceGraph::DeviceGraph(const ir::Graph& graph, device::AneDevice& device, CompileBudget& budget, ReloadSupport& reload,
                          DeviceGraphOptions options)
     : graph_(graph),
@@ -154,7 +140,7 @@ void DeviceGraph::lower(Segment& seg) {
   const TensorMap none;
   const ir::Graph& g = seg.canon ? seg.canon->graph : seg.part.graph;
   compile::KernelIo io = compile::build_kernel(g, ko.lowering.runtime_weights ? none : params_, next_folder(seg), ko).lowered.io;
-  if (seg.io && !same_io(*seg.io, io))
+  if (seg.io && *seg.io != io)
     throw Error("device graph: kernel " + seg.part.name + " binds other inputs or outputs with new weights");
   seg.next_io = std::move(io);
   seg.lower_ms = sw.ms();

@@ -92,7 +92,7 @@ PackageRunner::PackageRunner(std::string dir, device::AneDevice& device, int thr
     const std::string dw = (fs::path(dir_) / compile::kDeviceWeightsFile).string();
     const auto blobs = std::make_shared<compile::WeightBlobReader>(compile::WeightBlobReader::open(dw));
     for (const compile::HostWeight& w : manifest_.device_weights)
-      device_weights_[w.name] = blobs->tensor(w.offset, DType::f16, w.shape);
+      kernel_weights_[w.name] = blobs->tensor(w.offset, DType::f16, w.shape);
   }
   if (background_compile) compiler_ = std::make_unique<SerialQueue>();
 }
@@ -187,17 +187,14 @@ PackageRunner::StepState& PackageRunner::step_state(const compile::PackageStep& 
   auto it = step_states_.find(step.name);
   if (it == step_states_.end()) it = step_states_.emplace(step.name, std::make_unique<StepState>(step)).first;
   StepState& st = *it->second;
-  const auto runtime = [&](const compile::KernelIoTensor& t) { return !t.weight.empty() && !device_weights_.contains(t.weight); };
+  const auto unset = [&](const compile::KernelIoTensor& t) { return !t.weight.empty() && !kernel_weights_.contains(t.weight); };
   const bool takes_weights = std::any_of(st.io.inputs.begin(), st.io.inputs.end(),
                                          [](const compile::KernelIoTensor& t) { return !t.weight.empty(); });
   if (takes_weights && st.weights_version != weights_version_) {
-    if (weights_version_ == 0 && std::any_of(st.io.inputs.begin(), st.io.inputs.end(), runtime))
+    if (weights_version_ == 0 && std::any_of(st.io.inputs.begin(), st.io.inputs.end(), unset))
       throw Error("package step " + step.name + " takes runtime weights (" + dir_ +
                   " was compiled for a LoRA adapter's): none were given");
-    // The package's own weights and the caller's (an adapter's), each found by param name.
-    TensorMap all = device_weights_;
-    for (const auto& [name, t] : runtime_weights_) all[name] = t;
-    stats_.weight_bytes += st.surfaces.write_weights(st.io, all);
+    stats_.weight_bytes += st.surfaces.write_weights(st.io, kernel_weights_);
     st.weights_version = weights_version_;
   }
   return st;
@@ -214,6 +211,7 @@ void PackageRunner::set_weights(const TensorMap& weights) {
     taken[w.name] = it->second.to(DType::f32).contiguous();
   }
   if (manifest_.runtime_weights.empty()) throw Error::in_file(dir_, "takes no runtime weights (compiled without an adapter)");
+  for (const auto& [name, t] : taken) kernel_weights_[name] = t;
   runtime_weights_ = std::move(taken);
   ++weights_version_;
 }

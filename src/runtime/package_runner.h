@@ -127,8 +127,10 @@ class PackageRunner {
   CompileBudget* budget_;
   compile::PackageManifest manifest_;
   TensorMap host_weights_;
-  TensorMap device_weights_;   // device_weights.bin's, fp16 views of the mapped file
   TensorMap runtime_weights_;  // set_weights'
+  // What kernels' weight inputs are written from: device_weights.bin's (fp16 views of the
+  // mapped file) and the runtime weights set.
+  TensorMap kernel_weights_;
   int weights_version_ = 0;     // 0: none set yet
   // By kernel folder; inserted by the caller's thread only.
   std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;

@@ -72,6 +72,14 @@ class Reader {
     }
     return out;
   }
+  // Rows or columns of a param: [axis 0 or 1, begin, end > begin].
+  WeightPart weight_part(const json& part, const std::string& path) const {
+    if (!part.is_array() || part.size() != 3 || !part[0].is_number_integer() || !part[1].is_number_integer() ||
+        !part[2].is_number_integer() || part[0].get<int>() < 0 || part[0].get<int>() > 1 ||
+        part[1].get<std::int64_t>() < 0 || part[2].get<std::int64_t>() <= part[1].get<std::int64_t>())
+      fail(path, "expected [axis 0 or 1, begin, end > begin]");
+    return {part[0].get<int>(), part[1].get<std::int64_t>(), part[2].get<std::int64_t>()};
+  }
   // A name that is safe as a folder below the package: no separators, no "..".
   std::string folder_name(const json& j, const std::string& path, const char* key) const {
     std::string s = str(j, path, key);
@@ -111,14 +119,10 @@ KernelIoTensor read_io_tensor(const Reader& r, const json& j, const std::string&
     t.weight = r.str(j, p, "weight");
     if (!t.fixed) r.fail(p + "/weight", "a runtime weight is a fixed-length input");
     if (j.contains("weight_part")) {
-      const json& part = j["weight_part"];
-      if (!part.is_array() || part.size() != 3 || !part[0].is_number_integer() || !part[1].is_number_integer() ||
-          !part[2].is_number_integer() || part[0].get<int>() < 0 || part[0].get<int>() > 1 ||
-          part[1].get<std::int64_t>() < 0 || part[2].get<std::int64_t>() <= part[1].get<std::int64_t>())
-        r.fail(p + "/weight_part", "expected [axis 0 or 1, begin, end > begin]");
-      t.weight_axis = part[0].get<int>();
-      t.weight_begin = part[1].get<std::int64_t>();
-      t.weight_end = part[2].get<std::int64_t>();
+      const WeightPart part = r.weight_part(j["weight_part"], p + "/weight_part");
+      t.weight_axis = part.axis;
+      t.weight_begin = part.begin;
+      t.weight_end = part.end;
     }
   }
   // Channels are widened only for fixed-length inputs (a narrow KV cache, ANE012).
@@ -138,21 +142,6 @@ PackageValue read_value(const Reader& r, const json& j, const std::string& p) {
   v.dtype = *dt;
   v.shape = r.shape(j, p, "shape");
   return v;
-}
-
-bool same_tensors(const std::vector<KernelIoTensor>& a, const std::vector<KernelIoTensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].name != b[i].name || a[i].padded != b[i].padded || a[i].logical != b[i].logical || a[i].fixed != b[i].fixed ||
-        a[i].weight != b[i].weight || a[i].weight_axis != b[i].weight_axis || a[i].weight_begin != b[i].weight_begin ||
-        a[i].weight_end != b[i].weight_end)
-      return false;
-  return true;
-}
-
-bool same_io(const KernelIo& a, const KernelIo& b) {
-  return a.seq == b.seq && a.padded_seq == b.padded_seq && a.input_bytes == b.input_bytes &&
-         a.output_bytes == b.output_bytes && same_tensors(a.inputs, b.inputs) && same_tensors(a.outputs, b.outputs);
 }
 
 PackageStep read_step(const Reader& r, const json& j, const std::string& p) {
@@ -203,12 +192,9 @@ PackageStep read_step(const Reader& r, const json& j, const std::string& p) {
       const json& parts = r.field(j, p, "weight_parts");
       if (!parts.is_object()) r.fail(p + "/weight_parts", "expected an object");
       for (const auto& [param, part] : parts.items()) {
-        if (!part.is_array() || part.size() != 3 || !part[0].is_number_integer() || !part[1].is_number_integer() ||
-            !part[2].is_number_integer() || part[0].get<int>() < 0 || part[0].get<int>() > 1 ||
-            part[1].get<std::int64_t>() < 0 || part[2].get<std::int64_t>() <= part[1].get<std::int64_t>())
-          r.fail(p + "/weight_parts/" + param, "expected [axis 0 or 1, begin, end > begin]");
+        const WeightPart w = r.weight_part(part, p + "/weight_parts/" + param);
         if (!s.bind.contains(param)) r.fail(p + "/weight_parts/" + param, "is not a bound weight");
-        s.weight_parts[param] = {part[0].get<int>(), part[1].get<std::int64_t>(), part[2].get<std::int64_t>()};
+        s.weight_parts[param] = w;
       }
     }
     if (j.contains("weights")) {
@@ -381,7 +367,7 @@ PackageManifest manifest_from_json(const json& j, const std::string& file) {
       if (s.placement != Placement::ane) continue;
       // Steps that share a kernel bind one program: the same I/O, or garbage (ANE027).
       auto [first, fresh] = kernels.emplace(kernel_folder(s), std::pair{s.name, s.io});
-      if (!fresh && !same_io(first->second.second, s.io))
+      if (!fresh && first->second.second != s.io)
         r.fail(sp + "/io", "differs from that of step " + first->second.first + ", which runs the same kernel " +
                                kernel_folder(s));
     }
