@@ -1,5 +1,6 @@
 // Llama compiled into an ANE package (model/decoder_ane_package.h: the graph's ANE form, RoPE
-// from host tables with the rotation as a constant product, grouped-query heads expanded) and
+// from host tables with the rotation as a constant product, grouped-query heads expanded in
+// prefill and attending group by group over the cache in decode) and
 // run on ane-sim: prefill and 32 teacher-forced decode steps against the f32 CPU executor on
 // the model's own graph, with and without grouped-query attention, tied and untied.
 #include <gtest/gtest.h>

@@ -38,6 +38,7 @@ struct LayerInputs {
   std::optional<Value> past_k, past_v;
   // The ANE form's: tables tiled for the key heads, the rotations, the key/value heads' expansion.
   std::optional<Value> cos_k, sin_k, rotate_q, rotate_k, expand_kv;
+  std::vector<Value> group_select;  // decode's grouped-query heads: one selection per group
 };
 
 // [kv_width, hidden]: 1 where key/value head kv's column d feeds query head h's column d
@@ -49,6 +50,19 @@ Tensor expand_kv_matrix(const LlamaConfig& c) {
   float* p = e.data<float>();
   for (std::int64_t h = 0; h < c.num_attention_heads; ++h)
     for (std::int64_t d = 0; d < D; ++d) p[((h / G) * D + d) * cols + h * D + d] = 1.0f;
+  return e;
+}
+
+// [q_width, kv_width] for group g: 1 where query head kv * G + g's column d meets column d of
+// key/value head kv. q E_g gathers group g's query heads in key-head order, att E_g^T puts
+// their attention back in their places: each group attends over the cache as it is.
+Tensor group_select_matrix(const LlamaConfig& c, std::int64_t g) {
+  const std::int64_t D = c.head_dim(), G = c.num_attention_heads / c.num_key_value_heads;
+  const std::int64_t cols = c.kv_width();
+  Tensor e(DType::f32, {c.q_width(), cols});  // zero-filled
+  float* p = e.data<float>();
+  for (std::int64_t kv = 0; kv < c.num_key_value_heads; ++kv)
+    for (std::int64_t d = 0; d < D; ++d) p[((kv * G + g) * D + d) * cols + kv * D + d] = 1.0f;
   return e;
 }
 
@@ -102,15 +116,20 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   out.k = project("k_proj", "k_norm", KV);
   out.v = linear(b, h, "self_attn.v_proj", C, KVW, c.qkv_bias);
   Value att;
-  if (ane && in.past_k && b.shape(q)[0] == 1 && batch == 1) {
-    // A decode step's cache kept apart from the token (model/attention.h); the key/value heads
-    // expanded on each part.
-    auto expand = [&](Value t) { return in.expand_kv ? b.matmul(t, *in.expand_kv) : t; };
-    Value pk = expand(*in.past_k);
-    Value k = expand(out.k);
-    Value pv = expand(*in.past_v);
-    Value v = expand(out.v);
-    att = attention_over_cache(b, q, pk, k, pv, v, in.mask, H);
+  if (ane && in.past_k && batch == 1) {
+    // A decode step's cache kept apart from the token (model/attention.h). With grouped-query
+    // heads, each group's query heads attend over the cache as it is (KV heads) and their
+    // outputs are put back in place: expanding the cache to H heads instead would be a product
+    // over every cached position, each step.
+    if (in.group_select.empty()) {
+      att = attention_over_cache(b, q, *in.past_k, out.k, *in.past_v, out.v, in.mask, H);
+    } else {
+      for (const Value& sel : in.group_select) {
+        Value qg = b.matmul(q, sel);
+        Value part = b.matmul(attention_over_cache(b, qg, *in.past_k, out.k, *in.past_v, out.v, in.mask, KV), sel, false, true);
+        att = att.id >= 0 ? b.add(att, part) : part;
+      }
+    }
     x = b.add(x, linear(b, att, "self_attn.o_proj", Q, C, c.o_bias));
     return finish_layer(b, x, c, out);
   }
@@ -178,9 +197,14 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
       in.sin_k = rows_of(tile_heads(tables.sin, KV), "rope_sin_kv");
       in.rotate_k = b.name(b.constant(rotate_half_matrix(KV, D)), "rope_rotate_kv");
       in.expand_kv = b.name(b.constant(expand_kv_matrix(c)), "expand_kv");
+      if (o.past > 0)
+        for (std::int64_t g = 0; g < H / KV; ++g)
+          in.group_select.push_back(b.name(b.constant(group_select_matrix(c, g)), "gqa_group" + std::to_string(g)));
     }
   }
-  in.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + T}) : causal_mask(b, T);
+  // The ANE form's rows see the cache and their own key (model/attention.h), the others' rows
+  // the cache and the rows before them.
+  in.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + (o.ane_form ? 1 : T)}) : causal_mask(b, T);
   std::vector<Value> cache_out;
   for (int l = 0; l < c.num_hidden_layers; ++l) {
     const std::string ls = std::to_string(l);
