@@ -88,6 +88,27 @@ Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64
   return out;
 }
 
+void pack_columns(const Tensor& x, AneSurface& s, SurfaceColumns shape, std::int64_t first, std::int64_t count) {
+  const std::int64_t n = x.rank() == 2 ? x.shape()[0] : -1, C = shape.channels;
+  if (n < 0 || x.shape()[1] != C || n > count || first < 0 || first + count > shape.columns ||
+      static_cast<std::size_t>(C * shape.columns) * 2 > s.size())
+    throw Error("ane packing: " + shape_str(x.shape()) + " does not go to columns " + std::to_string(first) + " to " +
+                std::to_string(first + count) + " of [1, " + std::to_string(C) + ", 1, " + std::to_string(shape.columns) + "]");
+  const Tensor f = x.contiguous().to(DType::f32);
+  const std::span<const float> v = f.span<const float>();
+  std::vector<float> row(static_cast<std::size_t>(count), 0.0f);
+  std::vector<std::uint16_t> h(static_cast<std::size_t>(count));
+  std::byte* out = s.bytes().data();
+  for (std::int64_t c = 0; c < C; ++c) {
+    for (std::int64_t t = 0; t < n; ++t) {
+      const float a = v[static_cast<std::size_t>(t * C + c)];
+      row[static_cast<std::size_t>(t)] = std::isnan(a) ? a : std::clamp(a, -65504.0f, 65504.0f);
+    }
+    floats_to_halves(row, h);
+    std::memcpy(out + (c * shape.columns + first) * 2, h.data(), static_cast<std::size_t>(count) * 2);
+  }
+}
+
 void copy_column(const AneSurface& from, SurfaceColumns fs, std::int64_t from_col, AneSurface& to, SurfaceColumns ts,
                  std::int64_t to_col) {
   const auto fits = [](const AneSurface& s, SurfaceColumns shape, std::int64_t col, std::int64_t channels) {

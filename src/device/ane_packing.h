@@ -32,6 +32,13 @@ Tensor unpack_token_major(const AneSurface& s, std::int64_t channels, std::int64
 struct SurfaceColumns {
   std::int64_t channels = 0, columns = 0;  // the tensor's real channels and its surface's S
 };
+
+// Columns [first, first + count) of a [1, C, 1, S] fp16 surface (`shape`) from x [n, C]
+// (n <= count, any float dtype): x's rows in the first n, clamped to +-65504 (ANE032), zeros in
+// the rest; the other columns are left as they are. One sequence's part of a KV cache that
+// holds several side by side (model/decoder_ane_package.h, decode_batch). Throws orion::Error
+// when x or the columns do not fit.
+void pack_columns(const Tensor& x, AneSurface& s, SurfaceColumns shape, std::int64_t first, std::int64_t count);
 void copy_column(const AneSurface& from, SurfaceColumns from_shape, std::int64_t from_col, AneSurface& to,
                  SurfaceColumns to_shape, std::int64_t to_col);
 

@@ -13,15 +13,16 @@ namespace orion::model {
 ir::Value multi_head_attention(ir::Builder& b, ir::Value q, ir::Value k, ir::Value v, ir::Value mask,
                                std::int64_t heads, std::int64_t batch);
 
-// The attention of one new token (q, k, v [1, H * D]) over `past` cached positions (past_k,
-// past_v [past, H * D]) and itself, without joining the cache and the token into one [past + 1]
-// axis: the ANE form of a decode step whose cache stays on the device (the join is a concat,
-// which the ANE path refuses, ANE004; kept apart, the cache is a kernel input the runtime keeps
-// resident and writes one column of per step). The softmax over the union is written out:
+// The attention of T rows (q, k, v [T, H * D]), each over `past` cached positions (past_k,
+// past_v [past, H * D]) and its own key, without joining the cache and the rows into one axis:
+// the ANE form of a step whose cache stays on the device (the join is a concat, which the ANE
+// path refuses, ANE004; kept apart, the cache is a kernel input the runtime keeps resident and
+// writes a column of per row and step). The softmax over the union is written out:
 // m = max(max(s_past), s_self) (max(a, b) = b + relu(a - b): no maximum op), then
 // (exp(s_past - m) @ v_past + exp(s_self - m) * v) / (sum exp(s_past - m) + exp(s_self - m)).
-// mask is the usual additive [1, past + 1]: its first `past` columns cover the cache, the last
-// the token itself. Returns [1, H * D].
+// mask is an additive [T, past + 1]: its first `past` columns cover the cache, the last a row's
+// own key. One decode step is T = 1; a batch of sequences is one row each, each row's mask
+// opening its own part of the cache (the rows never see each other). Returns [T, H * D].
 ir::Value attention_over_cache(ir::Builder& b, ir::Value q, ir::Value past_k, ir::Value k, ir::Value past_v,
                                ir::Value v, ir::Value mask, std::int64_t heads);
 

@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::int64_t kCacheSlotMultiple = 32;  // LegalizeIoOptions::seq_multiple
 
-nlohmann::json session_block(std::int64_t layers, bool decode, std::int64_t capacity) {
+nlohmann::json session_block(std::int64_t layers, bool decode, std::int64_t capacity, std::int64_t sequences = 1) {
   nlohmann::json cache = nlohmann::json::array();
   for (std::int64_t l = 0; l < layers; ++l)
     for (const char* kv : {"k", "v"}) {
@@ -23,6 +23,7 @@ nlohmann::json session_block(std::int64_t layers, bool decode, std::int64_t capa
   if (decode) {
     s["mask"] = "mask";
     s["capacity"] = capacity;
+    if (sequences > 1) s["sequences"] = sequences;
   }
   return s;
 }
@@ -54,21 +55,28 @@ std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_a
   std::set<std::string, std::less<>> ends;
   for (std::int64_t l = 0; l < layers; ++l) ends.insert("layer_out." + std::to_string(l));
   std::vector<compile::ProgramSpec> out;
-  out.push_back({"prefill", graph_at(shape.window, 0), shape.window, {}, session_block(layers, false, 0), ends});
-  ir::Graph decode = graph_at(1, capacity);
+  out.push_back({"prefill", graph_at(shape.window, 0, 1), shape.window, {}, session_block(layers, false, 0), ends});
+  ir::Graph decode = graph_at(1, capacity, 1);
   std::set<std::string, std::less<>> host;
-  if (host_attention) host = compile::shape_varying_nodes(decode, graph_at(1, capacity - 1));
+  if (host_attention) host = compile::shape_varying_nodes(decode, graph_at(1, capacity - 1, 1));
   out.push_back({"decode", std::move(decode), 1, std::move(host), session_block(layers, true, capacity), ends});
+  if (shape.batch > 1) {
+    if (host_attention) throw Error(arch + " package: a batched decode program keeps its caches on the device (no --host-attention)");
+    const std::int64_t B = shape.batch;
+    out.push_back({"decode_batch", graph_at(B, B * capacity, B), B, {}, session_block(layers, true, capacity, B), ends});
+  }
   return out;
 }
 
 std::vector<compile::ProgramSpec> ane_programs(const CausalLm& m, const AnePackageShape& shape) {
-  return decoder_ane_programs([&](std::int64_t seq, std::int64_t past) { return m.ane_graph(seq, past); }, m.layers(),
+  return decoder_ane_programs([&](std::int64_t seq, std::int64_t past, std::int64_t n) { return m.ane_graph(seq, past, n); }, m.layers(),
                               m.context(), shape, std::string(m.arch()));
 }
 
 std::vector<compile::ProgramSpec> gpt2_ane_programs(const Gpt2Config& c, const AnePackageShape& shape) {
-  return decoder_ane_programs([&](std::int64_t seq, std::int64_t past) { return gpt2_graph(c, {.seq = seq, .past = past, .ane_form = true}); },
+  return decoder_ane_programs([&](std::int64_t seq, std::int64_t past, std::int64_t n) {
+                                return gpt2_graph(c, {.seq = seq, .past = past, .ane_form = true, .sequences = n});
+                              },
                               c.n_layer, c.n_positions, shape, "gpt2");
 }
 

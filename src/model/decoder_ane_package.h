@@ -16,6 +16,10 @@
 //            With `host_attention` the old placement: the nodes whose shapes would change with
 //            the cache length (found by building the graph at two lengths) on the host, the
 //            cache packed from host tensors every step; any capacity.
+//   decode_batch (with `batch` > 1): one token of each of `batch` sequences in one run, their
+//            caches side by side in one [1, C, 1, batch * capacity] surface per cache input,
+//            each row's mask opening its own part (DecoderGraphOptions::sequences): the
+//            weights are read once for all of them, as the CPU server's batched decoding does.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -32,11 +36,13 @@ struct AnePackageShape {
   std::int64_t capacity = 0;   // decode cache slots; 0: the whole context - 1 (rounded down to 32 on the
                                // device; a context under 33 keeps attention on the host)
   bool host_attention = false;  // attention over the cache on the host (see above)
+  std::int64_t batch = 0;       // > 1: a decode_batch program of that many sequences (a server's)
 };
 
-// graph_at(seq, past): the decoder's ANE-form graph of a window of `seq` after `past` cached
-// positions. Throws orion::Error, naming `arch`, for a window or cache that does not fit `context`.
-using AneGraphAt = std::function<ir::Graph(std::int64_t seq, std::int64_t past)>;
+// graph_at(seq, past, sequences): the decoder's ANE-form graph of a window of `seq` after `past`
+// cached positions (of `sequences` sequences side by side). Throws orion::Error, naming `arch`,
+// for a window or cache that does not fit `context`.
+using AneGraphAt = std::function<ir::Graph(std::int64_t seq, std::int64_t past, std::int64_t sequences)>;
 std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_at, std::int64_t layers,
                                                        std::int64_t context, const AnePackageShape& shape,
                                                        const std::string& arch);

@@ -5,6 +5,13 @@
 namespace orion::model {
 
 void check_graph_options(const DecoderGraphOptions& o, std::int64_t context, const std::string& arch) {
+  if (o.sequences > 1) {
+    if (!o.ane_form || o.seq != o.sequences || o.past % o.sequences != 0 || o.past / o.sequences + 1 > context)
+      throw Error(arch + " graph: a batched step of " + std::to_string(o.sequences) + " sequences needs the ANE form, one row each and " +
+                  std::to_string(o.sequences) + " equal caches that fit the context of " + std::to_string(context) + ", not " +
+                  std::to_string(o.seq) + " rows after " + std::to_string(o.past) + " slots");
+    return;
+  }
   if (o.seq <= 0 || o.past < 0 || o.past + o.seq > context)
     throw Error(arch + " graph: a window of " + std::to_string(o.seq) + " after " + std::to_string(o.past) +
                 " positions does not fit the context of " + std::to_string(context));

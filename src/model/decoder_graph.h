@@ -21,6 +21,10 @@ struct DecoderGraphOptions {
   // from the token (model/attention.h, attention_over_cache), so that the cache can stay on the
   // device.
   bool ane_form = false;
+  // A batched decode step (ANE form): the window's `seq` rows are one token each of as many
+  // sequences, whose caches lie side by side in the `past` slots (past / sequences each); the
+  // mask opens each row's own part. 1: one sequence.
+  std::int64_t sequences = 1;
 };
 
 // Throws orion::Error, naming `arch`, for options no graph has: a window that does not fit the

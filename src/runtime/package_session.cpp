@@ -5,35 +5,17 @@
 
 #include "core/error.h"
 #include "device/ane_packing.h"
+#include "runtime/session_block.h"
 
 namespace orion::runtime {
 
-namespace {
-
 using nlohmann::json;
-
-std::string session_name(const compile::PackageProgram& p, const char* key) {
-  const json& s = p.session;
-  if (!s.is_object() || !s.contains(key) || !s[key].is_string())
-    throw Error("package program " + p.name + ": its session block has no \"" + key + "\" name");
-  return s[key].get<std::string>();
-}
-
-Tensor positions_from(std::int64_t first, std::int64_t n) {
-  Tensor t(DType::i32, {n});
-  for (std::int64_t i = 0; i < n; ++i) t.data<std::int32_t>()[i] = static_cast<std::int32_t>(first + i);
-  return t;
-}
-
-}  // namespace
 
 PackageSession::PackageSession(PackageRunner& runner, bool decodes) : runner_(runner), decodes_(decodes) {
   const compile::PackageProgram& pre = runner.manifest().program("prefill");
   const compile::PackageProgram& dec = runner.manifest().program("decode");
   prefill_seq_ = pre.seq;
-  if (!dec.session.is_object() || !dec.session.contains("capacity") || !dec.session["capacity"].is_number_integer())
-    throw Error("package program decode: its session block has no integer \"capacity\"");
-  capacity_ = dec.session["capacity"].get<std::int64_t>();
+  capacity_ = session_int(dec, "capacity");
   const json& pc = pre.session.value("cache", json::array());
   const json& dc = dec.session.value("cache", json::array());
   if (!pc.is_array() || !dc.is_array() || pc.size() != dc.size())

@@ -13,6 +13,11 @@ void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o, const 
       ->capture_default_str();
   cmd->add_flag("--host-attention", o.host_attention,
                 "Decode's attention over the KV cache on the host (the cache packed every step) instead of in the ANE kernels");
+  cmd->add_option("--ane-batch", o.batch,
+                  "Also a decode_batch program: one token of each of N sequences per run, the weights read once for all "
+                  "(what `orion serve` batches concurrent requests with; 0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--dialect", o.dialect, "MIL dialect")->check(CLI::IsMember({"ios18", "ios16"}))->capture_default_str();
   cmd->add_flag("--m1-m2", o.m1_m2, "Target M1/M2 chips (needs --dialect ios16)");
   cmd->add_flag("--allow-concat", o.allow_concat, "Emit concat on the ANE (named-const form) instead of on the host");

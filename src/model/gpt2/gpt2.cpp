@@ -15,8 +15,9 @@ ir::Graph gpt2_graph(const Gpt2Config& c, const Gpt2GraphOptions& o) {
   ir::Value x = b.name(b.add(b.gather(wte, tokens), b.gather(wpe, positions)), "embed");
 
   AttentionContext ctx;
-  ctx.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + T}) : causal_mask(b, T);
-  ctx.cache_apart = o.ane_form && T == 1;  // model/attention.h: a decode step with its cache on the ANE
+  // As Llama's (model/llama/llama.cpp): the ANE form's rows see the cache and their own key.
+  ctx.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + (o.ane_form ? 1 : T)}) : causal_mask(b, T);
+  ctx.cache_apart = o.ane_form;  // model/attention.h: a step with its cache on the ANE
   Gpt2BlockShape shape = c.block_shape(T);
   shape.batch = o.batch;
   std::vector<ir::Value> cache_out;

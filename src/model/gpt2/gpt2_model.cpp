@@ -72,8 +72,8 @@ ir::Graph Gpt2Model::decoding_graph(std::int64_t seq, std::int64_t past, bool la
   return gpt2_graph(config_, {.seq = seq, .past = past, .last_only = last_only});
 }
 
-ir::Graph Gpt2Model::ane_graph(std::int64_t seq, std::int64_t past) const {
-  return gpt2_graph(config_, {.seq = seq, .past = past, .ane_form = true});
+ir::Graph Gpt2Model::ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences) const {
+  return gpt2_graph(config_, {.seq = seq, .past = past, .ane_form = true, .sequences = sequences});
 }
 
 std::vector<std::pair<std::string, Shape>> gpt2_param_shapes(const Gpt2Config& config) {

@@ -63,8 +63,8 @@ ir::Graph LlamaModel::decoding_graph(std::int64_t seq, std::int64_t past, bool l
   return llama_graph(config_, {.seq = seq, .past = past, .last_only = last_only});
 }
 
-ir::Graph LlamaModel::ane_graph(std::int64_t seq, std::int64_t past) const {
-  return llama_graph(config_, {.seq = seq, .past = past, .ane_form = true});
+ir::Graph LlamaModel::ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences) const {
+  return llama_graph(config_, {.seq = seq, .past = past, .ane_form = true, .sequences = sequences});
 }
 
 std::optional<std::int32_t> LlamaModel::bos_token_id() const {

@@ -31,7 +31,7 @@ class LlamaModel final : public CausalLm {
   // CausalLm: the graphs of model/llama/llama.h.
   std::string_view arch() const override { return config_.model_type; }
   ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const override;
-  ir::Graph ane_graph(std::int64_t seq, std::int64_t past) const override;
+  ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences = 1) const override;
   std::string config_json() const override { return llama_config_json(config_); }
   const TensorMap& weights() const override { return weights_; }
   std::int64_t layers() const override { return config_.num_hidden_layers; }
