@@ -40,6 +40,7 @@ ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o
     c.run = std::make_unique<DeviceRun>(md, ro, say);
     c.pack_ms = sw.ms();
     c.decoder = c.run->decoder();
+    if (c.run->batch_slots() > 1) c.new_session = [run = c.run.get()] { return run->batch_decoder(); };
     return c;
   }
   if (adapter) {

@@ -34,7 +34,8 @@ struct ChosenDecoder {
   std::unique_ptr<DeviceRun> run;  // device only; declared before the decoder, which uses it
   std::unique_ptr<Decoder> decoder;
   // fast: another session over the same packed weights, with its own cache (a server's
-  // concurrent requests); null for the other engines.
+  // concurrent requests); a device with a decode_batch program: a slot of the batch; null for
+  // the other engines.
   std::function<std::unique_ptr<Decoder>()> new_session;
   double pack_ms = 0;  // packing the fast decoder's weights, or finding the device's package
   std::size_t packed_bytes = 0;  // fast: 0 when the weights are mapped from the file

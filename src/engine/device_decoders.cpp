@@ -76,7 +76,63 @@ class PrefillOnDeviceDecoder final : public DeviceModeDecoder {
   bool fresh_ = true;
 };
 
+// One slot of a batch on the device.
+class BatchSlotDecoder final : public Decoder {
+ public:
+  BatchSlotDecoder(runtime::PackageBatch& b, int slot, std::function<void(int)> release, std::int64_t vocab)
+      : b_(b), slot_(slot), release_(std::move(release)), vocab_(vocab) {}
+  ~BatchSlotDecoder() override {
+    if (release_) release_(slot_);
+  }
+  std::vector<float> prefill(std::span<const std::int32_t> tokens) override {
+    check_decoder_tokens(tokens, position(), context(), vocab_, "device batch");
+    Tensor last;
+    std::size_t done = 0;
+    if (fresh_) {
+      done = std::min<std::size_t>(tokens.size(), static_cast<std::size_t>(b_.prefill_window()));
+      last = last_row(b_.prefill(slot_, tokens.first(done)));
+      fresh_ = false;
+    }
+    for (; done < tokens.size(); ++done) last = b_.decode(std::span(&slot_, 1), tokens.subspan(done, 1));
+    return last.reshape({-1}).to_floats();
+  }
+  std::int64_t position() const override { return fresh_ ? 0 : b_.position(slot_); }
+  std::int64_t context() const override { return b_.capacity() + 1; }
+  void reset() override { fresh_ = true; }
+  const void* batch_key() const override { return &b_; }
+
+ protected:
+  void decode_batch_of(std::span<Decoder* const> sessions, std::span<const std::int32_t> tokens,
+                       std::vector<std::vector<float>>& logits) override {
+    std::vector<int> slots;
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      auto* d = static_cast<BatchSlotDecoder*>(sessions[i]);  // batch_key: a slot of this batch
+      if (d->fresh_) throw Error("decode_batch: a session of the batch has no prompt yet");
+      check_decoder_tokens(tokens.subspan(i, 1), d->position(), d->context(), vocab_, "device batch");
+      slots.push_back(d->slot_);
+    }
+    const Tensor rows = b_.decode(slots, tokens);
+    logits.resize(sessions.size());
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      const float* r = rows.data<float>() + static_cast<std::int64_t>(i) * rows.dim(1);
+      logits[i].assign(r, r + rows.dim(1));
+    }
+  }
+
+ private:
+  runtime::PackageBatch& b_;
+  int slot_;
+  std::function<void(int)> release_;
+  std::int64_t vocab_;
+  bool fresh_ = true;
+};
+
 }  // namespace
+
+std::unique_ptr<Decoder> batch_slot_decoder(runtime::PackageBatch& batch, int slot, std::function<void(int)> release,
+                                            std::int64_t vocab) {
+  return std::make_unique<BatchSlotDecoder>(batch, slot, std::move(release), vocab);
+}
 
 std::unique_ptr<DeviceModeDecoder> device_mode_decoder(bool prefill_on_device, runtime::PackageSession& s,
                                                        const model::CausalLm& m, int threads) {

@@ -93,6 +93,26 @@ void DeviceRun::set_adapter(const model::LoraAdapter& adapter) {
 
 std::unique_ptr<Decoder> DeviceRun::decoder() { return device_mode_decoder(o_.ane_prefill, *session_, model_, o_.threads); }
 
+std::unique_ptr<Decoder> DeviceRun::batch_decoder() {
+  if (!batch_) {
+    batch_ = std::make_unique<runtime::PackageBatch>(*runner_);
+    slots_taken_ = std::make_shared<std::vector<bool>>(static_cast<std::size_t>(batch_->sequences()), false);
+  }
+  std::vector<bool>& taken = *slots_taken_;
+  for (std::size_t s = 0; s < taken.size(); ++s)
+    if (!taken[s]) {
+      taken[s] = true;
+      return batch_slot_decoder(*batch_, static_cast<int>(s), [t = slots_taken_](int slot) { (*t)[static_cast<std::size_t>(slot)] = false; },
+                                model_.vocab_size());
+    }
+  throw Error("device batch: all " + std::to_string(taken.size()) + " slots are in use");
+}
+
+std::int64_t DeviceRun::batch_slots() const {
+  const compile::PackageProgram* p = runner_->manifest().find_program("decode_batch");
+  return p ? p->session.value("sequences", std::int64_t{0}) : 0;
+}
+
 std::int64_t DeviceRun::max_window() const {
   return std::min(model_.context(), session_->capacity() + 1);
 }

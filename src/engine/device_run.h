@@ -17,6 +17,7 @@
 #include "engine/perplexity.h"
 #include "runtime/compile_budget.h"
 #include "runtime/device_factory.h"
+#include "runtime/package_batch.h"
 #include "runtime/package_session.h"
 
 namespace orion::engine {
@@ -43,6 +44,11 @@ class DeviceRun {
   ~DeviceRun();
 
   std::unique_ptr<Decoder> decoder();
+  // With a decode_batch program (pkg.batch > 1): a decoder over a free slot of the batch; the
+  // slots decode together through engine::decode_batch. Throws orion::Error when every slot is
+  // taken or the package has no batch program.
+  std::unique_ptr<Decoder> batch_decoder();
+  std::int64_t batch_slots() const;  // 0 without a decode_batch program
   // Logits of every position of a window from position 0: the first part (up to half the
   // window, at most the package's prefill window) by the prefill program, the rest one token
   // at a time by the mode's decoder, so that perplexity exercises both.
@@ -72,6 +78,8 @@ class DeviceRun {
   runtime::CompileBudget budget_;  // the process's compiles, refused before the device's budget
   std::unique_ptr<runtime::PackageRunner> runner_;
   std::unique_ptr<runtime::PackageSession> session_;
+  std::unique_ptr<runtime::PackageBatch> batch_;
+  std::shared_ptr<std::vector<bool>> slots_taken_;  // which slots have a decoder; shared with them
 };
 
 }  // namespace orion::engine

@@ -108,10 +108,20 @@ void print_projection(const compile::PackageManifest& m, const std::string& chip
   const device::AneChip& chip = device::ane_chip(chip_name);
   std::printf("\nprojected on %s (a cost model, not a measurement: %.1f fp16 TFLOPS, %.1f GB/s, %.3f ms a dispatch; %s):\n",
               chip.name.c_str(), chip.fp16_tflops, chip.ane_gbps, chip.dispatch_ms, chip.basis.c_str());
+  double one_stream = 0;  // decode's tokens a second
   for (const device::ProgramProjection& p : device::project_package(m, chip)) {
-    std::printf("  %-8s %8.2f ms a run (%d evaluations, %.2f GFLOP, %.1f MB moved)", p.program.c_str(), p.ms,
+    std::printf("  %-12s %8.2f ms a run (%d evaluations, %.2f GFLOP, %.1f MB moved)", p.program.c_str(), p.ms,
                 p.evaluations, p.flops / 1e9, p.bytes / 1e6);
-    if (p.program == "decode" && p.ms > 0) std::printf(": %.1f tok/s", 1e3 / p.ms);
+    if (p.program == "decode" && p.ms > 0) {
+      one_stream = 1e3 / p.ms;
+      std::printf(": %.1f tok/s", one_stream);
+    }
+    if (p.program == "decode_batch" && p.ms > 0) {
+      const auto streams = m.program(p.program).session.value("sequences", std::int64_t{1});
+      const double rate = 1e3 * static_cast<double>(streams) / p.ms;
+      std::printf(": %lld streams, %.1f tok/s together", static_cast<long long>(streams), rate);
+      if (one_stream > 0) std::printf(" (%.2fx one stream's)", rate / one_stream);
+    }
     std::printf("\n");
   }
 }

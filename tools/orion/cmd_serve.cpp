@@ -29,6 +29,8 @@ struct ServeOpts {
   serve::ServerOptions server;
 };
 
+constexpr int kDeviceBatch = 4;
+
 serve::HttpServer* g_server = nullptr;
 
 void on_signal(int) {
@@ -45,14 +47,22 @@ void serve_command(ServeOpts& o) {
   d.threads = o.threads;
   d.lora = o.lora;
   d.run = o.ane;
+  // On a device, concurrent requests decode together through a decode_batch program of
+  // --max-active slots, at most kDeviceBatch, unless --ane-batch says otherwise (1: one request
+  // at a time). Each slot holds a whole KV cache on the device, and every step packs a mask over
+  // all of them.
+  if (d.device != runtime::DeviceKind::cpu) {
+    if (d.run.pkg.batch == 0) d.run.pkg.batch = std::min(o.scheduler.max_active, kDeviceBatch);
+    if (d.run.pkg.batch > 1) o.scheduler.max_active = static_cast<int>(d.run.pkg.batch);
+  }
   engine::ChosenDecoder chosen = engine::make_decoder(md, d, [&](const std::string& line) {
     if (!o.server.quiet) std::fprintf(stderr, "%s\n", line.c_str());
   });
   serve::Scheduler::SessionFactory sessions = chosen.new_session;
   if (!sessions) {
-    // A device's decoder is one session over kernels compiled and loaded once (the compile
-    // budget and the device's memory allow no second): its requests run one at a time and the
-    // rest wait in the queue.
+    // A device without a batch program has one session over kernels compiled and loaded once
+    // (the compile budget and the device's memory allow no second): its requests run one at a
+    // time and the rest wait in the queue.
     if (o.scheduler.max_active != 1 && !o.server.quiet)
       std::fprintf(stderr, "serve: --device %s runs one request at a time (the others queue)\n", o.device.c_str());
     o.scheduler.max_active = 1;
@@ -92,7 +102,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--port", o->server.port, "Port (0: any free one, printed)")->check(CLI::Range(0, 65535))->capture_default_str();
   cmd->add_option("--device", o->device,
                   "Device: cpu (the fast engine; concurrent requests decode together), ane-sim (the emulator) or ane (the "
-                  "Neural Engine: macOS on Apple silicon), one request at a time")
+                  "Neural Engine: macOS on Apple silicon), whose concurrent requests decode together in a decode_batch program of "
+                  "--max-active slots, at most 4 (--ane-batch N sets it; 1: one at a time)")
       ->check(CLI::IsMember({"cpu", "ane-sim", "ane"}))->capture_default_str();
   add_device_run_options(cmd, o->ane);
   cmd->add_option("--weights", o->weights, "The fast engine's weight format: f32, f16 or q8 (default: the folder's own)")
