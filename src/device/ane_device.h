@@ -50,6 +50,12 @@ class AneDevice {
   virtual void load(AneProgramId id) = 0;
   virtual void unload(AneProgramId id) = 0;
 
+  // A zero-filled surface of `bytes` for this device's evaluations, the caller's to keep (it
+  // may outlive the device). A device that can bind memory of its own without a copy hands out
+  // that; by default it is host memory. A surface the device made is in one evaluation at a
+  // time. Any thread may call it.
+  virtual AneSurface make_surface(std::size_t bytes) { return AneSurface(bytes); }
+
   // Runs a loaded program; surfaces in binding order (inputs(id), outputs(id)). All inputs must
   // have one allocation size, all outputs one (ANE010).
   virtual void evaluate(AneProgramId id, const std::vector<const AneSurface*>& inputs,

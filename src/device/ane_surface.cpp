@@ -4,11 +4,26 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 #include "core/half.h"
 
 namespace orion::device {
+
+AneSurface::AneSurface(const AneSurface& other) : host_(other.bytes_.begin(), other.bytes_.end()), bytes_(host_) {}
+
+// A vector's move keeps its buffer, so bytes_ stays valid for host memory too.
+AneSurface::AneSurface(AneSurface&& other) noexcept
+    : host_(std::move(other.host_)), owner_(std::move(other.owner_)), bytes_(std::exchange(other.bytes_, {})) {}
+
+AneSurface& AneSurface::operator=(AneSurface&& other) noexcept {
+  if (this == &other) return *this;
+  host_ = std::move(other.host_);
+  owner_ = std::move(other.owner_);
+  bytes_ = std::exchange(other.bytes_, {});
+  return *this;
+}
 
 void pack_fp16(const Tensor& t, AneSurface& s) {
   const auto n = static_cast<std::size_t>(t.numel());

@@ -4,24 +4,54 @@
 // [1, C, 1, S] tensor as C*S packed values of the I/O's dtype (fp16, or fp32 in a program that
 // declares it) from the surface's start, with no row stride (ANE028); bytes past them are
 // padding. Packing into fp16 clamps to its finite range (ANE032).
+//
+// The bytes are host memory, or memory a device owns (AneDevice::make_surface: on the `ane`
+// device an IOSurface it binds without copying). Code that packs or reads a surface sees the
+// same bytes() either way; only the device that made a surface looks at its owner.
 #include <cstddef>
+#include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
 
 namespace orion::device {
 
+// A device's handle on the memory of a surface it made: keeps that memory valid while the
+// surface lives. A device knows its own by their type (dynamic_cast); nothing else reads it.
+class AneSurfaceOwner {
+ public:
+  virtual ~AneSurfaceOwner() = default;
+};
+
 class AneSurface {
  public:
-  explicit AneSurface(std::size_t bytes) : bytes_(bytes) {}  // zero-filled
+  // Host memory, zero-filled.
+  explicit AneSurface(std::size_t bytes) : host_(bytes), bytes_(host_) {}
+  // `memory`, which `owner` keeps valid until it is destroyed with the surface (a device's).
+  AneSurface(std::span<std::byte> memory, std::unique_ptr<AneSurfaceOwner> owner)
+      : owner_(std::move(owner)), bytes_(memory) {}
+
+  // A copy is host memory holding the same bytes, whoever owns the original's: two surfaces
+  // never share memory. Moves keep the memory and its owner (a moved-from surface is empty).
+  AneSurface(const AneSurface& other);
+  AneSurface(AneSurface&& other) noexcept;
+  AneSurface& operator=(AneSurface&& other) noexcept;
+  AneSurface& operator=(const AneSurface& other) = delete;
+  ~AneSurface() = default;
 
   std::size_t size() const { return bytes_.size(); }
   std::span<std::byte> bytes() { return bytes_; }
   std::span<const std::byte> bytes() const { return bytes_; }
+  // The device's handle on the memory; null for host memory. Not const through a const
+  // surface: a device binding an input changes its owner's state (an IOSurface's lock).
+  AneSurfaceOwner* owner() const { return owner_.get(); }
 
  private:
-  std::vector<std::byte> bytes_;
+  std::vector<std::byte> host_;  // empty when a device owns the memory
+  std::unique_ptr<AneSurfaceOwner> owner_;
+  std::span<std::byte> bytes_;  // host_, or the owner's memory
 };
 
 // Writes `t` (any float dtype; its elements in row-major order, which for [1, C, 1, S] is
