@@ -155,7 +155,7 @@ void DeviceGraph::install(Segment& seg) {
     if (seg.canon) {
       seg.program_io = std::move(seg.next_io);  // bound to each sharing segment's names by bind()
     } else {
-      for (int lane = 0; lane < options_.lanes; ++lane) seg.surfaces.emplace_back(seg.next_io);
+      for (int lane = 0; lane < options_.lanes; ++lane) seg.surfaces.emplace_back(device_, seg.next_io);
       seg.io = std::move(seg.next_io);
     }
   }
@@ -174,7 +174,7 @@ void DeviceGraph::bind(Segment& seg) {
   for (const auto& [param, part] : seg.canon->parts)
     if (names.contains(param)) parts.emplace(param, part);
   compile::KernelIo io = compile::bind_io(program_io, names, parts);
-  for (int lane = 0; lane < options_.lanes; ++lane) seg.surfaces.emplace_back(io);
+  for (int lane = 0; lane < options_.lanes; ++lane) seg.surfaces.emplace_back(device_, io);
   seg.io = std::move(io);
 }
 

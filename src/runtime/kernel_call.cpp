@@ -26,9 +26,9 @@ void check_bindings(const device::AneDevice& device, device::AneProgramId id, co
   check(device.outputs(id), io.outputs, "outputs");
 }
 
-KernelSurfaces::KernelSurfaces(const compile::KernelIo& io) {
-  for (std::size_t i = 0; i < io.inputs.size(); ++i) in_.emplace_back(static_cast<std::size_t>(io.input_bytes));
-  for (std::size_t i = 0; i < io.outputs.size(); ++i) out_.emplace_back(static_cast<std::size_t>(io.output_bytes));
+KernelSurfaces::KernelSurfaces(device::AneDevice& device, const compile::KernelIo& io) {
+  for (std::size_t i = 0; i < io.inputs.size(); ++i) in_.push_back(device.make_surface(static_cast<std::size_t>(io.input_bytes)));
+  for (std::size_t i = 0; i < io.outputs.size(); ++i) out_.push_back(device.make_surface(static_cast<std::size_t>(io.output_bytes)));
   resident_.assign(in_.size(), false);
   for (std::size_t i = 0; i < io.inputs.size(); ++i) resident_[i] = !io.inputs[i].weight.empty();
 }

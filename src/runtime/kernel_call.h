@@ -39,9 +39,12 @@ struct KernelCallTiming {
 //
 // Runtime weights (compile::KernelIoTensor::weight) are always resident: write_weights packs
 // them, and they stay in their surfaces for every call until the next write.
+//
+// The surfaces are the device's (AneDevice::make_surface): on the `ane` device its IOSurfaces,
+// so a resident cache or weight reaches the hardware without a copy per call.
 class KernelSurfaces {
  public:
-  explicit KernelSurfaces(const compile::KernelIo& io);
+  KernelSurfaces(device::AneDevice& device, const compile::KernelIo& io);
   // Packs each runtime weight of `io` from `params` (by param name, any float dtype) into its
   // surface, fp16 clamped (ANE032). Returns the fp16 bytes written. Throws orion::Error when a
   // weight is missing or of another shape.

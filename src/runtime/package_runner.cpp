@@ -27,7 +27,7 @@ struct PackageRunner::Kernel {
 };
 
 struct PackageRunner::StepState {
-  explicit StepState(const compile::PackageStep& s) : io(compile::bound_io(s)), surfaces(s.io) {}
+  StepState(device::AneDevice& device, const compile::PackageStep& s) : io(compile::bound_io(s)), surfaces(device, s.io) {}
   compile::KernelIo io;  // the step's names: what it reads from and writes to the table
   KernelSurfaces surfaces;
   int weights_version = -1;  // the runner's weights its surfaces hold; -1: none yet
@@ -185,7 +185,7 @@ PackageRunner::Kernel& PackageRunner::kernel(const compile::PackageStep& step) {
 
 PackageRunner::StepState& PackageRunner::step_state(const compile::PackageStep& step) {
   auto it = step_states_.find(step.name);
-  if (it == step_states_.end()) it = step_states_.emplace(step.name, std::make_unique<StepState>(step)).first;
+  if (it == step_states_.end()) it = step_states_.emplace(step.name, std::make_unique<StepState>(device_, step)).first;
   StepState& st = *it->second;
   const auto unset = [&](const compile::KernelIoTensor& t) { return !t.weight.empty() && !kernel_weights_.contains(t.weight); };
   const bool takes_weights = std::any_of(st.io.inputs.begin(), st.io.inputs.end(),

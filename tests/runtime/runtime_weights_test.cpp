@@ -102,7 +102,7 @@ void expect_kernels_match(bool faithful, int* checked, bool chunked = false) {
     TensorMap bound = table;
     for (const auto& [name, w] : k.params) bound[name] = w;
 
-    KernelSurfaces surfaces(io);
+    KernelSurfaces surfaces(sim, io);
     EXPECT_GT(surfaces.write_weights(io, k.params), 0);
     TensorMap got = table;
     surfaces.call(sim, id, io, got, s.name);

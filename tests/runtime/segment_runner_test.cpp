@@ -39,8 +39,8 @@ class TwoSteps final : public SegmentSource {
     io_ = compile::build_kernel(b.finish(), {{"w", Tensor::from_floats({kRunnerDim, kRunnerDim}, w)}}, folder, o).lowered.io;
     id_ = device_.compile(folder);
     device_.load(id_);
-    surfaces_.emplace_back(io_);
-    surfaces_.emplace_back(io_);
+    surfaces_.emplace_back(device_, io_);
+    surfaces_.emplace_back(device_, io_);
     std::vector<float> bias(kRunnerSeq * kRunnerDim);
     for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<float>(i % 5);
     params_.emplace("b", Tensor::from_floats({kRunnerSeq, kRunnerDim}, bias));
