@@ -24,9 +24,11 @@
 #include "core/stopwatch.h"
 #include "core/temp_folder.h"
 #include "device/ane_bridge_apple_runtime.h"
+#include "device/ane_bridge_apple_surface.h"
 #include "device/ane_bridge_apple_weights.h"
 #include "device/ane_bridge_program.h"
 #include "device/ane_bridge_rules.h"
+#include "device/ane_request_cache.h"
 #include "device/ane_retry.h"
 #include "device/ane_work_folder.h"
 
@@ -35,6 +37,8 @@ namespace orion::device {
 namespace {
 
 namespace fs = std::filesystem;
+using apple::DeviceTurn;
+using apple::IoSurface;
 using apple::message;
 using apple::ns;
 using apple::Ref;
@@ -123,31 +127,11 @@ Ref<IOSurfaceRef> make_iosurface(std::size_t bytes) {
   return s;
 }
 
-void lock(IOSurfaceRef s, IOSurfaceLockOptions options, const char* call) {
-  if (const kern_return_t r = IOSurfaceLock(s, options, nullptr); r != 0)
-    throw Error(std::string("device ane: IOSurfaceLock failed with ") + std::to_string(r) + " " + call);
-}
-
-// The CPU may touch an IOSurface only while it holds the lock, and the device must not get one
-// that is locked: each copy locks, copies and unlocks.
-void copy_in(IOSurfaceRef s, std::span<const std::byte> from) {
-  lock(s, 0, "before writing an input");
-  std::memcpy(IOSurfaceGetBaseAddress(s), from.data(), from.size());
-  IOSurfaceUnlock(s, 0, nullptr);
-}
-
-void copy_out(IOSurfaceRef s, std::span<std::byte> to) {
-  lock(s, kIOSurfaceLockReadOnly, "before reading an output");
-  std::memcpy(to.data(), IOSurfaceGetBaseAddress(s), to.size());
-  IOSurfaceUnlock(s, kIOSurfaceLockReadOnly, nullptr);
-}
-
-// One program's IOSurfaces (one allocation size per direction) and the request naming them,
-// made at the first evaluation and again only when the caller's surface sizes change.
-struct Surfaces {
-  std::size_t input_bytes = 0, output_bytes = 0;
-  std::vector<Ref<IOSurfaceRef>> inputs, outputs;
-  Ref<id> request;
+// The program's own IOSurfaces, one per position, that host surfaces are copied through: made
+// when a host surface is first bound there, and again when the caller's surface sizes change.
+struct Staging {
+  std::size_t bytes = 0;
+  std::vector<std::unique_ptr<IoSurface>> surfaces;
 };
 
 struct Program {
@@ -157,7 +141,7 @@ struct Program {
   AneWorkFolder work;                  // NSTemporaryDirectory()/hexStringIdentifier, and its kept files
   Ref<id> model;                       // _ANEInMemoryModel
   bool loaded = false;
-  Surfaces surfaces;
+  Staging staged_inputs, staged_outputs;
 };
 
 class AppleAneDevice final : public AneDevice {
@@ -182,6 +166,7 @@ class AppleAneDevice final : public AneDevice {
       fs::remove_all(p->work.dir(), ec);
     }
     programs_.clear();
+    requests_->clear();  // the surfaces still out there keep the cache, not its requests
   }
 
   AneProgramId compile(const std::string& folder) override {
@@ -277,6 +262,12 @@ class AppleAneDevice final : public AneDevice {
     p.loaded = false;
   }
 
+  AneSurface make_surface(std::size_t bytes) override {
+    return apple::device_surface(make_iosurface(bytes), bytes, requests_);
+  }
+
+  // Binds the caller's surfaces that this device made as they are (zero-copy) and copies each
+  // host surface through the program's own IOSurface for its position.
   void evaluate(AneProgramId handle, const std::vector<const AneSurface*>& inputs,
                 const std::vector<AneSurface*>& outputs) override {
     const Stopwatch clock;
@@ -284,15 +275,32 @@ class AppleAneDevice final : public AneDevice {
     if (!p.loaded) throw Error("device ane: program " + std::to_string(handle) + " (" + p.folder + ") is not loaded");
     check_surfaces(p.folder, p.inputs, p.outputs, inputs, outputs);
     const apple::AutoreleasePool pool;
-    prepare(p, inputs.empty() ? 0 : inputs.front()->size(), outputs.empty() ? 0 : outputs.front()->size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) copy_in(p.surfaces.inputs[i].get(), inputs[i]->bytes());
-    id error = nullptr;
-    const auto no_options = apple::cf_dictionary();
-    if (!message<SendEvaluate>()(p.model.get(), selector("evaluateWithQoS:options:request:error:"), options_.qos,
-                                 ns(no_options.get()), p.surfaces.request.get(), &error))
-      throw call_failed("-[_ANEInMemoryModel evaluateWithQoS:options:request:error:]", p.folder,
-                        apple::describe_error(error));
-    for (std::size_t i = 0; i < outputs.size(); ++i) copy_out(p.surfaces.outputs[i].get(), outputs[i]->bytes());
+    std::vector<IoSurface*> in(inputs.size()), out(outputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      in[i] = own(*inputs[i]);
+      if (in[i]) continue;
+      in[i] = &staged(p.staged_inputs, inputs.size(), i, inputs[i]->size());
+      std::memcpy(in[i]->bytes().data(), inputs[i]->bytes().data(), inputs[i]->size());
+    }
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      out[i] = own(*outputs[i]);
+      if (!out[i]) out[i] = &staged(p.staged_outputs, outputs.size(), i, outputs[i]->size());
+    }
+    const AneRequestCache::Request request = request_for(p, handle, in, out);
+    {
+      std::vector<IoSurface*> bound = in;
+      bound.insert(bound.end(), out.begin(), out.end());
+      DeviceTurn turn(bound, p.folder);
+      id error = nullptr;
+      const auto no_options = apple::cf_dictionary();
+      if (!message<SendEvaluate>()(p.model.get(), selector("evaluateWithQoS:options:request:error:"), options_.qos,
+                                   ns(no_options.get()), ns(request.get()), &error))
+        throw call_failed("-[_ANEInMemoryModel evaluateWithQoS:options:request:error:]", p.folder,
+                          apple::describe_error(error));
+      turn.relock();
+    }
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+      if (!own(*outputs[i])) std::memcpy(outputs[i]->bytes().data(), out[i]->bytes().data(), outputs[i]->size());
     const std::lock_guard lock(mutex_);
     timings_.evaluate_ms = clock.ms();
   }
@@ -343,21 +351,41 @@ class AppleAneDevice final : public AneDevice {
     return kept_.path() + "/" + std::to_string(kept_count_++);
   }
 
-  // The surfaces of docs/ane/FORMATS.md's direct path, steps 5-6, for these sizes, wrapped and
-  // named in one request.
-  void prepare(Program& p, std::size_t input_bytes, std::size_t output_bytes) {
-    Surfaces& s = p.surfaces;
-    if (s.request && s.input_bytes == input_bytes && s.output_bytes == output_bytes) return;
-    Surfaces fresh;
-    fresh.input_bytes = input_bytes;
-    fresh.output_bytes = output_bytes;
+  // The IOSurface behind `s` when this device made it; null for host memory (or another
+  // device's surface, which is copied like host memory).
+  IoSurface* own(const AneSurface& s) const {
+    auto* owner = dynamic_cast<IoSurface*>(s.owner());
+    return owner && owner->made_by(requests_.get()) ? owner : nullptr;
+  }
+
+  // The program's IOSurface for position `i` of `count`, `bytes` long.
+  IoSurface& staged(Staging& staging, std::size_t count, std::size_t i, std::size_t bytes) {
+    if (staging.bytes != bytes || staging.surfaces.size() != count) {
+      staging.surfaces.clear();  // their requests go with them
+      staging.surfaces.resize(count);
+      staging.bytes = bytes;
+    }
+    if (!staging.surfaces[i]) staging.surfaces[i] = std::make_unique<IoSurface>(make_iosurface(bytes), bytes, requests_);
+    return *staging.surfaces[i];
+  }
+
+  // The request binding these IOSurfaces to program `handle`, made at the first evaluation on
+  // them (docs/ane/FORMATS.md's direct path, step 6) and kept while they live.
+  AneRequestCache::Request request_for(const Program& p, AneProgramId handle, const std::vector<IoSurface*>& in,
+                                       const std::vector<IoSurface*>& out) {
+    AneRequestCache::Key key;
+    for (const IoSurface* s : in) key.push_back(s->serial());
+    for (const IoSurface* s : out) key.push_back(s->serial());
+    return requests_->get(handle, key, [&] { return make_request(p, in, out); });
+  }
+
+  AneRequestCache::Request make_request(const Program& p, const std::vector<IoSurface*>& in,
+                                        const std::vector<IoSurface*>& out) const {
     std::vector<Ref<CFNumberRef>> indices;  // kept alive until the arrays hold them
-    const auto wrap = [&](std::size_t count, std::size_t bytes, std::vector<Ref<IOSurfaceRef>>& surfaces,
-                          std::vector<CFTypeRef>& objects, std::vector<CFTypeRef>& numbers) {
-      for (std::size_t i = 0; i < count; ++i) {
-        surfaces.push_back(make_iosurface(bytes));
-        const id object =
-            message<SendSurface>()(ns(classes_.surface), selector("objectWithIOSurface:"), surfaces.back().get());
+    const auto wrap = [&](const std::vector<IoSurface*>& surfaces, std::vector<CFTypeRef>& objects,
+                          std::vector<CFTypeRef>& numbers) {
+      for (std::size_t i = 0; i < surfaces.size(); ++i) {
+        const id object = message<SendSurface>()(ns(classes_.surface), selector("objectWithIOSurface:"), surfaces[i]->get());
         if (!object) throw call_failed("+[_ANEIOSurfaceObject objectWithIOSurface:]", p.folder, "it returned nil");
         objects.push_back(object);
         indices.push_back(apple::cf_number(static_cast<long long>(i)));
@@ -365,8 +393,8 @@ class AppleAneDevice final : public AneDevice {
       }
     };
     std::vector<CFTypeRef> in_objects, in_indices, out_objects, out_indices;
-    wrap(p.inputs.size(), input_bytes, fresh.inputs, in_objects, in_indices);
-    wrap(p.outputs.size(), output_bytes, fresh.outputs, out_objects, out_indices);
+    wrap(in, in_objects, in_indices);
+    wrap(out, out_objects, out_indices);
     const auto procedure = apple::cf_number(0);
     const id request = message<SendRequest>()(
         ns(classes_.request),
@@ -378,14 +406,15 @@ class AppleAneDevice final : public AneDevice {
       throw call_failed("+[_ANERequest requestWithInputs:inputIndices:outputs:outputIndices:weightsBuffer:perfStats:"
                         "procedureIndex:]",
                         p.folder, "it returned nil");
-    fresh.request = apple::retain(request);
-    s = std::move(fresh);
+    return AneRequestCache::Request(CFRetain(request), CFRelease);  // past the evaluation's pool
   }
 
   AneBridgeOptions options_;
   AneCompileBudget budget_;
   TempFolder kept_;  // each program's kept work files, in a folder of its own
   Classes classes_;
+  // Shared with every IOSurface the device made, which outlive it as the caller likes.
+  std::shared_ptr<AneRequestCache> requests_ = std::make_shared<AneRequestCache>();
   // Guards the table, the budget, the folder locks and the timings; one program's calls never
   // overlap (the caller's side of AneDevice's contract), so the framework's calls run under no
   // lock but their work folder's.

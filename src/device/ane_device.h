@@ -4,10 +4,11 @@
 // implement it: `ane-sim` (device/ane_sim.h, everywhere) and `ane` (device/ane_bridge_apple.h,
 // the Apple Neural Engine through its private framework, macOS only).
 //
-// Surfaces are host memory (device/ane_surface.h) on every device; the `ane` device copies them
-// into IOSurfaces it owns (docs/ane/DEVICE.md says why, and what a zero-copy path would need).
-// Binding is positional: inputs[i] binds inputs(id)[i], which lists the program's inputs in the
-// order the hardware binds them (alphabetical by name, ANE027); outputs likewise.
+// Surfaces (device/ane_surface.h) are host memory, or the device's own from make_surface: the
+// `ane` device binds its own IOSurfaces as they are, and copies a host surface into one of its
+// own before the evaluation and out after it (docs/ane/DEVICE.md, "Surfaces"). Binding is
+// positional: inputs[i] binds inputs(id)[i], which lists the program's inputs in the order the
+// hardware binds them (alphabetical by name, ANE027); outputs likewise.
 //
 // One device object stands for one process's view of the hardware: its counters are the
 // process's, and they are what the compile budget (ANE030) is counted against.
@@ -51,8 +52,8 @@ class AneDevice {
   virtual void unload(AneProgramId id) = 0;
 
   // A zero-filled surface of `bytes` for this device's evaluations, the caller's to keep (it
-  // may outlive the device). A device that can bind memory of its own without a copy hands out
-  // that; by default it is host memory. A surface the device made is in one evaluation at a
+  // may outlive the device). The `ane` device backs it with an IOSurface it binds without a
+  // copy; by default it is host memory. A surface the device made is in one evaluation at a
   // time. Any thread may call it.
   virtual AneSurface make_surface(std::size_t bytes) { return AneSurface(bytes); }
 

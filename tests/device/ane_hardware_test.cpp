@@ -1,6 +1,7 @@
 // The `ane` device on the hardware, held to ane-sim: compile, load, evaluate and unload real
-// programs, load one again after an unload, run two programs of one identifier, and check the
-// binding order (ANE027) on the device itself. AneHardware.* needs a Mac with an Apple Neural
+// programs, load one again after an unload, run two programs of one identifier, evaluate on the
+// device's own surfaces (zero-copy) beside host ones, and check the binding order (ANE027) on
+// the device itself. AneHardware.* needs a Mac with an Apple Neural
 // Engine; everywhere else open_ane_device throws and they skip, saying why (ORION_ANE_TESTS=0
 // skips them on a Mac too: a virtual machine has no Neural Engine). The sequences also run on
 // ane-sim everywhere (AneSimSequences.*), which must allow them as the bridge does.
@@ -16,6 +17,7 @@
 #include "device/ane_bridge_apple.h"
 #include "device/ane_sim.h"
 #include "device/device_test_util.h"
+#include "device/external_memory_sim.h"
 #include "model/rel_error.h"
 
 namespace orion::device {
@@ -152,8 +154,45 @@ void run_two_programs_with_one_identifier(AneDevice& device) {
   EXPECT_EQ(device.loaded(), 0);
 }
 
+// A copy of `s` in a surface `device` makes.
+AneSurface on_device(AneDevice& device, const AneSurface& s) {
+  AneSurface d = device.make_surface(s.size());
+  std::memcpy(d.bytes().data(), s.bytes().data(), s.size());
+  return d;
+}
+
+// One program evaluated on two sets of surfaces in turn, as layers sharing a program are: one
+// set the device's own, the other mixed with host ones. Each gives its own answer, a value the
+// CPU writes into a device surface between evaluations is the one read, and a set destroyed and
+// made anew works (the bridge's requests follow the surfaces).
+void evaluate_on_the_devices_surfaces(AneDevice& device) {
+  TempDir dir;
+  write_folder(dir.path(), unordered_io_program());
+  const AneProgramId id = device.compile(dir.path());
+  device.load(id);
+  const AneSurface three = packed([](std::int64_t, std::int64_t) { return 3.0f; });
+  const AneSurface half = packed([](std::int64_t, std::int64_t) { return 0.5f; });
+  const AneSurface two = packed([](std::int64_t, std::int64_t) { return 2.0f; });
+  for (int round = 0; round < 2; ++round) {
+    AneSurface a1 = on_device(device, three), b1 = on_device(device, half);
+    AneSurface m1 = device.make_surface(kBytes), z1 = device.make_surface(kBytes);
+    AneSurface a2 = on_device(device, two), m2(kBytes), z2 = device.make_surface(kBytes);
+    device.evaluate(id, {&a1, &b1}, {&m1, &z1});
+    device.evaluate(id, {&a2, &half}, {&m2, &z2});
+    EXPECT_EQ(floats(m1)[5], 1.5f) << "round " << round;  // m = a * b
+    EXPECT_EQ(floats(z1)[5], 2.5f) << "round " << round;  // z = a - b
+    EXPECT_EQ(floats(m2)[5], 1.0f) << "round " << round;
+    EXPECT_EQ(floats(z2)[5], 1.5f) << "round " << round;
+    std::memcpy(a1.bytes().data(), two.bytes().data(), kBytes);  // written in place, no new surface
+    device.evaluate(id, {&a1, &b1}, {&m1, &z1});
+    EXPECT_EQ(floats(m1)[5], 1.0f) << "round " << round;
+  }
+  device.unload(id);
+}
+
 TEST_F(AneHardware, LoadsAndRunsAgainAfterAnUnload) { load_and_run_again_after_an_unload(*ane); }
 TEST_F(AneHardware, TwoProgramsWithOneIdentifier) { run_two_programs_with_one_identifier(*ane); }
+TEST_F(AneHardware, EvaluatesOnTheDevicesOwnSurfaces) { evaluate_on_the_devices_surfaces(*ane); }
 
 TEST(AneSimSequences, LoadsAndRunsAgainAfterAnUnload) {
   AneSim sim;
@@ -163,6 +202,12 @@ TEST(AneSimSequences, LoadsAndRunsAgainAfterAnUnload) {
 TEST(AneSimSequences, TwoProgramsWithOneIdentifier) {
   AneSim sim;
   run_two_programs_with_one_identifier(sim);
+}
+
+TEST(AneSimSequences, EvaluatesOnTheDevicesOwnSurfaces) {
+  testing::ExternalMemorySim sim;
+  evaluate_on_the_devices_surfaces(sim);
+  EXPECT_EQ(sim.live(), 0);
 }
 
 }  // namespace

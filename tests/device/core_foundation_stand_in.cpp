@@ -1,5 +1,5 @@
-// Core Foundation off Apple, for tests: data, strings, numbers and immutable dictionaries with
-// reference counts, nothing else (core_foundation_stand_in.h).
+// Core Foundation off Apple, for tests: data, strings, numbers, immutable dictionaries and
+// IOSurfaces with reference counts, nothing else (core_foundation_stand_in.h).
 #include "device/core_foundation_stand_in.h"
 
 #include <CoreFoundation/CoreFoundation.h>
@@ -22,7 +22,7 @@ struct CFDictionaryValueCallBacks {
 
 namespace {
 
-enum Kind : CFTypeID { kData = 1, kString, kNumber, kDictionary };
+enum Kind : CFTypeID { kData = 1, kString, kNumber, kDictionary, kSurface };
 
 int live = 0;
 
@@ -54,6 +54,18 @@ struct Dictionary : Object {
   std::vector<std::pair<CFTypeRef, CFTypeRef>> entries;  // in creation order
 };
 
+int unbalanced = 0, released_while_locked = 0;
+
+struct Surface : Object {
+  explicit Surface(std::size_t bytes) : Object(kSurface), memory(bytes, std::byte{0xA5}) {}
+  ~Surface() override {
+    if (locks != 0) ++released_while_locked;
+  }
+  std::vector<std::byte> memory;
+  int locks = 0;
+  bool fail_lock = false;
+};
+
 Object* object(CFTypeRef ref) { return static_cast<Object*>(const_cast<void*>(ref)); }
 template <typename Ref>
 Ref as(Object* o) {
@@ -71,6 +83,20 @@ Dictionary::~Dictionary() {
 
 namespace orion::device::stand_in {
 int live_objects() { return live; }
+
+namespace {
+Surface& surface(IOSurfaceRef s) { return *static_cast<Surface*>(object(s)); }
+}  // namespace
+
+IOSurfaceRef iosurface(std::size_t bytes) { return as<IOSurfaceRef>(new Surface(bytes)); }
+int locks(IOSurfaceRef s) { return surface(s).locks; }
+void fail_next_lock(IOSurfaceRef s) { surface(s).fail_lock = true; }
+void move_memory(IOSurfaceRef s) {
+  std::vector<std::byte> elsewhere(surface(s).memory);
+  surface(s).memory.swap(elsewhere);
+}
+int unbalanced_unlocks() { return unbalanced; }
+int released_locked() { return released_while_locked; }
 }  // namespace orion::device::stand_in
 
 extern "C" {
@@ -128,4 +154,26 @@ void CFDictionaryGetKeysAndValues(CFDictionaryRef theDict, const void** keys, co
     if (values) values[i] = entries[i].second;
   }
 }
+
+// Failures return IOKit's codes: kIOReturnError for a lock made to fail, kIOReturnNotLocked
+// for an unlock without a lock.
+kern_return_t IOSurfaceLock(IOSurfaceRef buffer, IOSurfaceLockOptions, uint32_t*) {
+  Surface& s = orion::device::stand_in::surface(buffer);
+  if (std::exchange(s.fail_lock, false)) return static_cast<kern_return_t>(0xe00002bc);
+  ++s.locks;
+  return 0;
+}
+
+kern_return_t IOSurfaceUnlock(IOSurfaceRef buffer, IOSurfaceLockOptions, uint32_t*) {
+  Surface& s = orion::device::stand_in::surface(buffer);
+  if (s.locks == 0) {
+    ++unbalanced;
+    return static_cast<kern_return_t>(0xe00002cd);
+  }
+  --s.locks;
+  return 0;
+}
+
+void* IOSurfaceGetBaseAddress(IOSurfaceRef buffer) { return orion::device::stand_in::surface(buffer).memory.data(); }
+size_t IOSurfaceGetAllocSize(IOSurfaceRef buffer) { return orion::device::stand_in::surface(buffer).memory.size(); }
 }
