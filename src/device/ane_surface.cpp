@@ -2,18 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
 
 #include "core/error.h"
 #include "core/half.h"
+#include "core/zeroed_memory.h"
 
 namespace orion::device {
 
-AneSurface::AneSurface(const AneSurface& other) : host_(other.bytes_.begin(), other.bytes_.end()), bytes_(host_) {}
+void AneSurface::Free::operator()(std::byte* p) const { free_zeroed(p, bytes); }
 
-// A vector's move keeps its buffer, so bytes_ stays valid for host memory too.
+AneSurface::AneSurface(std::size_t bytes)
+    : host_(static_cast<std::byte*>(allocate_zeroed(bytes)), Free{bytes}), bytes_(host_.get(), bytes) {}
+
+AneSurface::AneSurface(const AneSurface& other) : AneSurface(other.size()) {
+  if (other.size() > 0) std::memcpy(bytes_.data(), other.bytes_.data(), other.size());
+}
+
+// Moving the pointer keeps the buffer, so bytes_ stays valid for host memory too.
 AneSurface::AneSurface(AneSurface&& other) noexcept
     : host_(std::move(other.host_)), owner_(std::move(other.owner_)), bytes_(std::exchange(other.bytes_, {})) {}
 

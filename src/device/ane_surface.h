@@ -27,8 +27,9 @@ class AneSurfaceOwner {
 
 class AneSurface {
  public:
-  // Host memory, zero-filled.
-  explicit AneSurface(std::size_t bytes) : host_(bytes), bytes_(host_) {}
+  // Host memory, zero-filled; its pages cost nothing until written (core/zeroed_memory.h), so
+  // the padding of a surface sized by its kernel's largest input (ANE010) costs no memory.
+  explicit AneSurface(std::size_t bytes);
   // `memory`, which `owner` keeps valid until it is destroyed with the surface (a device's).
   AneSurface(std::span<std::byte> memory, std::unique_ptr<AneSurfaceOwner> owner)
       : owner_(std::move(owner)), bytes_(memory) {}
@@ -49,7 +50,13 @@ class AneSurface {
   AneSurfaceOwner* owner() const { return owner_.get(); }
 
  private:
-  std::vector<std::byte> host_;  // empty when a device owns the memory
+  struct Free {
+    Free() noexcept {}
+    explicit Free(std::size_t n) noexcept : bytes(n) {}
+    std::size_t bytes = 0;
+    void operator()(std::byte* p) const;
+  };
+  std::unique_ptr<std::byte, Free> host_;  // null when a device owns the memory
   std::unique_ptr<AneSurfaceOwner> owner_;
   std::span<std::byte> bytes_;  // host_, or the owner's memory
 };
