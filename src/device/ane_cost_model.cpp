@@ -37,11 +37,13 @@ const AneChip& ane_chip(std::string_view name) {
   throw Error("cost model: no chip \"" + std::string(name) + "\" (known: " + names + ")");
 }
 
-KernelWork kernel_work(const compile::PackageStep& step, bool int8_weights) {
+namespace {
+
+// The I/O's share: attention over fixed-length inputs, the surfaces' bytes; `weight_values`
+// gets the runtime weights' count.
+KernelWork io_work(const compile::KernelIo& io, double& weight_values) {
   KernelWork w;
-  const compile::KernelIo& io = step.io;
   const auto tokens = static_cast<double>(io.seq);
-  double weight_values = 0;
   for (const compile::KernelIoTensor& t : io.inputs) {
     const double values = static_cast<double>(t.logical[1]) * static_cast<double>(t.logical[3]);
     if (!t.weight.empty()) weight_values += values;
@@ -49,6 +51,38 @@ KernelWork kernel_work(const compile::PackageStep& step, bool int8_weights) {
     w.bytes += static_cast<double>(t.bytes);
   }
   for (const compile::KernelIoTensor& t : io.outputs) w.bytes += static_cast<double>(t.bytes);
+  return w;
+}
+
+}  // namespace
+
+double product_flops(const ir::Graph& g) {
+  double flops = 0;
+  for (ir::ValueId id = 0; id < g.size(); ++id) {
+    const ir::Node& n = g.node(id);
+    if (n.op == ir::Op::matmul) {
+      const Shape& x = g.node(n.inputs[0]).type.shape;
+      const std::int64_t k = x.size() < 2 ? 1 : n.attr_bool("transpose_x") ? x[x.size() - 2] : x.back();
+      flops += 2.0 * static_cast<double>(n.type.numel()) * static_cast<double>(k);
+    } else if (n.op == ir::Op::conv) {
+      const Shape& w = g.node(n.inputs[1]).type.shape;  // [Cout, Cin / groups, kh, kw]
+      flops += 2.0 * static_cast<double>(n.type.numel()) * static_cast<double>(shape_numel(w) / w[0]);
+    }
+  }
+  return flops;
+}
+
+KernelWork kernel_work(const compile::KernelIo& io, const ir::Graph& kernel_graph) {
+  double weight_values = 0;
+  KernelWork w = io_work(io, weight_values);
+  w.flops = product_flops(kernel_graph);
+  return w;
+}
+
+KernelWork kernel_work(const compile::PackageStep& step, bool int8_weights) {
+  double weight_values = 0;
+  KernelWork w = io_work(step.io, weight_values);
+  const auto tokens = static_cast<double>(step.io.seq);
   if (step.weights == compile::KernelWeights::baked) {
     weight_values = static_cast<double>(step.weight_bytes) / 2;  // fp16 measure (PackageStep)
     w.bytes += static_cast<double>(step.weight_bytes) / (int8_weights ? 2 : 1);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compile/ane/ane_package.h"
+#include "ir/graph.h"
 
 namespace orion::device {
 
@@ -40,6 +41,11 @@ struct KernelWork {
 // and, baked, of its weights (one byte a weight when `int8_weights`: dequantized in the kernel,
 // so the arithmetic stays fp16).
 KernelWork kernel_work(const compile::PackageStep& step, bool int8_weights = false);
+// A kernel of a training graph: the flops of its matmuls and convs (every product: forward,
+// the inputs' gradients, the weights' gradients), the bytes of its surfaces.
+KernelWork kernel_work(const compile::KernelIo& io, const ir::Graph& kernel_graph);
+// 2 * multiply-adds of `g`'s matmul and conv nodes.
+double product_flops(const ir::Graph& g);
 
 // The projected milliseconds of one evaluation on `chip`.
 double projected_ms(const AneChip& chip, const KernelWork& work);

@@ -8,6 +8,7 @@
 
 #include "compile/ane/kernel_sharing.h"
 #include "compile/driver.h"
+#include "device/ane_cost_model.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "runtime/kernel_call.h"
@@ -262,6 +263,12 @@ void DeviceGraph::count_version() {
     stats_.lower_ms += seg->lower_ms;
     stats_.install_ms += seg->install_ms;
     ++(seg->path == InstallPath::reloaded ? stats_.reloads : stats_.compiles);
+  }
+  if (stats_.kernel_works.empty()) {  // once every kernel has its I/O (after a first run)
+    std::vector<device::KernelWork> works;
+    for (auto& seg : segments_)
+      if (seg->is_kernel() && seg->io) works.push_back(device::kernel_work(*seg->io, seg->part.graph));
+    if (static_cast<int>(works.size()) == stats_.kernels) stats_.kernel_works = std::move(works);
   }
   ++stats_.versions;
   version_counted_ = true;

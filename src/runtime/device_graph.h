@@ -49,6 +49,7 @@
 #include "compile/target.h"
 #include "core/serial_queue.h"
 #include "core/temp_folder.h"
+#include "device/ane_cost_model.h"
 #include "core/thread_pool.h"
 #include "device/ane_device.h"
 #include "exec/cpu/executor.h"
@@ -96,6 +97,9 @@ struct DeviceGraphStats {
   // Kernel evaluations, and the fp16 bytes of their input and output surfaces (runtime weights
   // included): what a device's dispatch and transfer costs scale with.
   std::int64_t evaluations = 0, surface_bytes = 0;
+  // What each kernel does in one run (device/ane_cost_model.h), for a projection of the
+  // device's time; empty until every kernel has run once.
+  std::vector<device::KernelWork> kernel_works;
 };
 
 class DeviceGraph : private SegmentSource {

@@ -1,5 +1,6 @@
 #include "train/device_gradients.h"
 
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -7,6 +8,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "device/ane_cost_model.h"
 #include "train/trainer.h"
 
 namespace orion::train {
@@ -28,7 +30,7 @@ class DeviceGradients final : public GradientRunner {
           return device_graph(loss, wrt, c, seq, device, budget, reload, with);
         }) {
     make_graphs(o.weights);
-    flops_ = train::matmul_flops(graphs_.at(c.seq).graph->graph()) * static_cast<double>(c.batch);
+    flops_ = device::product_flops(graphs_.at(c.seq).graph->graph()) * static_cast<double>(c.batch);
     // The probe (one compile, baked weights only) and one compile per program must fit in one
     // process, or no restart could ever make progress.
     int kernels = 0;

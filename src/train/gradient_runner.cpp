@@ -1,7 +1,9 @@
 #include "train/gradient_runner.h"
 
+
 #include <map>
 
+#include "device/ane_cost_model.h"
 #include "train/autodiff.h"
 #include "train/trainer.h"
 
@@ -16,7 +18,7 @@ class CpuGradients final : public GradientRunner {
  public:
   CpuGradients(const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& c)
       : loss_(loss), wrt_(wrt.begin(), wrt.end()), batch_(c.batch), options_{.numerics = c.precision, .threads = c.threads} {
-    flops_ = train::matmul_flops(executor(c.seq).graph());
+    flops_ = device::product_flops(executor(c.seq).graph());
     for (std::int64_t seq : c.buckets) executor(seq);
   }
 
@@ -42,17 +44,6 @@ class CpuGradients final : public GradientRunner {
 };
 
 }  // namespace
-
-double matmul_flops(const ir::Graph& g) {
-  double flops = 0;
-  for (ir::ValueId id : g.nodes_of(ir::Op::matmul)) {
-    const ir::Node& n = g.node(id);
-    const ir::TensorType& x = g.node(n.inputs[0]).type;
-    const std::int64_t k = n.attr_bool("transpose_x") ? x.shape[x.rank() - 2] : x.shape[x.rank() - 1];
-    flops += 2.0 * static_cast<double>(n.type.numel()) * static_cast<double>(k);
-  }
-  return flops;
-}
 
 ir::Graph loss_gradient_graph(const LossGraphFn& loss, std::int64_t batch, std::int64_t seq,
                               std::span<const std::string> wrt) {

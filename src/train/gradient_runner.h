@@ -55,8 +55,6 @@ using GradientRunnerFactory = std::function<std::unique_ptr<GradientRunner>(
 std::unique_ptr<GradientRunner> cpu_gradient_runner(const LossGraphFn& loss, std::span<const std::string> wrt,
                                                     const TrainConfig& config);
 
-// 2 x M x N x K for every matmul of `g`.
-double matmul_flops(const ir::Graph& g);
 
 // The gradient graph every runner runs: loss(batch, seq) differentiated for `wrt`, the seed
 // scaled by the input loss_scale.

@@ -7,6 +7,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "device/ane_cost_model.h"
 #include "model/any_model.h"
 #include "model/lora/lora_adapter.h"
 #include "model/formats/config_json.h"
@@ -204,7 +205,6 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
   result.skipped_steps = trainer.skipped_steps();
   result.clamped_values = trainer.clamped_values();
   if (const runtime::DeviceGraphStats* d = trainer.device_stats()) result.device = *d;
-  result.matmul_flops_per_step = trainer.matmul_flops_per_micro_batch() * static_cast<double>(o.config.accum);
   result.seconds = total.seconds();
   return result;
 }
@@ -253,16 +253,19 @@ void write_run_summary(const std::string& out, const std::string& device, const 
                      {"install_ms", d.install_ms / v},
                      {"evaluations", static_cast<double>(d.evaluations) / v},
                      {"surface_bytes", static_cast<double>(d.surface_bytes) / v}};
-    // The reported dispatch model of an M-series ANE, and its fp16 peak.
-    constexpr double kDispatchMs = 0.119, kBytesPerMs = 78e9 / 1e3, kFlopsPerMs = 19e12 / 1e3;
-    const double dispatch = kDispatchMs * static_cast<double>(d.evaluations) / v;
-    const double transfer = static_cast<double>(d.surface_bytes) / v / kBytesPerMs;
-    const double compute = r.matmul_flops_per_step / kFlopsPerMs;
-    j["projection"] = {{"what", "M-series ANE, projected from 119 us/evaluation + bytes / 78 GB/s + FLOPs at 19 TFLOPS; not measured"},
-                       {"dispatch_ms", dispatch},
-                       {"transfer_ms", transfer},
-                       {"compute_ms", compute},
-                       {"device_ms", dispatch + transfer + compute}};
+    if (!d.kernel_works.empty()) {
+      // Each kernel runs once per sequence of a step: evaluations / kernels runs of the set.
+      const double runs = static_cast<double>(d.evaluations) / v / static_cast<double>(d.kernel_works.size());
+      nlohmann::json per_chip;
+      for (const device::AneChip& chip : device::ane_chips()) {
+        double ms = 0;
+        for (const device::KernelWork& w : d.kernel_works) ms += device::projected_ms(chip, w);
+        per_chip[chip.name] = ms * runs;
+      }
+      j["projection"] = {{"what", "the step's kernels on the device by Orion's cost model (docs/ane/COST_MODEL.md): a projection, "
+                                  "not a measurement; the host's share (optimizer, host segments) not included"},
+                         {"device_ms_per_step", per_chip}};
+    }
   }
   write_file_atomic((fs::path(out) / "summary.json").string(), j.dump(2) + "\n");
 }

@@ -70,7 +70,6 @@ struct RunResult {
   std::string final_checkpoint;  // its folder is a model folder, or with LoRA an adapter folder
   std::optional<model::LoraConfig> lora;  // the adapter trained
   std::int64_t trained_values = 0;       // numbers the optimizer updates (all weights, or the adapter's)
-  double matmul_flops_per_step = 0;      // 2 per multiply-add, forward and backward, every micro-batch
   double seconds = 0;
   std::int64_t trained_tokens = 0, tokens = 0;  // this process's steps: targets trained, positions run
   double peak_mb = 0;                           // peak resident memory
@@ -88,9 +87,8 @@ RunResult run_training(const RunOptions& options, const RunEvents& events = {});
 // compiles, reloads and `restarts` (0 on the cpu), ms_per_step (the steps this process ran),
 // final_loss and final_val_loss (null when absent), and on a device the per-step split
 // (device, host and weight-write ms, weight bytes written, evaluations and surface bytes) and
-// `projection`: what the step's kernels would take on an M-series ANE by the public dispatch
-// model (docs/ane/HARDWARE.md): 119 us per evaluation, surface bytes at 78 GB/s, and the
-// matrix products at the 19 TFLOPS fp16 peak, added. A projection, not a measurement. For
+// `projection`: what the step's kernels would take on each chip by the cost model
+// (device/ane_cost_model.h; weights-as-inputs kernels). A projection, not a measurement. For
 // scripts and the demo.
 void write_run_summary(const std::string& out, const std::string& device, const RunResult& result, int restarts);
 

@@ -125,6 +125,10 @@ TEST_P(LoraCli, TrainsTheSameCurveOnCpuAndAneSimAndLeavesTheBaseAlone) {
   EXPECT_EQ(summary.at("restarts"), 0);
   EXPECT_GT(summary.at("per_step").at("weight_bytes").get<double>(), 0);
   EXPECT_EQ(summary.at("lora").at("rank"), 8);
+  // The cost model's projection of the step's kernels, per chip: a faster chip takes less.
+  const auto& projected = summary.at("projection").at("device_ms_per_step");
+  EXPECT_GT(projected.at("m1").get<double>(), projected.at("m4-max").get<double>()) << projected.dump();
+  EXPECT_GT(projected.at("m4-max").get<double>(), 0) << projected.dump();
 }
 
 TEST_P(LoraCli, GeneratesEachAdaptersCpuTextOnAneSimAndTheSecondCompilesNothing) {
