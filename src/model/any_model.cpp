@@ -1,5 +1,6 @@
 #include "model/any_model.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -32,10 +33,14 @@ std::string read_model_type(const std::string& dir) {
   return supported_model_type(read_folder_config(dir, path), path);
 }
 
-AnyModel load_any_model(const std::string& dir) {
+AnyModel load_any_model(const std::string& dir, std::int64_t context) {
   const std::string path = model_config_path(dir);
   const nlohmann::json j = read_folder_config(dir, path);
-  if (is_llama_family(supported_model_type(j, path))) return LlamaModel::load(dir, llama_config_from_json(j, path));
+  if (is_llama_family(supported_model_type(j, path))) {
+    LlamaConfig c = llama_config_from_json(j, path);
+    c.context_cap = std::max(c.context_cap, context);
+    return LlamaModel::load(dir, std::move(c));
+  }
   return Gpt2Model::load(dir, gpt2_config_from_json(j, path));
 }
 

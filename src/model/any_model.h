@@ -16,7 +16,9 @@ using AnyModel = std::variant<Gpt2Model, LlamaModel>;
 // The architecture DIR/config.json names. Throws orion::Error naming the file for a missing or
 // unreadable config or an architecture Orion does not implement.
 std::string read_model_type(const std::string& dir);
-AnyModel load_any_model(const std::string& dir);
+// `context` > 0: run that many positions where the config allows them, beyond the default cap
+// (LlamaConfig::context_cap; GPT-2's learned positions allow no more than n_positions).
+AnyModel load_any_model(const std::string& dir, std::int64_t context = 0);
 
 inline const CausalLm& causal_lm(const AnyModel& m) {
   return std::visit([](const auto& x) -> const CausalLm& { return x; }, m);

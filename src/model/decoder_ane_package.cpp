@@ -48,7 +48,7 @@ std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_a
                 " tokens does not fit the context of " + std::to_string(context));
   if (capacity < 2 || capacity + 1 > context)
     throw Error(arch + " package: a decode cache of " + std::to_string(capacity) + " positions needs 2 to " +
-                std::to_string(context - 1));
+                std::to_string(context - 1) + " (the model runs " + std::to_string(context) + " positions)");
   if (capacity % slots != 0)
     throw Error(arch + " package: a decode cache kept on the ANE has a multiple of " + std::to_string(slots) +
                 " slots (ANE011), not " + std::to_string(capacity) + " (or put attention on the host)");

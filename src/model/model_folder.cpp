@@ -72,8 +72,8 @@ std::vector<std::int32_t> ModelFolder::text_ids(std::string_view text) const {
   return ids;
 }
 
-ModelFolder ModelFolder::load(const std::string& dir) {
-  AnyModel m = load_any_model(dir);
+ModelFolder ModelFolder::load(const std::string& dir, std::int64_t context) {
+  AnyModel m = load_any_model(dir, context);
   std::shared_ptr<const text::Tokenizer> tok = load_tokenizer(dir);
   const CausalLm& lm = causal_lm(m);
   const std::string tok_file =

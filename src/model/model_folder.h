@@ -27,7 +27,8 @@ struct ModelFolder {
 
   // Loads DIR/config.json, DIR/model.safetensors and the tokenizer, and checks that the
   // tokenizer's ids fit the model's vocabulary. Errors name the file.
-  static ModelFolder load(const std::string& dir);
+  // `context` > 0: as load_any_model's.
+  static ModelFolder load(const std::string& dir, std::int64_t context = 0);
 
   const CausalLm& lm() const { return causal_lm(model); }
   // The model as GPT-2; throws orion::Error saying that `what` runs GPT-2 models only.

@@ -266,3 +266,22 @@ TEST(LlamaGraph, RefusesAWindowPastTheContext) {
 
 }  // namespace
 }  // namespace orion::model
+
+namespace orion::model {
+namespace {
+
+// The default cap, raised by a device package's --context only as far as the config allows.
+TEST(LlamaContext, TheCapRisesOnlyAsFarAsTheConfigAllows) {
+  LlamaConfig c;
+  c.max_position_embeddings = 40960;
+  EXPECT_EQ(c.context(), kMaxLlamaContext);
+  c.context_cap = 8193;
+  EXPECT_EQ(c.context(), 8193);
+  c.max_position_embeddings = 6000;
+  EXPECT_EQ(c.context(), 6000);
+  c.sliding_window = 1024;
+  EXPECT_EQ(c.context(), 1024);
+}
+
+}  // namespace
+}  // namespace orion::model

@@ -8,7 +8,8 @@ void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o, const 
       ->capture_default_str();
   cmd->add_option("--context", o.context,
                   "KV-cache slots of the decode program, a multiple of 32 unless --host-attention (0: the model's context - 1, "
-                  "rounded down)")
+                  "rounded down; beyond 4095 where the config's max_position_embeddings allows; a device run prints the "
+                  "memory it takes)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--host-attention", o.host_attention,

@@ -27,7 +27,7 @@ struct ChatOpts {
 };
 
 void chat(const ChatOpts& o) {
-  const model::ModelFolder md = model::ModelFolder::load(o.model_dir);
+  const model::ModelFolder md = model::ModelFolder::load(o.model_dir, device_context(o.run.device, o.run.ane.pkg));
   const text::ChatTemplate tmpl = md.chat_template();
   const engine::ChosenDecoder chosen =
       engine::make_decoder(md, decoder_options(o.run), [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });

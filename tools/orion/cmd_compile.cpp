@@ -74,7 +74,7 @@ void print_io(const char* role, const std::vector<compile::KernelIoTensor>& list
 void run_package(const CompileOptions& o) {
   if (o.model.empty()) throw Error("compile --target ane: name the model folder with -m DIR");
   Stopwatch sw;
-  const model::AnyModel any = model::load_any_model(o.model);
+  const model::AnyModel any = model::load_any_model(o.model, o.pkg.context > 0 ? o.pkg.context + 1 : 0);
   const model::CausalLm& m = model::causal_lm(any);
   const double load_s = sw.seconds();
   std::fprintf(stderr, "compiling %s for the ANE (%s%s), prefill window %lld:\n", o.model.c_str(), o.pkg.dialect.c_str(),

@@ -29,7 +29,7 @@ struct GenerateOpts {
 
 void generate(const GenerateOpts& o) {
   Stopwatch load_sw;
-  const model::ModelFolder md = model::ModelFolder::load(o.model_dir);
+  const model::ModelFolder md = model::ModelFolder::load(o.model_dir, device_context(o.run.device, o.run.ane.pkg));
   const double load_ms = load_sw.ms();
   const model::CausalLm& lm = md.lm();
   // Llama: BOS first. GPT-2 was trained with <|endoftext|> between documents: an empty prompt

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "ane_package_cli.h"
+#include "decoder_cli.h"
 #include "commands.h"
 #include "core/error.h"
 #include "engine/decoder_factory.h"
@@ -40,7 +41,7 @@ void on_signal(int) {
 }
 
 void serve_command(ServeOpts& o) {
-  const model::ModelFolder md = model::ModelFolder::load(o.model_dir);
+  const model::ModelFolder md = model::ModelFolder::load(o.model_dir, device_context(o.device, o.ane.pkg));
   engine::DecoderOptions d;
   d.device = runtime::device_kind(o.device);
   d.weights = o.weights;

@@ -26,6 +26,10 @@ void add_decoder_cli(CLI::App* cmd, DecoderCli& o) {
   add_numerics_option(cmd, o.numerics);
 }
 
+std::int64_t device_context(const std::string& device, const engine::AnePackageOptions& pkg) {
+  return device != "cpu" && pkg.context > 0 ? pkg.context + 1 : 0;
+}
+
 engine::DecoderOptions decoder_options(const DecoderCli& o) {
   engine::DecoderOptions d;
   d.device = runtime::device_kind(o.device);

@@ -20,6 +20,9 @@ struct DecoderCli {
 
 void add_decoder_cli(CLI::App* cmd, DecoderCli& o);
 engine::DecoderOptions decoder_options(const DecoderCli& o);
+// The positions a model folder is loaded for: a device package's --context N needs N + 1,
+// beyond the default cap where the config allows it; 0 (the default) otherwise.
+std::int64_t device_context(const std::string& device, const engine::AnePackageOptions& pkg);
 // What ran: the device, and the engine with its numerics or weights.
 std::string engine_description(const DecoderCli& o, const engine::ChosenDecoder& chosen);
 

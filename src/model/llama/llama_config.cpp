@@ -16,7 +16,7 @@ bool is_llama_family(std::string_view model_type) {
 }
 
 std::int64_t LlamaConfig::context() const {
-  std::int64_t n = std::min(max_position_embeddings, kMaxLlamaContext);
+  std::int64_t n = std::min(max_position_embeddings, context_cap);
   if (sliding_window) n = std::min(n, *sliding_window);
   return n;
 }

@@ -36,7 +36,8 @@ struct RopeScaling {
 };
 
 // Orion keeps a KV cache for the whole context it runs, so a model whose config allows more
-// positions than this runs with this many (docs/MODELS.md).
+// positions than this runs with this many (docs/MODELS.md) unless asked for more
+// (LlamaConfig::context_cap: a device package's --context).
 inline constexpr std::int64_t kMaxLlamaContext = 4096;
 
 struct LlamaConfig {
@@ -60,6 +61,8 @@ struct LlamaConfig {
   std::optional<std::int64_t> bos_token_id = 1;  // null: texts start without one
   std::vector<std::int64_t> eos_token_ids = {2};  // generation stops at any; the first ends a text
   std::string torch_dtype = "float32";  // what the checkpoint stores; Orion computes in f32 whatever it is
+  // The most positions Orion runs, whatever the config allows; not in config.json.
+  std::int64_t context_cap = kMaxLlamaContext;
 
   std::int64_t head_dim() const { return head_size > 0 ? head_size : hidden_size / num_attention_heads; }
   // Columns of the queries (and of the attention's output): num_attention_heads * head_dim.
@@ -68,7 +71,7 @@ struct LlamaConfig {
   std::int64_t kv_width() const { return num_key_value_heads * head_dim(); }
   std::int64_t eos_token_id() const { return eos_token_ids.front(); }
   // The positions Orion runs: max_position_embeddings, at most the sliding window (inside it
-  // sliding-window attention is full attention) and kMaxLlamaContext.
+  // sliding-window attention is full attention) and context_cap.
   std::int64_t context() const;
   // Throws orion::Error naming `source` and the first inconsistent field.
   void validate(const std::string& source) const;
