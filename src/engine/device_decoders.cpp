@@ -26,8 +26,15 @@ class DeviceDecoder final : public DeviceModeDecoder {
       last = last_row(rows);
       adopt_device_prefill();
     }
-    for (; done < tokens.size(); ++done) last = s_.decode(tokens[done]);
-    return last.to_floats();
+    // The rest in chunks where the package has an extend program, else a token a run.
+    while (done < tokens.size()) {
+      const auto room = static_cast<std::size_t>(std::max<std::int64_t>(0, s_.capacity() - s_.position()));
+      const std::size_t n =
+          s_.chunk() > 1 ? std::max<std::size_t>(1, std::min({tokens.size() - done, static_cast<std::size_t>(s_.chunk()), room})) : 1;
+      last = n > 1 ? last_row(s_.extend(tokens.subspan(done, n))) : s_.decode(tokens[done]);
+      done += n;
+    }
+    return last.reshape({-1}).to_floats();
   }
   std::int64_t position() const override { return fresh_ ? 0 : s_.position(); }
   std::int64_t context() const override { return s_.capacity() + 1; }

@@ -36,7 +36,7 @@ compile::PackageReport compile_model_package(const model::CausalLm& m, const std
   }
   po.replace = replace;
   if (progress) po.progress = [](std::string_view line) { std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data()); };
-  auto programs = model::ane_programs(m, {.window = o.seq, .capacity = o.context, .host_attention = o.host_attention, .batch = o.batch});
+  auto programs = model::ane_programs(m, {.window = o.seq, .capacity = o.context, .host_attention = o.host_attention, .batch = o.batch, .chunk = o.chunk});
   if (o.lora) {
     for (compile::ProgramSpec& p : programs) p.graph = model::with_lora(p.graph, *o.lora, 1.0);
     po.runtime_weights = true;
@@ -55,7 +55,8 @@ std::string package_key(const model::CausalLm& m, const AnePackageOptions& o) {
     h.update(std::span(c.raw(), c.nbytes()));
   }
   h.update("seq " + std::to_string(o.seq) + " context " + std::to_string(o.context) + (o.host_attention ? " host-attention " : " ") +
-           (o.batch > 1 ? "batch " + std::to_string(o.batch) + " " : "") + o.dialect +
+           (o.batch > 1 ? "batch " + std::to_string(o.batch) + " " : "") +
+           (o.chunk > 1 ? "chunk " + std::to_string(o.chunk) + " " : "") + o.dialect +
            (o.m1_m2 ? " m1" : "") + (o.allow_concat ? " concat" : "") + " chip " + std::to_string(o.on_chip_mb) +
            (o.weights == "int8" ? " int8 block " + std::to_string(o.int8_block) : "") + " weights " + o.ane_weights);
   if (o.lora) {

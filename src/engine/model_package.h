@@ -17,6 +17,7 @@ struct AnePackageOptions {
   std::int64_t context = 0;   // decode cache slots; 0: the model's context - 1
   bool host_attention = false;  // model::AnePackageShape::host_attention
   std::int64_t batch = 0;       // model::AnePackageShape::batch: > 1 adds a decode_batch program
+  std::int64_t chunk = 0;       // model::AnePackageShape::chunk: > 1 adds an extend program
   std::string dialect = "ios18";
   bool m1_m2 = false;
   bool allow_concat = false;

@@ -3,6 +3,7 @@
 // compiler's lower_layout recognises (heads split on the channel axis: reshape [rows, H, D],
 // transpose to [H, rows, D]); GPT-2's blocks and the Llama graph's ANE form share it.
 #include <cstdint>
+#include <optional>
 
 #include "ir/builder.h"
 
@@ -22,8 +23,12 @@ ir::Value multi_head_attention(ir::Builder& b, ir::Value q, ir::Value k, ir::Val
 // (exp(s_past - m) @ v_past + exp(s_self - m) * v) / (sum exp(s_past - m) + exp(s_self - m)).
 // mask is an additive [T, past + 1]: its first `past` columns cover the cache, the last a row's
 // own key. One decode step is T = 1; a batch of sequences is one row each, each row's mask
-// opening its own part of the cache (the rows never see each other). Returns [T, H * D].
+// opening its own part of the cache (the rows never see each other).
+// With `rows_mask` (an additive [T, T], a chunk's causal mask, a constant): the rows are a chunk
+// of one sequence and see each other's keys through it (a product of the rows, as prefill's
+// attention), and `mask` is [T, past], the cache alone. Returns [T, H * D].
 ir::Value attention_over_cache(ir::Builder& b, ir::Value q, ir::Value past_k, ir::Value k, ir::Value past_v,
-                               ir::Value v, ir::Value mask, std::int64_t heads);
+                               ir::Value v, ir::Value mask, std::int64_t heads,
+                               std::optional<ir::Value> rows_mask = std::nullopt);
 
 }  // namespace orion::model

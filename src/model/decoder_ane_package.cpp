@@ -60,6 +60,15 @@ std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_a
   std::set<std::string, std::less<>> host;
   if (host_attention) host = compile::shape_varying_nodes(decode, graph_at(1, capacity - 1, 1));
   out.push_back({"decode", std::move(decode), 1, std::move(host), session_block(layers, true, capacity), ends});
+  if (shape.chunk > 1) {
+    if (host_attention) throw Error(arch + " package: an extend program keeps its cache on the device (no --host-attention)");
+    if (shape.chunk > capacity)
+      throw Error(arch + " package: a chunk of " + std::to_string(shape.chunk) + " tokens is more than the cache's " +
+                  std::to_string(capacity) + " slots");
+    nlohmann::json block = session_block(layers, true, capacity);
+    block["chunk"] = shape.chunk;
+    out.push_back({"extend", graph_at(shape.chunk, capacity, 1), shape.chunk, {}, std::move(block), ends});
+  }
   if (shape.batch > 1) {
     if (host_attention) throw Error(arch + " package: a batched decode program keeps its caches on the device (no --host-attention)");
     const std::int64_t B = shape.batch;

@@ -16,6 +16,10 @@
 //            With `host_attention` the old placement: the nodes whose shapes would change with
 //            the cache length (found by building the graph at two lengths) on the host, the
 //            cache packed from host tensors every step; any capacity.
+//   extend (with `chunk` > 1): `chunk` tokens of a prompt after the cache's slots, attending to
+//            the cache through the mask and to each other causally (model/attention.h): a
+//            prompt longer than the prefill window goes on in chunks, compiling nothing new.
+//            Its cache inputs are decode's, kept in step with them by the runtime.
 //   decode_batch (with `batch` > 1): one token of each of `batch` sequences in one run, their
 //            caches side by side in one [1, C, 1, batch * capacity] surface per cache input,
 //            each row's mask opening its own part (DecoderGraphOptions::sequences): the
@@ -37,6 +41,7 @@ struct AnePackageShape {
                                // device; a context under 33 keeps attention on the host)
   bool host_attention = false;  // attention over the cache on the host (see above)
   std::int64_t batch = 0;       // > 1: a decode_batch program of that many sequences (a server's)
+  std::int64_t chunk = 0;       // > 1: an extend program of that many tokens (long prompts)
 };
 
 // graph_at(seq, past, sequences): the decoder's ANE-form graph of a window of `seq` after `past`

@@ -12,6 +12,14 @@ void check_graph_options(const DecoderGraphOptions& o, std::int64_t context, con
                   std::to_string(o.seq) + " rows after " + std::to_string(o.past) + " slots");
     return;
   }
+  // The ANE form's chunk after a cache: its rows take cache slots, so the cache bounds the
+  // positions (the rows after the last slot are padding the host drops).
+  if (o.ane_form && o.past > 0 && o.seq > 1) {
+    if (o.seq > o.past || o.past + 1 > context)
+      throw Error(arch + " graph: a chunk of " + std::to_string(o.seq) + " rows after a cache of " + std::to_string(o.past) +
+                  " slots does not fit the context of " + std::to_string(context));
+    return;
+  }
   if (o.seq <= 0 || o.past < 0 || o.past + o.seq > context)
     throw Error(arch + " graph: a window of " + std::to_string(o.seq) + " after " + std::to_string(o.past) +
                 " positions does not fit the context of " + std::to_string(context));

@@ -23,7 +23,8 @@ struct DecoderGraphOptions {
   bool ane_form = false;
   // A batched decode step (ANE form): the window's `seq` rows are one token each of as many
   // sequences, whose caches lie side by side in the `past` slots (past / sequences each); the
-  // mask opens each row's own part. 1: one sequence.
+  // mask opens each row's own part. 1: one sequence, whose `seq` > 1 rows after `past` in the
+  // ANE form are a chunk of a prompt (model/attention.h: rows_mask causal, mask [seq, past]).
   std::int64_t sequences = 1;
 };
 

@@ -21,8 +21,20 @@ PackageSession::PackageSession(PackageRunner& runner, bool decodes) : runner_(ru
   if (!pc.is_array() || !dc.is_array() || pc.size() != dc.size())
     throw Error("package: the prefill and decode programs list different KV caches");
   on_device_ = !pc.empty();
+  const compile::PackageProgram* ext = runner.manifest().find_program("extend");
+  const json& ec = ext ? ext->session.value("cache", json::array()) : json::array();
+  if (ext) {
+    chunk_ = session_int(*ext, "chunk");
+    if (!ec.is_array() || ec.size() != dc.size() || session_int(*ext, "capacity") != capacity_)
+      throw Error("package: the extend and decode programs list different KV caches");
+  }
   for (std::size_t i = 0; i < pc.size(); ++i) {
-    CacheEntry e{pc[i].value("new", ""), dc[i].value("new", ""), dc[i].value("past", ""), 0, {}, {}};
+    CacheEntry e{pc[i].value("new", ""), dc[i].value("new", ""), dc[i].value("past", ""), 0, {}, "", {}};
+    if (ext) {
+      e.extend_new = ec[i].value("new", "");
+      if (ec[i].value("past", "") != e.past || !runner.kernels_only_read("extend", e.past))
+        throw Error("package program extend: its cache input \"" + e.past + "\" is not decode's, read by kernels only");
+    }
     const compile::PackageValue* past = nullptr;
     for (const compile::PackageValue& v : dec.inputs)
       if (v.name == e.past) past = &v;
@@ -39,7 +51,11 @@ PackageSession::PackageSession(PackageRunner& runner, bool decodes) : runner_(ru
 
 void PackageSession::fill_resident() {
   for (CacheEntry& e : cache_) {
-    if (e.resident.empty()) e.resident = runner_.keep_resident("decode", e.past);
+    if (e.resident.empty()) {
+      e.resident = runner_.keep_resident("decode", e.past);
+      if (chunk_ > 0)
+        for (const PackageRunner::SurfaceRef& r : runner_.keep_resident("extend", e.past)) e.resident.push_back(r);
+    }
     for (const PackageRunner::SurfaceRef& r : e.resident) device::pack_token_major(e.slots, r.shape.columns, *r.surface);
     e.slots = Tensor(DType::f32, {0, e.width});
   }
@@ -119,6 +135,38 @@ Tensor PackageSession::decode(std::int32_t token) {
     }
   ++position_;
   return out.at(session_name(p, "logits")).reshape({-1}).contiguous();
+}
+
+Tensor PackageSession::extend(std::span<const std::int32_t> tokens) {
+  const auto n = static_cast<std::int64_t>(tokens.size());
+  if (chunk_ == 0) throw Error("extend: the package has no extend program (compile it with --ane-chunk N)");
+  if (!on_device_) throw Error("extend: the package's cache is not on the device");
+  if (n < 1 || n > chunk_)
+    throw Error("extend: " + std::to_string(n) + " tokens in a chunk of " + std::to_string(chunk_));
+  if (position_ + n > capacity_)
+    throw Error("extend: positions " + std::to_string(position_) + " to " + std::to_string(position_ + n) +
+                " are past the package's cache of " + std::to_string(capacity_) + " positions (recompile with a larger --context)");
+  const compile::PackageProgram& p = runner_.manifest().program("extend");
+  // The rows after the real ones are padding: causal, they are seen by none of them; their
+  // positions repeat the last real one so that every position is one the tables hold.
+  Tensor tok(DType::i32, {chunk_}), pos(DType::i32, {chunk_});
+  std::memset(tok.raw(), 0, tok.nbytes());
+  std::memcpy(tok.raw(), tokens.data(), tokens.size_bytes());
+  for (std::int64_t i = 0; i < chunk_; ++i) pos.data<std::int32_t>()[i] = static_cast<std::int32_t>(position_ + std::min(i, n - 1));
+  Tensor mask(DType::f32, {chunk_, capacity_});
+  float* m = mask.data<float>();
+  for (std::int64_t r = 0; r < chunk_; ++r)
+    for (std::int64_t j = 0; j < capacity_; ++j) m[r * capacity_ + j] = j < position_ ? 0.0f : -std::numeric_limits<float>::infinity();
+  if (pending_) fill_resident();
+  TensorMap out = runner_.run("extend", {{session_name(p, "tokens"), tok}, {session_name(p, "positions"), pos}, {session_name(p, "mask"), mask}});
+  for (CacheEntry& e : cache_) {
+    const PackageRunner::OutputRef from = runner_.output_surface("extend", e.extend_new);
+    if (!from.surface) throw Error("package program extend: no kernel computes \"" + e.extend_new + "\"");
+    for (std::int64_t i = 0; i < n; ++i)
+      for (const PackageRunner::SurfaceRef& to : e.resident) device::copy_column(*from.surface, from.shape, i, *to.surface, to.shape, position_ + i);
+  }
+  position_ += n;
+  return out.at(session_name(p, "logits")).slice(0, 0, n).contiguous();
 }
 
 }  // namespace orion::runtime

@@ -18,7 +18,8 @@
 // keep_resident): the prefill's rows are packed into them once (at the first decode step, so
 // that a job that only prefills never compiles the decode kernels), and each step copies its
 // new token's column from the kernel's `new` output surface into slot `position`, fp16 to fp16;
-// nothing else of the cache is packed per step. Otherwise (attention on the host) the cache is
+// nothing else of the cache is packed per step. An extend program (a prompt's chunk after the
+// cache) reads the same cache from surfaces of its own, which every write goes to as well. Otherwise (attention on the host) the cache is
 // f32 host tensors [capacity, width] passed to every decode run.
 #include <cstdint>
 #include <span>
@@ -40,6 +41,10 @@ class PackageSession {
   Tensor prefill(std::span<const std::int32_t> tokens);
   // One token at position(); returns its logits [vocab] and appends its keys and values.
   Tensor decode(std::int32_t token);
+  // With an extend program (chunk() > 0): 1 <= size <= chunk() tokens after position(), in one
+  // run; returns their logits [size, vocab] and appends their keys and values.
+  Tensor extend(std::span<const std::int32_t> tokens);
+  std::int64_t chunk() const { return chunk_; }  // 0: no extend program
 
   std::int64_t position() const { return position_; }
   std::int64_t prefill_window() const { return prefill_seq_; }
@@ -53,13 +58,16 @@ class PackageSession {
     std::string prefill_new, decode_new, past;
     std::int64_t width = 0;
     Tensor slots;  // on the host: [capacity, width] f32; on the device: the prefill's rows not yet in `resident`
-    std::vector<PackageRunner::SurfaceRef> resident;  // on the device: the decode kernels' surfaces of `past`
+    std::string extend_new;  // the extend program's name of `new`, when there is one
+    // On the device: the decode kernels' surfaces of `past`, then the extend kernels' (the same
+    // cache, kept in step).
+    std::vector<PackageRunner::SurfaceRef> resident;
   };
   void fill_resident();  // the prefill's rows into the device-resident surfaces
 
   PackageRunner& runner_;
   bool decodes_;
-  std::int64_t prefill_seq_ = 0, capacity_ = 0, position_ = 0;
+  std::int64_t prefill_seq_ = 0, capacity_ = 0, position_ = 0, chunk_ = 0;
   std::vector<CacheEntry> cache_;
   bool on_device_ = false;  // the cache stays in the decode kernels' surfaces
   bool pending_ = false;    // on_device_: the prefill's rows are still in `slots`

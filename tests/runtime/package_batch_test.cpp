@@ -35,7 +35,9 @@ void check_batch(const compile::PackageOptions& po) {
   const model::LlamaModel m = small_qwen3();
   testing_util::TempDir dir;
   compile_package(m, po, {.window = 16, .batch = 3}, dir.path() + "/pkg");
-  device::AneSim sim({.threads = 2});
+  device::AneSimOptions so;
+  so.threads = 2;
+  device::AneSim sim(so);
   PackageRunner runner(dir.path() + "/pkg", sim, 2);
   PackageBatch batch(runner);
   ASSERT_EQ(batch.sequences(), 3);
@@ -98,7 +100,9 @@ TEST(PackageBatch, RefusesAPackageWithoutABatchProgram) {
   const model::LlamaModel m = small_qwen3();
   testing_util::TempDir dir;
   compile_package(m, {}, {.window = 16}, dir.path() + "/pkg");
-  device::AneSim sim({.threads = 2});
+  device::AneSimOptions so;
+  so.threads = 2;
+  device::AneSim sim(so);
   PackageRunner runner(dir.path() + "/pkg", sim, 2);
   EXPECT_THROW(
       {

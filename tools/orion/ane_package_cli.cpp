@@ -19,6 +19,11 @@ void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o, const 
                   "(what `orion serve` batches concurrent requests with; 0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--ane-chunk", o.chunk,
+                  "Also an extend program: a prompt longer than --seq goes on N tokens a run after the cache (0: none, "
+                  "one token a run)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--dialect", o.dialect, "MIL dialect")->check(CLI::IsMember({"ios18", "ios16"}))->capture_default_str();
   cmd->add_flag("--m1-m2", o.m1_m2, "Target M1/M2 chips (needs --dialect ios16)");
   cmd->add_flag("--allow-concat", o.allow_concat, "Emit concat on the ANE (named-const form) instead of on the host");

@@ -113,10 +113,25 @@ class Padding {
       }
       case Op::reduce_sum:
       case Op::reduce_mean:
-      case Op::reduce_max:
+      case Op::reduce_max: {
+        // Over padded keys, only what the extended mask makes neutral: the max of masked
+        // scores (the padded keys' are the mask value), the sum of their exponentials (0).
+        const auto in = static_cast<std::size_t>(n.inputs[0]);
+        const bool neutral = (n.op == Op::reduce_max && masked_[in]) || (n.op == Op::reduce_sum && zero_past_[in]);
         for (std::int64_t a : n.attr_ints("axes"))
-          if (axis_grew(n, 0, static_cast<std::size_t>(ir::normalize_axis(a, static_cast<int>(rank))), ins))
+          if (axis_grew(n, 0, static_cast<std::size_t>(ir::normalize_axis(a, static_cast<int>(rank))), ins) && !neutral)
             refuse(n, "a reduction over the padded sequence would mix padded tokens into real ones");
+        break;
+      }
+      case Op::sub:
+        // Masked scores less a row's own value (a max, one column) stay masked on padded keys.
+        pad_binary_operands(id, ins);
+        masked_[static_cast<std::size_t>(id)] =
+            masked_[static_cast<std::size_t>(n.inputs[0])] && old_shape(n.inputs[1]).back() == 1;
+        break;
+      case Op::exp:
+        // exp of masked scores: exactly 0 on the padded keys, as a softmax of them.
+        zero_past_[static_cast<std::size_t>(id)] = masked_[static_cast<std::size_t>(n.inputs[0])];
         break;
       case Op::softmax: {
         const auto a = static_cast<std::size_t>(ir::normalize_axis(n.attr_int("axis"), static_cast<int>(rank)));

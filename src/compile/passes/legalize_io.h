@@ -15,7 +15,10 @@
 // (0 on and below the diagonal), so no row is all masked and nothing becomes NaN. The pass
 // checks this instead of assuming it: a reduction over a padded axis, a softmax over one that
 // was not masked, a matmul contracting over one whose left operand is not such a softmax, or
-// a const that would need any other padding throws, naming the node.
+// a const that would need any other padding throws, naming the node. A softmax written out (a
+// chunk's attention over its rows beside the cache, model/attention.h) passes the same proof
+// step by step: the max of masked scores, masked scores less a per-row value, their exp (0 on
+// the padded keys), its sum and its product with v.
 //
 // Fixed-length inputs (LegalizeIoOptions::seq): an input whose last axis is not the window's
 // tokens but a fixed number of positions, a decode step's KV cache of `capacity` slots, read by

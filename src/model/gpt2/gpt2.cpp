@@ -15,8 +15,11 @@ ir::Graph gpt2_graph(const Gpt2Config& c, const Gpt2GraphOptions& o) {
   ir::Value x = b.name(b.add(b.gather(wte, tokens), b.gather(wpe, positions)), "embed");
 
   AttentionContext ctx;
-  // As Llama's (model/llama/llama.cpp): the ANE form's rows see the cache and their own key.
-  ctx.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + (o.ane_form ? 1 : T)}) : causal_mask(b, T);
+  // As Llama's (model/llama/llama.cpp): the ANE form's rows see the cache and their own key, or
+  // a chunk's each other through a causal constant.
+  const bool chunk = o.ane_form && o.past > 0 && T > 1 && o.sequences == 1;
+  if (chunk) ctx.rows_mask = causal_mask(b, T);
+  ctx.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + (o.ane_form ? (chunk ? 0 : 1) : T)}) : causal_mask(b, T);
   ctx.cache_apart = o.ane_form;  // model/attention.h: a step with its cache on the ANE
   Gpt2BlockShape shape = c.block_shape(T);
   shape.batch = o.batch;

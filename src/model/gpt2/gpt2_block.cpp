@@ -56,7 +56,7 @@ BlockOutputs gpt2_block(Builder& b, Value x, const Gpt2BlockShape& s, int layer,
   out.v = part(2);
   Value att;
   if (ctx.past_k && ctx.cache_apart) {
-    att = attention_over_cache(b, part(0), *ctx.past_k, out.k, *ctx.past_v, out.v, ctx.mask, H);
+    att = attention_over_cache(b, part(0), *ctx.past_k, out.k, *ctx.past_v, out.v, ctx.mask, H, ctx.rows_mask);
   } else {
     Value k_all = ctx.past_k ? b.concat({*ctx.past_k, out.k}, 0) : out.k;
     Value v_all = ctx.past_v ? b.concat({*ctx.past_v, out.v}, 0) : out.v;
@@ -75,7 +75,7 @@ BlockOutputs gpt2_block(Builder& b, Value x, const Gpt2BlockShape& s, int layer,
 ir::Graph gpt2_block_graph(const Gpt2BlockShape& shape) {
   Builder b("gpt2_block");
   Value x = b.input("x", DType::f32, {shape.seq, shape.dim});
-  b.output(b.name(gpt2_block(b, x, shape, 0, {causal_mask(b, shape.seq), {}, {}}).y, "y"));
+  b.output(b.name(gpt2_block(b, x, shape, 0, {causal_mask(b, shape.seq), {}, {}, false, {}}).y, "y"));
   return b.finish();
 }
 

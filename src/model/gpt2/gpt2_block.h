@@ -33,6 +33,7 @@ struct AttentionContext {
   // The cache kept apart from the new token (model/attention.h, attention_over_cache): the
   // ANE form of a one-token decode step.
   bool cache_apart = false;
+  std::optional<ir::Value> rows_mask;  // cache_apart: a chunk's causal mask over its rows
 };
 
 struct BlockOutputs {

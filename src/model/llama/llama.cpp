@@ -39,6 +39,7 @@ struct LayerInputs {
   // The ANE form's: tables tiled for the key heads, the rotations, the key/value heads' expansion.
   std::optional<Value> cos_k, sin_k, rotate_q, rotate_k, expand_kv;
   std::vector<Value> group_select;  // decode's grouped-query heads: one selection per group
+  std::optional<Value> rows_mask;   // a chunk's causal mask over its rows (attention_over_cache)
 };
 
 // [kv_width, hidden]: 1 where key/value head kv's column d feeds query head h's column d
@@ -122,11 +123,12 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
     // outputs are put back in place: expanding the cache to H heads instead would be a product
     // over every cached position, each step.
     if (in.group_select.empty()) {
-      att = attention_over_cache(b, q, *in.past_k, out.k, *in.past_v, out.v, in.mask, H);
+      att = attention_over_cache(b, q, *in.past_k, out.k, *in.past_v, out.v, in.mask, H, in.rows_mask);
     } else {
       for (const Value& sel : in.group_select) {
         Value qg = b.matmul(q, sel);
-        Value part = b.matmul(attention_over_cache(b, qg, *in.past_k, out.k, *in.past_v, out.v, in.mask, KV), sel, false, true);
+        Value part =
+            b.matmul(attention_over_cache(b, qg, *in.past_k, out.k, *in.past_v, out.v, in.mask, KV, in.rows_mask), sel, false, true);
         att = att.id >= 0 ? b.add(att, part) : part;
       }
     }
@@ -202,9 +204,12 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
           in.group_select.push_back(b.name(b.constant(group_select_matrix(c, g)), "gqa_group" + std::to_string(g)));
     }
   }
-  // The ANE form's rows see the cache and their own key (model/attention.h), the others' rows
-  // the cache and the rows before them.
-  in.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + (o.ane_form ? 1 : T)}) : causal_mask(b, T);
+  // The ANE form's rows see the cache and their own key (model/attention.h), or a chunk's the
+  // cache through the mask and each other through a causal constant; the other form's rows the
+  // cache and the rows before them.
+  const bool chunk = o.ane_form && o.past > 0 && T > 1 && o.sequences == 1;
+  if (chunk) in.rows_mask = causal_mask(b, T);
+  in.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + (o.ane_form ? (chunk ? 0 : 1) : T)}) : causal_mask(b, T);
   std::vector<Value> cache_out;
   for (int l = 0; l < c.num_hidden_layers; ++l) {
     const std::string ls = std::to_string(l);
