@@ -11,6 +11,7 @@
 
 #include "cli/cli_folder_test.h"
 #include "cli/run_cli.h"
+#include "test_scale.h"
 
 namespace orion::test {
 namespace {
@@ -44,6 +45,10 @@ TEST_P(HfFolderCli, EveryCommandRunsOnTheFolder) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("(the conversation is forgotten)"), std::string::npos) << r.out;
 
+  // At the small scale (the sanitizer run) Qwen2.5 stops here: its tokenizer, template and head
+  // are Qwen3's, which runs the rest, and its graph's differences (biases, no q/k norms) are the
+  // model and package tests'.
+  if (family == "qwen2.5" && testing_util::small_scale()) return;
   // A short text: each window costs a pass through a head of up to 151k tokens (Qwen3), and a
   // few windows run every path that many do.
   std::string prose;

@@ -233,37 +233,41 @@ TEST_F(ServeCli, AClientThatGoesAwayStopsItsGenerationAndOthersStreamTogether) {
 }
 
 // On ane-sim the model's kernels compile once and concurrent requests decode together in the
-// package's decode_batch program (a slot each): four streams of two prompts of different
-// lengths, sent together, each get what `orion generate --device ane-sim --temp 0` gives alone.
+// package's decode_batch program (a slot each): four streams (two at the small scale) of two
+// prompts of different lengths, sent together, each get what `orion generate --device ane-sim
+// --temp 0` gives alone. A prefill window of 32 holds the prompts at a quarter of the cost.
 TEST_F(ServeCli, OnAneSimFourConcurrentRequestsDecodeTogetherAndEqualGenerate) {
-  ServeProcess server(path("m"), "--device ane-sim --no-cache");
+  ServeProcess server(path("m"), "--device ane-sim --no-cache --seq 32");
   ASSERT_GT(server.port(), 0) << server.log();
   const std::string prompts[] = {"Name a colour", "Count from one to three, slowly"};
-  Http answers[4];
+  const int streams = testing_util::at_scale(4, 2), tokens = testing_util::at_scale(8, 4);
+  std::vector<Http> answers(static_cast<std::size_t>(streams));
   std::vector<std::thread> clients;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < streams; ++i)
     clients.emplace_back([&, i] {
       const std::string body = R"({"messages": [{"role": "user", "content": ")" + prompts[i % 2] +
-                               R"("}], "max_tokens": 8, "temperature": 0})";
-      answers[i] = curl(server.url() + "/v1/chat/completions -H 'Content-Type: application/json' -d '" + body + "'");
+                               R"("}], "max_tokens": )" + std::to_string(tokens) + R"(, "temperature": 0})";
+      answers[static_cast<std::size_t>(i)] = curl(server.url() + "/v1/chat/completions -H 'Content-Type: application/json' -d '" + body + "'");
     });
   for (std::thread& t : clients) t.join();
   std::string want[2];
   for (int p = 0; p < 2; ++p)
-    want[p] = generated("--device ane-sim --no-cache -p '" + prompts[p] + "' --chat -n 8 --temp 0", "<|im_start|>assistant\n");
+    want[p] = generated("--device ane-sim --no-cache --seq 32 -p '" + prompts[p] + "' --chat -n " + std::to_string(tokens) + " --temp 0",
+                        "<|im_start|>assistant\n");
   EXPECT_NE(want[0], want[1]);
-  for (int i = 0; i < 4; ++i) {
-    ASSERT_EQ(answers[i].status, 200) << answers[i].body << server.log();
-    EXPECT_EQ(json::parse(answers[i].body)["choices"][0]["message"]["content"], want[i % 2]) << prompts[i % 2] << ": " << answers[i].body;
+  for (int i = 0; i < streams; ++i) {
+    const Http& a = answers[static_cast<std::size_t>(i)];
+    ASSERT_EQ(a.status, 200) << a.body << server.log();
+    EXPECT_EQ(json::parse(a.body)["choices"][0]["message"]["content"], want[i % 2]) << prompts[i % 2] << ": " << a.body;
   }
   EXPECT_NE(server.log().find("4 requests at once"), std::string::npos) << server.log();
 }
 
 // --ane-batch 1: no batch program, the one session serves requests in turn.
 TEST_F(ServeCli, OnAneSimWithoutABatchRequestsTakeTurns) {
-  ServeProcess server(path("m"), "--device ane-sim --no-cache --ane-batch 1");
+  ServeProcess server(path("m"), "--device ane-sim --no-cache --ane-batch 1 --seq 32");
   ASSERT_GT(server.port(), 0) << server.log();
-  const std::string body = R"({"messages": [{"role": "user", "content": "Name a colour"}], "max_tokens": 4, "temperature": 0})";
+  const std::string body = R"({"messages": [{"role": "user", "content": "Name a colour"}], "max_tokens": 2, "temperature": 0})";
   Http answers[2];
   std::thread other([&] { answers[1] = curl(server.url() + "/v1/chat/completions -H 'Content-Type: application/json' -d '" + body + "'"); });
   answers[0] = curl(server.url() + "/v1/chat/completions -H 'Content-Type: application/json' -d '" + body + "'");
