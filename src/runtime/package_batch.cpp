@@ -51,17 +51,8 @@ std::vector<PackageBatch::CacheEntry>& PackageBatch::resident() {
 Tensor PackageBatch::prefill(int slot, std::span<const std::int32_t> tokens) {
   check_slot(slot);
   const auto n = static_cast<std::int64_t>(tokens.size());
-  if (n < 1 || n > prefill_seq_)
-    throw Error("prefill: a prompt of " + std::to_string(n) + " tokens does not fit the package's window of " +
-                std::to_string(prefill_seq_) + " (recompile with a larger --seq)");
+  TensorMap out = run_prefill(runner_, tokens, kBatch);
   const compile::PackageProgram& p = runner_.manifest().program("prefill");
-  runner_.prepare("prefill");
-  runner_.prepare(kBatch);
-  Tensor tok(DType::i32, {prefill_seq_});
-  std::memset(tok.raw(), 0, tok.nbytes());
-  std::memcpy(tok.raw(), tokens.data(), tokens.size_bytes());
-  TensorMap out = runner_.run("prefill", {{session_name(p, "tokens"), tok},
-                                          {session_name(p, "positions"), positions_from(0, prefill_seq_)}});
   const std::int64_t keep = std::min(n, capacity_);
   for (CacheEntry& e : resident()) {
     const Tensor rows = out.at(e.prefill_new).slice(0, 0, keep);

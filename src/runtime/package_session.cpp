@@ -64,18 +64,9 @@ void PackageSession::fill_resident() {
 
 Tensor PackageSession::prefill(std::span<const std::int32_t> tokens) {
   const std::int64_t n = static_cast<std::int64_t>(tokens.size());
-  if (n < 1 || n > prefill_seq_)
-    throw Error("prefill: a prompt of " + std::to_string(n) + " tokens does not fit the package's window of " +
-                std::to_string(prefill_seq_) + " (recompile with a larger --seq)");
+  // Decode's kernels queued behind prefill's: they compile while prefill evaluates.
+  TensorMap out = run_prefill(runner_, tokens, decodes_ ? "decode" : "");
   const compile::PackageProgram& p = runner_.manifest().program("prefill");
-  // Queued behind prefill's own kernels: they compile while prefill evaluates.
-  runner_.prepare("prefill");
-  if (decodes_) runner_.prepare("decode");
-  Tensor tok(DType::i32, {prefill_seq_});
-  std::memset(tok.raw(), 0, tok.nbytes());
-  std::memcpy(tok.raw(), tokens.data(), tokens.size_bytes());
-  TensorMap out = runner_.run("prefill", {{session_name(p, "tokens"), tok},
-                                       {session_name(p, "positions"), positions_from(0, prefill_seq_)}});
   const std::int64_t keep = std::min(n, capacity_);
   for (CacheEntry& e : cache_) {
     const Tensor& fresh = out.at(e.prefill_new);

@@ -1,5 +1,7 @@
 #include "runtime/session_block.h"
 
+#include <cstring>
+
 #include "core/error.h"
 
 namespace orion::runtime {
@@ -22,6 +24,20 @@ Tensor positions_from(std::int64_t first, std::int64_t n) {
   Tensor t(DType::i32, {n});
   for (std::int64_t i = 0; i < n; ++i) t.data<std::int32_t>()[i] = static_cast<std::int32_t>(first + i);
   return t;
+}
+
+TensorMap run_prefill(PackageRunner& runner, std::span<const std::int32_t> tokens, std::string_view then) {
+  const compile::PackageProgram& p = runner.manifest().program("prefill");
+  const auto n = static_cast<std::int64_t>(tokens.size());
+  if (n < 1 || n > p.seq)
+    throw Error("prefill: a prompt of " + std::to_string(n) + " tokens does not fit the package's window of " +
+                std::to_string(p.seq) + " (recompile with a larger --seq)");
+  runner.prepare("prefill");
+  if (!then.empty()) runner.prepare(then);
+  Tensor tok(DType::i32, {p.seq});
+  std::memset(tok.raw(), 0, tok.nbytes());
+  std::memcpy(tok.raw(), tokens.data(), tokens.size_bytes());
+  return runner.run("prefill", {{session_name(p, "tokens"), tok}, {session_name(p, "positions"), positions_from(0, p.seq)}});
 }
 
 }  // namespace orion::runtime

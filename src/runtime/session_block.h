@@ -1,12 +1,18 @@
 #pragma once
 // Reading a package program's "session" block (model/decoder_ane_package.h writes it): the
-// names of its tokens, positions, mask and logits, its capacity, and the positions input of a
-// window. Shared by the sessions that drive decoder packages (package_session, package_batch).
+// names of its tokens, positions, mask and logits, its capacity, the positions input of a
+// window, and a prefill run. Shared by the sessions that drive decoder packages
+// (package_session, package_batch).
 #include <cstdint>
 #include <string>
 
+#include <span>
+#include <string_view>
+
 #include "compile/ane/ane_package.h"
 #include "core/tensor.h"
+#include "core/tensor_map.h"
+#include "runtime/package_runner.h"
 
 namespace orion::runtime {
 
@@ -18,5 +24,9 @@ std::string session_name(const compile::PackageProgram& p, const char* key);
 std::int64_t session_int(const compile::PackageProgram& p, const char* key);
 // i32 [n]: first, first + 1, ...
 Tensor positions_from(std::int64_t first, std::int64_t n);
+// Runs `runner`'s prefill program on `tokens` from position 0, zero-padded to its window
+// (checked: 1 to the window's length, else orion::Error saying to recompile with a larger --seq);
+// `then`, when not empty, is prepared (its kernels queued to compile) behind prefill's.
+TensorMap run_prefill(PackageRunner& runner, std::span<const std::int32_t> tokens, std::string_view then = {});
 
 }  // namespace orion::runtime
