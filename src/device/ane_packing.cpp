@@ -11,6 +11,19 @@
 
 namespace orion::device {
 
+namespace {
+
+// x within fp16's finite range (ANE032); NaN stays NaN.
+float in_fp16_range(float x) { return std::isnan(x) ? x : std::clamp(x, -65504.0f, 65504.0f); }
+
+// `row` (already in range) as fp16 at `out`, through `h` (row's size).
+void store_row(const std::vector<float>& row, std::vector<std::uint16_t>& h, std::byte* out) {
+  floats_to_halves(row, h);
+  std::memcpy(out, h.data(), h.size() * 2);
+}
+
+}  // namespace
+
 void pack_token_major(const Tensor& x, std::int64_t padded_seq, AneSurface& s) {
   if (x.rank() != 2) throw Error("ane packing: expected a token-major [S, C] tensor, got " + shape_str(x.shape()));
   const std::int64_t S = x.shape()[0], C = x.shape()[1];
@@ -25,9 +38,7 @@ void pack_token_major(const Tensor& x, std::int64_t padded_seq, AneSurface& s) {
   std::vector<float> cm(n, 0.0f);
   for (std::int64_t t = 0; t < S; ++t)
     for (std::int64_t c = 0; c < C; ++c) {
-      float a = v[static_cast<std::size_t>(t * C + c)];
-      if (!std::isnan(a)) a = std::clamp(a, -65504.0f, 65504.0f);
-      cm[static_cast<std::size_t>(c * padded_seq + t)] = a;
+      cm[static_cast<std::size_t>(c * padded_seq + t)] = in_fp16_range(v[static_cast<std::size_t>(t * C + c)]);
     }
   std::vector<std::uint16_t> h(n);
   floats_to_halves(cm, h);
@@ -52,12 +63,8 @@ std::int64_t pack_weight(const Tensor& w, std::int64_t columns, AneSurface& s) {
   std::vector<std::uint16_t> h(static_cast<std::size_t>(columns));
   std::byte* out = s.bytes().data();
   for (std::int64_t a = 0; a < A; ++a) {
-    for (std::int64_t b = 0; b < B; ++b) {
-      const float x = v[static_cast<std::size_t>(a * B + b)];
-      row[static_cast<std::size_t>(b)] = std::isnan(x) ? x : std::clamp(x, -65504.0f, 65504.0f);
-    }
-    floats_to_halves(row, h);
-    std::memcpy(out + a * columns * 2, h.data(), static_cast<std::size_t>(columns) * 2);
+    for (std::int64_t b = 0; b < B; ++b) row[static_cast<std::size_t>(b)] = in_fp16_range(v[static_cast<std::size_t>(a * B + b)]);
+    store_row(row, h, out + a * columns * 2);
   }
   return static_cast<std::int64_t>(n * 2);
 }
@@ -100,12 +107,8 @@ void pack_columns(const Tensor& x, AneSurface& s, SurfaceColumns shape, std::int
   std::vector<std::uint16_t> h(static_cast<std::size_t>(count));
   std::byte* out = s.bytes().data();
   for (std::int64_t c = 0; c < C; ++c) {
-    for (std::int64_t t = 0; t < n; ++t) {
-      const float a = v[static_cast<std::size_t>(t * C + c)];
-      row[static_cast<std::size_t>(t)] = std::isnan(a) ? a : std::clamp(a, -65504.0f, 65504.0f);
-    }
-    floats_to_halves(row, h);
-    std::memcpy(out + (c * shape.columns + first) * 2, h.data(), static_cast<std::size_t>(count) * 2);
+    for (std::int64_t t = 0; t < n; ++t) row[static_cast<std::size_t>(t)] = in_fp16_range(v[static_cast<std::size_t>(t * C + c)]);
+    store_row(row, h, out + (c * shape.columns + first) * 2);
   }
 }
 

@@ -17,9 +17,8 @@ struct DecoderGraphOptions {
   bool loss = false;       // the training graph: input targets, output loss
   // The same function in ops the ANE compiler lowers (Llama's; GPT-2's graph has that form
   // already): see model/llama/llama.h. One window only; with the loss, what training on an ANE
-  // device differentiates. A one-token decode step (seq 1 after past > 0) keeps its cache apart
-  // from the token (model/attention.h, attention_over_cache), so that the cache can stay on the
-  // device.
+  // device differentiates. A step after past > 0 cached positions keeps its cache apart from
+  // its rows (model/attention.h, attention_over_cache), so that the cache can stay on the device.
   bool ane_form = false;
   // A batched decode step (ANE form): the window's `seq` rows are one token each of as many
   // sequences, whose caches lie side by side in the `past` slots (past / sequences each); the

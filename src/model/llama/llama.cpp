@@ -117,7 +117,7 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   out.k = project("k_proj", "k_norm", KV);
   out.v = linear(b, h, "self_attn.v_proj", C, KVW, c.qkv_bias);
   Value att;
-  if (ane && in.past_k && batch == 1) {
+  if (ane && in.past_k) {  // (past positions come one window at a time: check_graph_options)
     // A decode step's cache kept apart from the token (model/attention.h). With grouped-query
     // heads, each group's query heads attend over the cache as it is (KV heads) and their
     // outputs are put back in place: expanding the cache to H heads instead would be a product
@@ -198,8 +198,10 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
       in.cos_k = rows_of(tile_heads(tables.cos, KV), "rope_cos_kv");
       in.sin_k = rows_of(tile_heads(tables.sin, KV), "rope_sin_kv");
       in.rotate_k = b.name(b.constant(rotate_half_matrix(KV, D)), "rope_rotate_kv");
-      in.expand_kv = b.name(b.constant(expand_kv_matrix(c)), "expand_kv");
-      if (o.past > 0)
+      // A window from position 0 expands its keys and values; a step after a cache selects
+      // the query heads group by group (layer()).
+      if (o.past == 0) in.expand_kv = b.name(b.constant(expand_kv_matrix(c)), "expand_kv");
+      else
         for (std::int64_t g = 0; g < H / KV; ++g)
           in.group_select.push_back(b.name(b.constant(group_select_matrix(c, g)), "gqa_group" + std::to_string(g)));
     }
