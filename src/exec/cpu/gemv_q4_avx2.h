@@ -1,0 +1,123 @@
+#pragma once
+// The body of the 256-bit q4 row kernels, shared by gemv_q4_avx2.cpp and gemv_q4_avx_vnni.cpp,
+// which differ only in how they form the int32 lane sums. The including file defines
+// ORION_Q4_TARGET (its target attribute) and, before including this, a struct LaneDot with
+//   __m256i operator()(__m256i lo, __m256i hi, const __m256i* digits) const;
+// the 8 exact lane sums L (gemv_q4.h) of 32 bytes of a row: lo and hi their low and high
+// nibbles as unsigned bytes, digits the matching 32 of each of the chunk's four runs of
+// activation digits (q4_activation.h).
+//
+// A register holds 32 bytes, 64 columns, 8 lanes: half of a chunk and of the 16 accumulators
+// of the numerics. Half k of a row feeds accumulators 0-7 when k is even and 8-15 when k is
+// odd, so each row keeps two registers of accumulators and the result is bit for bit the
+// 512-bit one. A row of group 32 may end half way through a register: its last 16 bytes then
+// update only lanes 0-3.
+#include "exec/cpu/gemv_q4.h"
+#include "exec/cpu/intrinsics.h"
+
+namespace orion::exec::cpu::detail {
+namespace {
+
+ORION_Q4_TARGET inline float q4_reduce_halves(__m256 lo, __m256 hi) {
+  // (i + 8), then (i + 4), (i + 2), (i + 1): gemv_q8's order (gemv.h).
+  const __m256 v8 = _mm256_add_ps(lo, hi);
+  const __m128 v4 = _mm_add_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
+  const __m128 v2 = _mm_add_ps(v4, _mm_movehl_ps(v4, v4));
+  return _mm_cvtss_f32(_mm_add_ss(v2, _mm_movehdup_ps(v2)));
+}
+
+// The row's scales and biases of the 8 lanes of half k (columns [64k, 64k + 64)). Tail: the
+// half has only its first 32 columns, one group of 32.
+template <int G, bool Tail>
+ORION_Q4_TARGET inline void q4_half_scales(const float* sb, std::int64_t k, __m256& s, __m256& b) {
+  if constexpr (G == 32 && !Tail) {
+    const __m256 v = _mm256_castps128_ps256(_mm_loadu_ps(sb + 4 * k));
+    s = _mm256_permutevar8x32_ps(v, _mm256_set_epi32(2, 2, 2, 2, 0, 0, 0, 0));
+    b = _mm256_permutevar8x32_ps(v, _mm256_set_epi32(3, 3, 3, 3, 1, 1, 1, 1));
+  } else {
+    const std::int64_t g = 64 * k / G;
+    s = _mm256_broadcast_ss(sb + 2 * g);
+    b = _mm256_broadcast_ss(sb + 2 * g + 1);
+  }
+}
+
+// Half k of R rows into the accumulators acc[r] (one of each row's two). With P > 0, each
+// row's bytes P ahead are prefetched, once per 64-byte line (k even).
+template <int R, int G, int P, bool Tail>
+ORION_Q4_TARGET inline void q4_half(const std::uint8_t* q, const float* sb, std::int64_t row_bytes,
+                                    std::int64_t row_floats, std::int64_t stride, const std::int8_t* digits_all,
+                                    const float* unit_all, const float* sum_all, std::int64_t k, __m256* acc) {
+  const LaneDot dot;
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const std::int8_t* xd = digits_all + kQ4ChunkBytes * (k / 2) + 32 * (k % 2);
+  const __m256i digits[4] = {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xd + kQ4HighEven)),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xd + kQ4HighOdd)),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xd + kQ4LowEven)),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xd + kQ4LowOdd))};
+  const __m256 unit = _mm256_loadu_ps(unit_all + 8 * k);
+  const __m256 sum = _mm256_loadu_ps(sum_all + 8 * k);
+  for (int r = 0; r < R; ++r) {
+    const std::uint8_t* row = q + r * stride * row_bytes + 32 * k;
+    if constexpr (P > 0)
+      if (k % 2 == 0) _mm_prefetch(reinterpret_cast<const char*>(row + P), _MM_HINT_T0);
+    const __m256i w = Tail ? _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row)))
+                           : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row));
+    const __m256i lo = _mm256_and_si256(w, nibble);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), nibble);
+    const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot(lo, hi, digits)), unit);
+    __m256 s, b;
+    q4_half_scales<G, Tail>(sb + r * stride * row_floats, k, s, b);
+    const __m256 updated = _mm256_fmadd_ps(b, sum, _mm256_fmadd_ps(t, s, acc[r]));
+    acc[r] = Tail ? _mm256_blend_ps(acc[r], updated, 0x0f) : updated;
+  }
+}
+
+// The R rows' sums: pairs of halves into lo and hi, then a last whole half into lo when their
+// number is odd, then the partial half of a group-32 row. With WholePairs (the caller knows
+// there is at least one pair and nothing after the pairs) the loop has no path around it and
+// nothing after it, which keeps GCC 12 from storing the accumulators to the stack on every
+// iteration (as in gemv_q8_avx2.h).
+template <int R, int G, int P, bool WholePairs>
+ORION_Q4_TARGET inline void q4_sums(const std::uint8_t* q, const float* sb, std::int64_t cols, std::int64_t stride,
+                                    const Q4Activation& x, float* out) {
+  const std::int64_t row_bytes = cols / 2, row_floats = 2 * (cols / G), halves = cols / 64,
+                     pairs_end = halves - halves % 2;
+  const std::int8_t* xd = x.digits.data();  // once, not reloaded from x for every half
+  const float* unit = x.lane_unit.data();
+  const float* sum = x.lane_sum.data();
+  __m256 lo[R], hi[R];
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+  std::int64_t k = 0;
+  if (WholePairs || pairs_end > 0) {
+    do {
+      q4_half<R, G, P, false>(q, sb, row_bytes, row_floats, stride, xd, unit, sum, k, lo);
+      q4_half<R, G, P, false>(q, sb, row_bytes, row_floats, stride, xd, unit, sum, k + 1, hi);
+      k += 2;
+    } while (k < pairs_end);
+  }
+  if constexpr (!WholePairs) {
+    if (k < halves) q4_half<R, G, P, false>(q, sb, row_bytes, row_floats, stride, xd, unit, sum, k++, lo);
+    if (cols % 64 != 0) q4_half<R, G, P, true>(q, sb, row_bytes, row_floats, stride, xd, unit, sum, k, k % 2 ? hi : lo);
+  }
+  for (int r = 0; r < R; ++r) out[r] = q4_reduce_halves(lo[r], hi[r]);
+}
+
+// Rows of an odd number of halves, or a partial one: q4_group's rare case, kept out of line so
+// that its paths stay out of the common loop.
+template <int R, int G, int P>
+[[gnu::noinline]] ORION_Q4_TARGET void q4_group_any(const std::uint8_t* q, const float* sb, std::int64_t cols,
+                                                    std::int64_t stride, const Q4Activation& x, float* out) {
+  q4_sums<R, G, P, false>(q, sb, cols, stride, x, out);
+}
+
+template <int R, int G, int P>
+ORION_Q4_TARGET inline void q4_group(const std::uint8_t* q, const float* sb, std::int64_t cols, std::int64_t stride,
+                                     const Q4Activation& x, float* out) {
+  if (cols % kQ4Chunk != 0 || cols == 0) return q4_group_any<R, G, P>(q, sb, cols, stride, x, out);
+  q4_sums<R, G, P, true>(q, sb, cols, stride, x, out);
+}
+
+}  // namespace
+}  // namespace orion::exec::cpu::detail
+
+#include "exec/cpu/gemv_q4_rows.h"

@@ -1,0 +1,99 @@
+#pragma once
+// The body of the 512-bit q4 row kernels, shared by gemv_q4_avx512_vnni.cpp and
+// gemv_q4_avx512bw.cpp, which differ only in how they form the int32 lane sums. The including
+// file defines ORION_Q4_TARGET (its target attribute) and, before including this, a struct
+// LaneDot with
+//   __m512i operator()(__m512i lo, __m512i hi, const __m512i* digits) const;
+// the 16 exact lane sums L (gemv_q4.h) of a chunk: lo and hi are the low and high nibbles of 64
+// bytes of a row as unsigned bytes, digits the chunk's four runs of activation digits
+// (q4_activation.h: high even, high odd, low even, low odd).
+//
+// Each 128 columns of a row are one register of its bytes: 16 lanes, whose sums go to the
+// row's 16 f32 accumulators, lane l of the register into accumulator l. Four rows
+// (detail::for_row_groups) share each chunk of the activation. A row whose length is not a
+// whole number of chunks ends with a masked chunk that updates only its lanes.
+#include "exec/cpu/gemv_q4.h"
+#include "exec/cpu/intrinsics.h"
+
+namespace orion::exec::cpu::detail {
+namespace {
+
+ORION_Q4_TARGET inline float q4_reduce_lanes(__m512 a) {
+  // (i + 8), then (i + 4), (i + 2), (i + 1): gemv_q8's order (gemv.h).
+  const __m256 v8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+  const __m128 v4 = _mm_add_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
+  const __m128 v2 = _mm_add_ps(v4, _mm_movehl_ps(v4, v4));
+  return _mm_cvtss_f32(_mm_add_ss(v2, _mm_movehdup_ps(v2)));
+}
+
+// The row's scales and biases of the 16 lanes of chunk j, from its (scale, bias) pairs: a
+// group of 128 is the whole chunk, 64 half of it, 32 a quarter. In a row's last, partial chunk
+// (Tail) `pairs` masks the floats that exist.
+template <int G, bool Tail>
+ORION_Q4_TARGET inline void q4_lane_scales(const float* sb, std::int64_t j, __mmask16 pairs, __m512& s, __m512& b) {
+  constexpr int kFloats = 2 * kQ4Chunk / G;  // 2, 4 or 8
+  if constexpr (G == 128) {
+    s = _mm512_set1_ps(sb[kFloats * j]);
+    b = _mm512_set1_ps(sb[kFloats * j + 1]);
+  } else {
+    const float* at = sb + kFloats * j;
+    const __m512 v = Tail ? _mm512_maskz_loadu_ps(pairs, at)
+                          : (G == 64 ? _mm512_castps128_ps512(_mm_loadu_ps(at)) : _mm512_castps256_ps512(_mm256_loadu_ps(at)));
+    // Lane l's group is l / (G / 8): its scale is float 2 * (l / (G / 8)), its bias the next.
+    const __m512i pick = G == 64 ? _mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0)
+                                 : _mm512_set_epi32(6, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2, 2, 0, 0, 0, 0);
+    s = _mm512_permutexvar_ps(pick, v);
+    b = _mm512_permutexvar_ps(_mm512_add_epi32(pick, _mm512_set1_epi32(1)), v);
+  }
+}
+
+// One chunk of R rows into their accumulators; Tail: the row's last chunk, partial (the masks
+// say which bytes, lanes and scale floats exist).
+template <int R, int G, int P, bool Tail>
+ORION_Q4_TARGET inline void q4_chunk(const std::uint8_t* q, const float* sb, std::int64_t row_bytes,
+                                     std::int64_t row_floats, std::int64_t stride, const Q4Activation& x,
+                                     std::int64_t j, __mmask64 bytes, __mmask16 lanes, __mmask16 pairs, __m512* acc) {
+  const LaneDot dot;
+  const __m512i nibble = _mm512_set1_epi8(0x0f);
+  const std::int8_t* xd = x.digits.data() + kQ4ChunkBytes * j;
+  const __m512i digits[4] = {_mm512_loadu_si512(xd + kQ4HighEven), _mm512_loadu_si512(xd + kQ4HighOdd),
+                             _mm512_loadu_si512(xd + kQ4LowEven), _mm512_loadu_si512(xd + kQ4LowOdd)};
+  const __m512 unit = _mm512_loadu_ps(x.lane_unit.data() + 16 * j);
+  const __m512 sum = _mm512_loadu_ps(x.lane_sum.data() + 16 * j);
+  for (int r = 0; r < R; ++r) {
+    const std::uint8_t* row = q + r * stride * row_bytes + 64 * j;
+    if constexpr (P > 0) _mm_prefetch(reinterpret_cast<const char*>(row + P), _MM_HINT_T0);
+    const __m512i w = Tail ? _mm512_maskz_loadu_epi8(bytes, row) : _mm512_loadu_si512(row);
+    const __m512i lo = _mm512_and_si512(w, nibble);
+    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), nibble);
+    const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(dot(lo, hi, digits)), unit);
+    __m512 s, b;
+    q4_lane_scales<G, Tail>(sb + r * stride * row_floats, j, pairs, s, b);
+    if constexpr (Tail)
+      acc[r] = _mm512_mask3_fmadd_ps(b, sum, _mm512_mask3_fmadd_ps(t, s, acc[r], lanes), lanes);
+    else
+      acc[r] = _mm512_fmadd_ps(b, sum, _mm512_fmadd_ps(t, s, acc[r]));
+  }
+}
+
+template <int R, int G, int P>
+ORION_Q4_TARGET inline void q4_group(const std::uint8_t* q, const float* sb, std::int64_t cols, std::int64_t stride,
+                                     const Q4Activation& x, float* out) {
+  const std::int64_t row_bytes = cols / 2, row_floats = 2 * (cols / G), full = cols / kQ4Chunk;
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (std::int64_t j = 0; j < full; ++j)
+    q4_chunk<R, G, P, false>(q, sb, row_bytes, row_floats, stride, x, j, 0, 0, 0xffff, acc);
+  if (const std::int64_t rest = cols % kQ4Chunk; rest != 0) {  // 32, 64 or 96 columns (G < 128)
+    const __mmask64 bytes = (__mmask64{1} << (rest / 2)) - 1;
+    const auto lanes = static_cast<__mmask16>((1u << (rest / kQ4LaneColumns)) - 1);
+    const auto pairs = static_cast<__mmask16>((1u << (2 * rest / G)) - 1);
+    q4_chunk<R, G, P, true>(q, sb, row_bytes, row_floats, stride, x, full, bytes, lanes, pairs, acc);
+  }
+  for (int r = 0; r < R; ++r) out[r] = q4_reduce_lanes(acc[r]);
+}
+
+}  // namespace
+}  // namespace orion::exec::cpu::detail
+
+#include "exec/cpu/gemv_q4_rows.h"
