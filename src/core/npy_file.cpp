@@ -37,7 +37,7 @@ std::string_view descr_of(DType t) {
     case DType::i8: return "|i1";
     case DType::u8: return "|u1";
     case DType::boolean: return "|b1";
-    case DType::bf16: break;
+    case DType::bf16: case DType::u32: break;
   }
   return {};
 }

@@ -136,6 +136,7 @@ void Tensor::check_access(std::size_t size, Kind kind) const {
     case DType::f32: want = Kind::f32; break;
     case DType::f16: case DType::bf16: want = Kind::u16; break;
     case DType::i32: want = Kind::i32; break;
+    case DType::u32: want = Kind::u32; break;
     case DType::i8: want = Kind::i8; break;
     case DType::u8: case DType::boolean: want = Kind::u8; break;
   }
@@ -289,6 +290,7 @@ std::vector<float> Tensor::to_floats() const {
     case DType::f16: halves_to_floats(c.span<std::uint16_t>(), out); break;
     case DType::bf16: bf16s_to_floats(c.span<std::uint16_t>(), out); break;
     case DType::i32: for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(c.data<std::int32_t>()[i]); break;
+    case DType::u32: for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(c.data<std::uint32_t>()[i]); break;
     case DType::i8: for (std::size_t i = 0; i < n; ++i) out[i] = c.data<std::int8_t>()[i]; break;
     case DType::u8: case DType::boolean: for (std::size_t i = 0; i < n; ++i) out[i] = c.data<std::uint8_t>()[i]; break;
   }
@@ -317,6 +319,7 @@ Tensor Tensor::to(DType dtype) const {
     case DType::f16: floats_to_halves(v, out.span<std::uint16_t>()); break;
     case DType::bf16: floats_to_bf16s(v, out.span<std::uint16_t>()); break;
     case DType::i32: for (std::size_t i = 0; i < n; ++i) out.data<std::int32_t>()[i] = saturate_cast<std::int32_t>(v[i]); break;
+    case DType::u32: for (std::size_t i = 0; i < n; ++i) out.data<std::uint32_t>()[i] = saturate_cast<std::uint32_t>(v[i]); break;
     case DType::i8: for (std::size_t i = 0; i < n; ++i) out.data<std::int8_t>()[i] = saturate_cast<std::int8_t>(v[i]); break;
     case DType::u8: for (std::size_t i = 0; i < n; ++i) out.data<std::uint8_t>()[i] = saturate_cast<std::uint8_t>(v[i]); break;
     case DType::boolean: for (std::size_t i = 0; i < n; ++i) out.data<std::uint8_t>()[i] = v[i] != 0.0f; break;

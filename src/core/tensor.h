@@ -92,7 +92,7 @@ class Tensor {
   std::vector<float> to_floats() const;
 
  private:
-  enum class Kind : std::uint8_t { f32, u16, i32, i8, u8 };
+  enum class Kind : std::uint8_t { f32, u16, i32, i8, u8, u32 };
   template <class T> static constexpr Kind storage_kind();
   void check_access(std::size_t size, Kind kind) const;
   void check_contiguous() const;
@@ -108,6 +108,7 @@ template <class T> constexpr Tensor::Kind Tensor::storage_kind() {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, const float>) return Kind::f32;
   else if constexpr (std::is_same_v<std::remove_const_t<T>, std::uint16_t>) return Kind::u16;
   else if constexpr (std::is_same_v<std::remove_const_t<T>, std::int32_t>) return Kind::i32;
+  else if constexpr (std::is_same_v<std::remove_const_t<T>, std::uint32_t>) return Kind::u32;
   else if constexpr (std::is_same_v<std::remove_const_t<T>, std::int8_t>) return Kind::i8;
   else {
     static_assert(std::is_same_v<std::remove_const_t<T>, std::uint8_t>, "unsupported element type");

@@ -471,6 +471,7 @@ void Parser::read_element(const Token& t, const Tensor& out, std::size_t i) {
       break;
     case DType::i8: out.data<std::int8_t>()[i] = static_cast<std::int8_t>(integer(-128, 127)); break;
     case DType::u8: out.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(integer(0, 255)); break;
+    case DType::u32: fail(t, "u32 is a storage type, not an IR element type"); break;
     case DType::boolean:
       if (!t.is_word("true") && !t.is_word("false"))
         fail(t, "expected true or false for an element of bool, found " + token_str(t));

@@ -69,6 +69,7 @@ void append_tensor(std::string& out, const Tensor& tensor) {
       case DType::i8: append_int(out, static_cast<int>(t.data<std::int8_t>()[i])); break;
       case DType::u8: append_int(out, static_cast<unsigned>(t.data<std::uint8_t>()[i])); break;
       case DType::boolean: out += t.data<std::uint8_t>()[i] ? "true" : "false"; break;
+      case DType::u32: append_int(out, t.data<std::uint32_t>()[i]); break;
     }
   }
   out += ']';

@@ -227,6 +227,7 @@ double cast_ref(double v, DType to) {
     case DType::i32: return saturate(v, -2147483648.0, 2147483647.0);
     case DType::i8: return saturate(v, -128, 127);
     case DType::u8: return saturate(v, 0, 255);
+    case DType::u32: return saturate(v, 0, 4294967295.0);
     case DType::boolean: return v != 0 ? 1 : 0;
     case DType::f16: return half_to_float(float_to_half(static_cast<float>(v)));
     case DType::bf16: return bf16_to_float(float_to_bf16(static_cast<float>(v)));

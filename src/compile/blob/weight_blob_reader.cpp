@@ -33,7 +33,7 @@ std::optional<BlobDType> blob_type_of(DType dtype) {
     case DType::i32: return BlobDType::int32;
     case DType::i8: return BlobDType::int8;
     case DType::u8: return BlobDType::uint8;
-    case DType::boolean: break;
+    case DType::boolean: case DType::u32: break;
   }
   return std::nullopt;
 }

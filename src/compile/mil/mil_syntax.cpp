@@ -28,7 +28,7 @@ std::optional<std::string_view> mil_dtype_name(DType t) {
     case DType::i8: return "int8";
     case DType::u8: return "uint8";
     case DType::boolean: return "bool";
-    case DType::bf16: break;
+    case DType::bf16: case DType::u32: break;
   }
   return std::nullopt;
 }

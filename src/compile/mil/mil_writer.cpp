@@ -101,7 +101,7 @@ std::string Writer::element(const Tensor& t, std::size_t i) const {
     case DType::i8: return std::to_string(t.data<std::int8_t>()[i]);
     case DType::u8: return std::to_string(t.data<std::uint8_t>()[i]);
     case DType::boolean: return t.data<std::uint8_t>()[i] ? "true" : "false";
-    case DType::bf16: break;
+    case DType::bf16: case DType::u32: break;
   }
   return "?";
 }

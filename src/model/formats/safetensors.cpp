@@ -33,8 +33,9 @@ struct DTypeSpelling {
 
 // In the order Hugging Face's writer puts tensors: by descending alignment (its Dtype enum's
 // order, reversed), so that every tensor's data starts at a multiple of its element size.
-constexpr std::array<DTypeSpelling, 7> kSpellings = {{
+constexpr std::array<DTypeSpelling, 8> kSpellings = {{
     {DType::f32, "F32"},
+    {DType::u32, "U32"},
     {DType::i32, "I32"},
     {DType::bf16, "BF16"},
     {DType::f16, "F16"},
@@ -44,8 +45,8 @@ constexpr std::array<DTypeSpelling, 7> kSpellings = {{
 }};
 
 // Dtypes of the format that Orion has no DType for.
-constexpr std::array<std::string_view, 14> kUnsupported = {
-    "F64", "I64", "U64", "U32", "I16", "U16", "C64", "F8_E5M2", "F8_E4M3", "F8_E8M0",
+constexpr std::array<std::string_view, 13> kUnsupported = {
+    "F64", "I64", "U64", "I16", "U16", "C64", "F8_E5M2", "F8_E4M3", "F8_E8M0",
     "F6_E2M3", "F6_E3M2", "F4", "E8M0"};
 
 std::size_t write_rank(DType dtype) {

@@ -27,7 +27,7 @@ namespace orion::model {
 // The header length above which a file is refused, as in Hugging Face's reader.
 inline constexpr std::uint64_t kSafetensorsMaxHeaderBytes = 100'000'000;
 
-// The safetensors spelling of a dtype: F32 F16 BF16 I32 I8 U8 BOOL.
+// The safetensors spelling of a dtype: F32 U32 F16 BF16 I32 I8 U8 BOOL.
 std::string_view safetensors_dtype_name(DType dtype);
 // The DType for a safetensors spelling; nullopt for an unknown or unsupported one.
 std::optional<DType> safetensors_dtype_from_name(std::string_view name);
@@ -80,7 +80,7 @@ class SafetensorsFile {
 // Writes `tensors` and `metadata` to `path` atomically (a temporary file renamed over it, so a
 // reader or a crash sees the old file or the new one, never a torn one; on any error the old
 // file is untouched). The layout is the one Hugging Face's writer produces: "__metadata__"
-// first (left out when empty), then the tensors ordered by descending element size (F32, I32,
+// first (left out when empty), then the tensors ordered by descending element size (F32, U32, I32,
 // BF16, F16, I8, U8, BOOL) and then by name, their data contiguous in that order with no gaps;
 // the header is padded with spaces to a multiple of 8 bytes. The data region thus starts at a
 // multiple of 8 and every tensor's data at a multiple of its element size, so the reader's

@@ -32,7 +32,7 @@ template <class F> decltype(auto) visit_storage(DType t, F&& f) {
     case DType::i32: return f(std::int32_t{});
     case DType::i8: return f(std::int8_t{});
     case DType::u8: case DType::boolean: return f(std::uint8_t{});
-    case DType::f16: case DType::bf16: break;
+    case DType::f16: case DType::bf16: case DType::u32: break;
   }
   std::string msg = "cpu kernel: dtype ";  // appended, not "literal" + string (g++ 12 -Wrestrict)
   msg += dtype_name(t);
