@@ -14,6 +14,7 @@
 #include "engine/graph_session.h"
 #include "model/any_model.h"
 #include "model/golden_logits.h"
+#include "model/llama_golden.h"
 #include "model/llama/llama.h"
 #include "model/llama/llama_model.h"
 #include "model/llama/rope.h"
@@ -23,28 +24,6 @@ namespace orion::model {
 namespace {
 
 using testing::GoldenLogits;
-
-// The golden's config: the original Llama goldens carry a few keys (model_type llama implied),
-// the family goldens their whole config.json.
-LlamaConfig llama_golden_config(const GoldenLogits& g) {
-  LlamaConfig c = parse_llama_config(
-      [&] {
-        nlohmann::json j = g.config;
-        if (!j.contains("model_type")) j["model_type"] = "llama";
-        return j.dump();
-      }(),
-      g.name);
-  return c;
-}
-
-// The golden's model: the seed's weights, rounded as the checkpoint the reference read stored them.
-LlamaModel llama_golden_model(const GoldenLogits& g) {
-  const LlamaConfig c = llama_golden_config(g);
-  TensorMap w = llama_init_weights(c, g.seed);
-  if (c.torch_dtype == "bfloat16")
-    for (auto& [name, t] : w) round_to_bf16(t.span<float>());
-  return LlamaModel::from_weights(c, std::move(w), g.name);
-}
 
 class LlamaGolden : public ::testing::TestWithParam<std::string> {};
 

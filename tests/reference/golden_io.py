@@ -33,24 +33,52 @@ def read_safetensors(path):
         raw = data[base + b : base + end]
         if e["dtype"] == "BF16":
             arr = bf16_to_f32(raw).reshape(e["shape"])
+        elif e["dtype"] == "U32":  # MLX's packed quantized weights: kept as integers
+            out[name] = np.frombuffer(raw, dtype="<u4").reshape(e["shape"])
+            continue
         else:
             arr = np.frombuffer(raw, dtype=DTYPES[e["dtype"]]).reshape(e["shape"])
         out[name] = torch.from_numpy(arr.astype(np.float64))
     return out
 
 
+def mlx_dequantize(words, scales, biases, bits):
+    """MLX's affine_dequantize in float64: field j of a row is bits [j*bits, (j+1)*bits) of the
+    row's words read as one little-endian bit stream; w = scale * q + bias of its group."""
+    rows, n_words = words.shape
+    cols = n_words * 32 // bits
+    w64 = words.astype(np.uint64)
+    nxt = np.concatenate([w64[:, 1:], np.zeros((rows, 1), np.uint64)], axis=1)
+    j = np.arange(cols)
+    word, shift = (j * bits) // 32, ((j * bits) % 32).astype(np.uint64)
+    both = w64[:, word] | (nxt[:, word] << np.uint64(32))
+    q = ((both >> shift) & np.uint64((1 << bits) - 1)).astype(np.float64)
+    group = cols // scales.shape[1]
+    s = np.repeat(scales.numpy(), group, axis=1)
+    b = np.repeat(biases.numpy(), group, axis=1)
+    return torch.from_numpy(s * q + b)
+
+
 def read_model(model_dir):
-    """config.json and the weights (float64 tensors) of a model folder."""
+    """config.json and the weights (float64 tensors) of a model folder; an MLX quantized
+    folder's matrices dequantized."""
     with open(f"{model_dir}/config.json") as f:
         cfg = json.load(f)
     if os.path.exists(f"{model_dir}/model.safetensors"):
-        return cfg, read_safetensors(f"{model_dir}/model.safetensors")
-    # Hugging Face's sharded layout: the index names each tensor's file.
-    with open(f"{model_dir}/model.safetensors.index.json") as f:
-        files = sorted(set(json.load(f)["weight_map"].values()))
-    w = {}
-    for name in files:
-        w.update(read_safetensors(f"{model_dir}/{name}"))
+        w = read_safetensors(f"{model_dir}/model.safetensors")
+    else:
+        # Hugging Face's sharded layout: the index names each tensor's file.
+        with open(f"{model_dir}/model.safetensors.index.json") as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+        w = {}
+        for name in files:
+            w.update(read_safetensors(f"{model_dir}/{name}"))
+    quant = cfg.get("quantization")
+    for name in [n for n in w if n.endswith(".scales")]:
+        module = name[: -len(".scales")]
+        own = quant.get(module)
+        bits = own["bits"] if isinstance(own, dict) else quant["bits"]
+        w[module + ".weight"] = mlx_dequantize(w[module + ".weight"], w.pop(name), w.pop(module + ".biases"), bits)
     return cfg, w
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed golden logits in tests/reference/golden/ with the torch references
 # (GPT-2: gpt2_reference.py over golden_models.txt; Llama: llama_reference.py over
-# golden_llama_models.txt and golden_family_models.txt; a LoRA adapter on one model of each, with lora_reference.py;
+# golden_llama_models.txt and golden_family_models.txt, MLX quantized folders of golden_mlx_models.txt; a LoRA adapter on one model of each, with lora_reference.py;
 # the masked chat loss with masked_chat_loss.py) and the KJV tokenized by Hugging Face's JavaScript
 # tokenizers (kjv_tokens.mjs).
 # Needs Debian's python3-torch (installed here if missing) and a built orion (make).
@@ -60,6 +60,21 @@ while read -r name seed options; do
   rm -rf "${tmp:?}/$name"
   echo "wrote tests/reference/golden/llama_$name.json"
 done < tests/reference/golden_family_models.txt
+# name seed quantize-options | orion-init-options: MLX quantized folders (mlx_quantize.py, MLX's
+# algorithm in numpy), the reference dequantizing them itself (golden_io.read_model)
+while IFS='|' read -r head options; do
+  read -r name seed qoptions <<<"$head"
+  [[ -z $name || $name == \#* ]] && continue
+  # shellcheck disable=SC2086  # the options are words
+  $orion init --out "$tmp/$name-float" --seed "$seed" $options >/dev/null
+  # shellcheck disable=SC2086
+  $py tests/reference/mlx_quantize.py "$tmp/$name-float" "$tmp/$name" $qoptions
+  vocab=$($py -c "import json; print(json.load(open('$tmp/$name/config.json'))['vocab_size'])")
+  tokens=$($py -c "print(','.join(str((i * 7919 + 13) % $vocab) for i in range(40)))")
+  $py tests/reference/llama_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/llama_$name.json" --whole-config
+  rm -rf "${tmp:?}/$name" "${tmp:?}/$name-float"
+  echo "wrote tests/reference/golden/llama_$name.json"
+done < tests/reference/golden_mlx_models.txt
 # The masked loss of chat records (--mask-prompt) on a Qwen3-shaped folder with the real
 # tokenizer and chat template (scripts/make_hf_folder.sh, seeded), its embedding scaled by 8.
 ORION=$orion TEST_DATA=$build/test-data scripts/make_hf_folder.sh qwen3 "$tmp/qwen3" >/dev/null

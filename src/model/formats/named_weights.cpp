@@ -1,5 +1,7 @@
 #include "model/formats/named_weights.h"
 
+#include <set>
+
 #include "core/error.h"
 
 namespace orion::model {
@@ -21,10 +23,26 @@ void check_named_weights(const TensorMap& weights, const ParamShapes& params, co
 }
 
 TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& params, const std::string& prefix,
-                                  const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch) {
+                             const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch,
+                             const MlxQuantization* quant, QuantizedMatrices* quantized) {
   TensorMap weights;
+  std::set<std::string, std::less<>> quantized_extras;  // the modules' ".scales" and ".biases"
   for (const auto& [pname, shape] : params) {
     const std::string name = prefix + pname;
+    if (const std::string module = quantized_module_of(name); !module.empty() && checkpoint.file_of(module + ".scales")) {
+      const std::string& path = checkpoint.file_of(module + ".scales")->path();
+      if (!quant)
+        throw Error::in_file(path, "tensor " + module + ".scales is quantized weights' scales, but config.json has no "
+                                   "\"quantization\"");
+      const std::optional<exec::cpu::AffineFormat> f = quant->format_of(module);
+      if (!f) throw Error::in_file(path, "tensor " + module + ".scales is there, but config.json keeps " + module + " in floats");
+      QuantizedMatrix m = read_quantized_matrix(checkpoint, module, shape, *f);
+      weights.emplace(pname, dequantize(m));
+      if (quantized) quantized->emplace(pname, std::move(m));
+      quantized_extras.insert(module + ".scales");
+      quantized_extras.insert(module + ".biases");
+      continue;
+    }
     const SafetensorsFile* file = checkpoint.file_of(name);
     if (!file) throw Error::in_file(checkpoint.path(), "tensor " + name + " is missing");
     const std::string& path = file->path();
@@ -41,7 +59,7 @@ TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& pa
     for (const SafetensorsEntry& e : file.entries()) {
       std::string_view n = e.name;
       if (n.starts_with(prefix)) n.remove_prefix(prefix.size());
-      if (!weights.contains(n) && !is_known_extra(n))
+      if (!weights.contains(n) && !is_known_extra(n) && !quantized_extras.contains(e.name))
         throw Error::in_file(file.path(), "tensor " + e.name + " is not part of a " + std::string(arch) +
                                               " model with this config");
     }

@@ -10,6 +10,7 @@
 #include "exec/cpu/executor.h"
 #include "ir/graph.h"
 #include "model/formats/checkpoint.h"
+#include "model/formats/mlx_quantization.h"
 
 namespace orion::model {
 
@@ -26,7 +27,12 @@ void check_named_weights(const TensorMap& weights, const ParamShapes& params, co
 // widened once), looked up as `prefix` + name. A tensor of the file that is none of them, and
 // for which `is_known_extra` (name without the prefix) is false, is an error: a checkpoint of another
 // model is refused rather than half-used. `arch` names the architecture in that error.
+// With `quant` (an MLX quantized checkpoint's config.json), a matrix whose module the file holds
+// ".scales" for is read in its format (read_quantized_matrix) into `*quantized` under the param's
+// name, and dequantized to f32 in the map; a ".scales" tensor without `quant`, or of a module
+// config.json keeps in floats, is an error.
 TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& params, const std::string& prefix,
-                                  const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch);
+                             const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch,
+                             const MlxQuantization* quant = nullptr, QuantizedMatrices* quantized = nullptr);
 
 }  // namespace orion::model

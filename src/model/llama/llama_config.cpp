@@ -192,8 +192,7 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
     throw Error::in_file(source, "key \"mlp_bias\" is true; Orion's " + mt + " has no feed-forward biases");
   if (double f = config_real(j, "partial_rotary_factor", 1.0, source); f != 1.0)
     throw Error::in_file(source, "key \"partial_rotary_factor\" is " + std::to_string(f) + "; Orion rotates whole heads");
-  if (auto q = j.find("quantization_config"); q != j.end() && !q->is_null())
-    throw Error::in_file(source, "key \"quantization_config\" is set; Orion reads float checkpoints (bf16, f16, f32) only");
+  c.quantization = read_mlx_quantization(j, source);
   if (auto lt = j.find("layer_types"); lt != j.end() && lt->is_array())
     for (const json& t : *lt)
       if (t != "full_attention" && !c.sliding_window)

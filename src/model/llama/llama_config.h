@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/formats/mlx_quantization.h"
+
 namespace orion::model {
 
 // The Llama-family model_type values Orion reads, in the order docs list them.
@@ -61,6 +63,9 @@ struct LlamaConfig {
   std::optional<std::int64_t> bos_token_id = 1;  // null: texts start without one
   std::vector<std::int64_t> eos_token_ids = {2};  // generation stops at any; the first ends a text
   std::string torch_dtype = "float32";  // what the checkpoint stores; Orion computes in f32 whatever it is
+  // How an MLX quantized folder stores its matrices (config.json's "quantization"); not written
+  // back by llama_config_json, whose weights are floats.
+  std::optional<MlxQuantization> quantization;
   // The most positions Orion runs, whatever the config allows; not in config.json.
   std::int64_t context_cap = kMaxLlamaContext;
 

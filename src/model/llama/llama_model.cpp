@@ -53,7 +53,8 @@ LlamaModel LlamaModel::load(const std::string& dir, LlamaConfig config) {
       throw Error::in_file(file.path(), "is stored as " + stored_format_name(*format) +
                                             " (orion convert), which only GPT-2 models support so far");
   LlamaModel m;
-  m.weights_ = read_named_weights(checkpoint, llama_param_shapes(config), "", is_known_llama_extra, config.model_type);
+  m.weights_ = read_named_weights(checkpoint, llama_param_shapes(config), "", is_known_llama_extra, config.model_type,
+                                  config.quantization ? &*config.quantization : nullptr, &m.quantized_);
   m.config_ = std::move(config);
   m.dir_ = dir;
   return m;

@@ -34,6 +34,9 @@ class LlamaModel final : public CausalLm {
   ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences = 1) const override;
   std::string config_json() const override { return llama_config_json(config_); }
   const TensorMap& weights() const override { return weights_; }
+  // An MLX quantized folder's matrices as stored, by param name (weights() holds them
+  // dequantized); empty for a float checkpoint.
+  const QuantizedMatrices& quantized() const { return quantized_; }
   std::int64_t layers() const override { return config_.num_hidden_layers; }
   std::int64_t kv_width() const override { return config_.kv_width(); }
   std::int64_t context() const override { return config_.context(); }
@@ -45,6 +48,7 @@ class LlamaModel final : public CausalLm {
  private:
   LlamaConfig config_;
   TensorMap weights_;
+  QuantizedMatrices quantized_;
   std::string dir_;
 };
 
