@@ -1,5 +1,7 @@
 #include "engine/decoder_factory.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "engine/fast/fast_engine.h"
@@ -25,9 +27,14 @@ ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o
     throw Error::in_file(stored->path(), "is stored as " + model::stored_format_name(stored->format()) +
                                              " (orion convert), not " + weights +
                                              ": leave out --weights, or convert the original folder to " + weights);
-  const model::WeightDType dtype = weights.empty() ? (stored ? stored->format().dtype : model::WeightDType::f32)
-                                                   : model::weight_dtype_from_name(weights);
-  if (weights.empty()) weights = stored ? model::stored_format_name(stored->format()) : "f32";
+  // An MLX folder in 4 bits decodes from its own words; in other bits, from the dequantized f32.
+  const auto* llama = std::get_if<model::LlamaModel>(&md.model);
+  const bool mlx_4bit = llama && !llama->quantized().empty() &&
+                        std::ranges::all_of(llama->quantized(), [](const auto& kv) { return kv.second.format.bits == 4; });
+  const model::WeightDType dtype =
+      weights.empty() ? (stored ? stored->format().dtype : mlx_4bit ? model::WeightDType::q4 : model::WeightDType::f32)
+                      : model::weight_dtype_from_name(weights);
+  if (weights.empty()) weights = stored ? model::stored_format_name(stored->format()) : mlx_4bit ? "q4 (the folder's own)" : "f32";
   c.weights = weights;
   if (o.device != runtime::DeviceKind::cpu) {
     DeviceRunOptions ro = o.run;

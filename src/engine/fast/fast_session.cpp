@@ -118,8 +118,8 @@ void FastSession::run_rows(std::span<const BatchRow> rows, std::span<const std::
 void FastSession::batch_linear(const PackedLinear& lin, const float* X, std::int64_t B, float* Y, bool accumulate,
                                std::int64_t ldx, exec::cpu::Activation act) {
   const std::int64_t N = lin.rows(), K = lin.cols();
-  const float* W = lin.f32_data();
-  if (!W) throw Error("decode_batch: f32 weights only");
+  if (!lin.reads_once_for_columns())
+    throw Error("decode_batch: f32 or q4 weights only, not " + std::string(model::weight_dtype_name(lin.dtype())));
   if (ldx != 0 && ldx != K) {
     bin_.resize(static_cast<std::size_t>(B * K));
     for (std::int64_t b = 0; b < B; ++b) std::copy_n(X + b * ldx, K, bin_.data() + b * K);
@@ -131,21 +131,10 @@ void FastSession::batch_linear(const PackedLinear& lin, const float* X, std::int
     bout_.resize(static_cast<std::size_t>(B * N));
     P = bout_.data();
   }
-  const float* bias = lin.bias_data();
-  // The bias, the activation and the residual sum of rows [r0, r1), by the thread that computed
-  // them, in apply()'s order: bias, then activation (on the product, not on the residual sum).
-  exec::cpu::gemv_f32_columns(W, X, P, N, K, B, pool_, isa_, [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t b = 0; b < B; ++b) {
-      float* p = P + b * N;
-      if (bias)
-        for (std::int64_t i = r0; i < r1; ++i) p[i] += bias[i];
-      exec::cpu::apply_activation(act, p + r0, r1 - r0);
-      if (accumulate) {
-        float* y = Y + b * N;
-        for (std::int64_t i = r0; i < r1; ++i) y[i] += p[i];
-      }
-    }
-  });
+  // The bias and the activation in apply()'s order (on the product, not on the residual sum).
+  lin.apply_columns(X, B, P, pool_, isa_, act);
+  if (accumulate)
+    for (std::int64_t i = 0; i < B * N; ++i) Y[i] += P[i];
 }
 
 void FastSession::step(std::int32_t token, bool want_logits) {

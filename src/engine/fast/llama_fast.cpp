@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "core/error.h"
 #include "exec/cpu/vector_math.h"
@@ -29,24 +30,57 @@ Tensor stack_rows(const std::vector<const Tensor*>& parts) {
   return out;
 }
 
+// MLX 4-bit matrices of one format one under the other (their rows concatenated), as one; nullopt
+// unless every part is stored 4-bit in the same groups.
+std::optional<model::QuantizedMatrix> stack_quantized(const model::QuantizedMatrices& stored,
+                                                      const std::vector<std::string>& names) {
+  std::vector<const model::QuantizedMatrix*> parts;
+  for (const auto& n : names) {
+    auto it = stored.find(n);
+    if (it == stored.end() || it->second.format.bits != 4 || it->second.format != stored.at(names.front()).format)
+      return std::nullopt;
+    parts.push_back(&it->second);
+  }
+  auto cat = [&](auto member) {
+    std::vector<Tensor> ts;
+    for (const auto* p : parts) ts.push_back((p->*member).contiguous());
+    Shape shape = ts.front().shape();
+    shape[0] = 0;
+    for (const Tensor& t : ts) shape[0] += t.dim(0);
+    Tensor out(ts.front().dtype(), shape);
+    auto* dst = out.raw();
+    for (const Tensor& t : ts) dst = std::copy_n(t.raw(), t.nbytes(), dst);
+    return out;
+  };
+  return model::QuantizedMatrix{cat(&model::QuantizedMatrix::words), cat(&model::QuantizedMatrix::scales),
+                                cat(&model::QuantizedMatrix::biases), parts.front()->format};
+}
+
 }  // namespace
 
 LlamaFastModel::LlamaFastModel(const model::LlamaModel& model, model::WeightDType dtype) : FastModel(model.config(), dtype) {
   auto get = [&](const std::string& name) -> const Tensor& { return fast_weight(model.weights(), name, "llama"); };
-  auto pack = [&](const Tensor& t, const Tensor& bias = Tensor{}) { return PackedLinear::pack(t, false, bias, dtype); };
-  auto stacked = [&](std::vector<std::string> names, bool bias = false) {
+  // q4 takes an MLX folder's 4-bit matrices as they are stored; any other matrix is packed from
+  // the f32 weights (a 4-bit one dequantized).
+  const model::QuantizedMatrices& stored = model.quantized();
+  auto pack_named = [&](std::vector<std::string> names, bool bias = false) {
     std::vector<const Tensor*> parts, biases;
     for (const auto& n : names) {
       parts.push_back(&get(n + ".weight"));
       if (bias) biases.push_back(&get(n + ".bias"));
     }
-    return pack(stack_rows(parts), bias ? stack_rows(biases) : Tensor{});
+    Tensor b = bias ? stack_rows(biases) : Tensor{};
+    if (dtype == model::WeightDType::q4) {
+      for (auto& n : names) n += ".weight";
+      if (auto q = stack_quantized(stored, names)) return PackedLinear::from_quantized(*q, std::move(b));
+    }
+    return PackedLinear::pack(parts.size() == 1 ? *parts.front() : stack_rows(parts), false, b, dtype);
   };
   const Tensor& embed = get("model.embed_tokens.weight");
   if (config_.tie_word_embeddings) {
-    head_ = pack(embed);
+    head_ = pack_named({"model.embed_tokens"});
   } else {
-    head_ = pack(get("lm_head.weight"));
+    head_ = pack_named({"lm_head"});
     embed_ = float_values(embed);
   }
   norm_ = float_values(get("model.norm.weight"));
@@ -55,11 +89,10 @@ LlamaFastModel::LlamaFastModel(const model::LlamaModel& model, model::WeightDTyp
     LlamaFastLayer L;
     L.attn_norm = float_values(get(p + "input_layernorm.weight"));
     L.mlp_norm = float_values(get(p + "post_attention_layernorm.weight"));
-    L.qkv = stacked({p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj"}, config_.qkv_bias);
-    L.o = config_.o_bias ? pack(get(p + "self_attn.o_proj.weight"), get(p + "self_attn.o_proj.bias"))
-                         : pack(get(p + "self_attn.o_proj.weight"));
-    L.gate_up = stacked({p + "mlp.gate_proj", p + "mlp.up_proj"});
-    L.down = pack(get(p + "mlp.down_proj.weight"));
+    L.qkv = pack_named({p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj"}, config_.qkv_bias);
+    L.o = pack_named({p + "self_attn.o_proj"}, config_.o_bias);
+    L.gate_up = pack_named({p + "mlp.gate_proj", p + "mlp.up_proj"});
+    L.down = pack_named({p + "mlp.down_proj"});
     if (config_.qk_norm) {
       L.q_norm = float_values(get(p + "self_attn.q_norm.weight"));
       L.k_norm = float_values(get(p + "self_attn.k_norm.weight"));

@@ -15,8 +15,22 @@ DType storage_dtype(model::WeightDType t) {
     case model::WeightDType::f32: return DType::f32;
     case model::WeightDType::f16: return DType::f16;
     case model::WeightDType::q8: return DType::i8;
+    case model::WeightDType::q4: return DType::u32;
   }
   return DType::f32;
+}
+
+// MLX's scales and biases [rows, groups] as the (scale, bias) pairs gemv_q4 reads.
+Tensor interleave_scale_bias(const Tensor& scales, const Tensor& biases) {
+  const Tensor s = scales.contiguous(), b = biases.contiguous();
+  Tensor out(DType::f32, {s.dim(0), s.dim(1) * 2});
+  const float *sp = s.data<float>(), *bp = b.data<float>();
+  float* o = out.data<float>();
+  for (std::int64_t i = 0; i < s.numel(); ++i) {
+    o[2 * i] = sp[i];
+    o[2 * i + 1] = bp[i];
+  }
+  return out;
 }
 
 }  // namespace
@@ -42,6 +56,14 @@ PackedLinear PackedLinear::pack(const Tensor& w, bool in_out, const Tensor& bias
             out[c * R + r] = in[r * C + c];
     v = transposed.span<float>();
   }
+  if (dtype == model::WeightDType::q4) {
+    const int group = cols % model::kQ4Group == 0 ? model::kQ4Group : 32;
+    const Tensor rows_f32 = in_out ? transposed : src;
+    PackedLinear p = from_quantized(model::quantize(rows_f32, {.bits = 4, .group = group}),
+                                    bias.defined() ? bias.contiguous().reshape({rows}).clone() : Tensor{});
+    p.owned_bytes_ = p.w_.nbytes() + p.scales_.nbytes() + (p.bias_.defined() ? p.bias_.nbytes() : 0);
+    return p;
+  }
   Tensor stored, scales;
   switch (dtype) {
     case model::WeightDType::f32: stored = in_out ? transposed : src.clone(); break;
@@ -57,6 +79,7 @@ PackedLinear PackedLinear::pack(const Tensor& w, bool in_out, const Tensor& bias
       scales = Tensor(DType::f32, {rows, cols / q8_block});
       exec::cpu::quantize_q8(v.data(), rows, cols, q8_block, stored.data<std::int8_t>(), scales.data<float>());
       break;
+    case model::WeightDType::q4: break;  // above
   }
   Tensor b;
   if (bias.defined()) {
@@ -65,6 +88,14 @@ PackedLinear PackedLinear::pack(const Tensor& w, bool in_out, const Tensor& bias
   }
   PackedLinear p = borrow(std::move(stored), std::move(scales), std::move(b), dtype);
   p.owned_bytes_ = p.w_.nbytes() + (p.scales_.defined() ? p.scales_.nbytes() : 0) + (p.bias_.defined() ? p.bias_.nbytes() : 0);
+  return p;
+}
+
+PackedLinear PackedLinear::from_quantized(const model::QuantizedMatrix& m, Tensor bias) {
+  if (m.format.bits != 4)
+    throw Error("linear layer (q4): the matrix is " + exec::cpu::affine_format_name(m.format) + ", not 4-bit");
+  PackedLinear p = borrow(m.words.contiguous(), interleave_scale_bias(m.scales, m.biases), std::move(bias), model::WeightDType::q4);
+  p.owned_bytes_ = p.scales_.nbytes();
   return p;
 }
 
@@ -77,7 +108,19 @@ PackedLinear PackedLinear::borrow(Tensor w, Tensor scales, Tensor bias, model::W
   p.dtype_ = dtype;
   p.rows_ = w.dim(0);
   p.cols_ = w.dim(1);
-  if (dtype == model::WeightDType::q8) {
+  if (dtype == model::WeightDType::q4) {
+    p.cols_ = w.dim(1) * 8;
+    if (!scales.defined() || scales.rank() != 2 || scales.dtype() != DType::f32 || !scales.is_contiguous() ||
+        scales.dim(0) != p.rows_ || scales.dim(1) <= 0 || scales.dim(1) % 2 != 0 || p.cols_ % (scales.dim(1) / 2) != 0)
+      throw Error(what + ": (scale, bias) pairs must be a contiguous f32 [" + std::to_string(p.rows_) +
+                  ", in / group * 2] tensor, got " +
+                  (scales.defined() ? std::string(dtype_name(scales.dtype())) + " " + shape_str(scales.shape()) : "none"));
+    const std::int64_t group = p.cols_ / (scales.dim(1) / 2);
+    if (group != 32 && group != 64 && group != 128)
+      throw Error(what + ": groups of " + std::to_string(group) + " weights (32, 64 or 128 are supported)");
+    p.block_ = static_cast<int>(group);
+    p.scales_ = std::move(scales);
+  } else if (dtype == model::WeightDType::q8) {
     if (!scales.defined() || scales.rank() != 2 || scales.dtype() != DType::f32 || !scales.is_contiguous() ||
         scales.dim(0) != p.rows_ || scales.dim(1) <= 0 || p.cols_ % scales.dim(1) != 0)
       throw Error(what + ": scales must be a contiguous f32 [" + std::to_string(p.rows_) + ", in / block] tensor, got " +
@@ -89,7 +132,7 @@ PackedLinear PackedLinear::borrow(Tensor w, Tensor scales, Tensor bias, model::W
     p.block_ = static_cast<int>(block);
     p.scales_ = std::move(scales);
   } else if (scales.defined()) {
-    throw Error(what + ": only q8 weights have scales");
+    throw Error(what + ": only q8 and q4 weights have scales");
   }
   if (bias.defined()) {
     if (bias.dtype() != DType::f32 || bias.numel() != p.rows_ || !bias.is_contiguous())
@@ -110,6 +153,35 @@ void PackedLinear::apply(const float* x, float* y, ThreadPool& pool, exec::cpu::
     case model::WeightDType::q8:
       exec::cpu::gemv_q8({w_.data<std::int8_t>(), scales_.data<float>(), rows_, cols_, block_}, x, b, y, pool, isa, act);
       break;
+    case model::WeightDType::q4: exec::cpu::gemv_q4(q4_weights(), x, b, y, pool, isa, act); break;
+  }
+}
+
+exec::cpu::Q4Weights PackedLinear::q4_weights() const {
+  return {reinterpret_cast<const std::uint8_t*>(w_.data<std::uint32_t>()), scales_.data<float>(), rows_, cols_, block_};
+}
+
+void PackedLinear::apply_columns(const float* X, std::int64_t n, float* Y, ThreadPool& pool, exec::cpu::Isa isa,
+                                 exec::cpu::Activation act) const {
+  const float* b = bias_.defined() ? bias_.data<float>() : nullptr;
+  switch (dtype_) {
+    case model::WeightDType::f32:
+      // The bias and the activation of rows [r0, r1) by the thread that computed them, in
+      // apply()'s order.
+      exec::cpu::gemv_f32_columns(w_.data<float>(), X, Y, rows_, cols_, n, pool, isa, [&](std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          float* y = Y + j * rows_;
+          if (b)
+            for (std::int64_t i = r0; i < r1; ++i) y[i] += b[i];
+          exec::cpu::apply_activation(act, y + r0, r1 - r0);
+        }
+      });
+      return;
+    case model::WeightDType::q4: exec::cpu::gemv_q4_columns(q4_weights(), X, b, Y, n, pool, isa, act); return;
+    case model::WeightDType::f16:
+    case model::WeightDType::q8:
+      for (std::int64_t j = 0; j < n; ++j) apply(X + j * cols_, Y + j * rows_, pool, isa, act);
+      return;
   }
 }
 
@@ -125,6 +197,7 @@ void PackedLinear::row(std::int64_t r, float* out) const {
       exec::cpu::dequantize_q8(w_.data<std::int8_t>() + off, scales_.data<float>() + off / static_cast<std::size_t>(block_),
                                1, cols_, block_, out);
       break;
+    case model::WeightDType::q4: exec::cpu::dequantize_q4_row(q4_weights(), r, out); break;
   }
 }
 

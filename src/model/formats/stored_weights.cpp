@@ -133,6 +133,7 @@ StoredWeights StoredWeights::open(const SafetensorsFile& file, const StoredForma
     switch (format.dtype) {
       case WeightDType::f32: entry(name, {DType::f32}, rows, why); m.w = file.tensor(name); break;
       case WeightDType::f16: entry(name, {DType::f16}, rows, why); m.w = file.tensor(name); break;
+      case WeightDType::q4: throw Error::in_file(path, "q4 is MLX's layout (mlx_quantization.h), not orion convert's");
       case WeightDType::q8: {
         const std::string qn = name + std::string(kQ8Suffix), sn = name + std::string(kQ8ScaleSuffix);
         if (rows[1] % format.q8_block != 0)
@@ -183,6 +184,7 @@ Tensor StoredWeights::rows_f32(std::string_view name) const {
   switch (format_.dtype) {
     case WeightDType::f32: return m.w.clone();
     case WeightDType::f16: return m.w.to(DType::f32);
+    case WeightDType::q4: break;  // never stored in this format (open refuses it)
     case WeightDType::q8: {
       Tensor out(DType::f32, m.w.shape());
       exec::cpu::dequantize_q8(m.w.data<std::int8_t>(), m.scales.data<float>(), m.w.dim(0), m.w.dim(1),
