@@ -2,12 +2,17 @@
 
 #include <array>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "core/atomic_folder.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "exec/cpu/quantize.h"
+#include "model/any_model.h"
+#include "model/formats/checkpoint.h"
+#include "model/formats/config_json.h"
+#include "model/formats/mlx_quantization.h"
 #include "model/formats/safetensors.h"
 #include "model/formats/folder_files.h"
 #include "text/tokenizer_files.h"
@@ -39,6 +44,7 @@ void encode(const std::string& name, const Tensor& rows, const StoredFormat& to,
   switch (to.dtype) {
     case WeightDType::f32: out.emplace_back(name, rows); return;
     case WeightDType::f16: out.emplace_back(name, rows.to(DType::f16)); return;
+    case WeightDType::q4: throw Error("q4 is MLX's layout, written for the Llama family (convert_model)");
     case WeightDType::q8: {
       const std::int64_t r = rows.dim(0), c = rows.dim(1);
       if (c % to.q8_block != 0)
@@ -89,10 +95,41 @@ std::vector<std::pair<std::string, Tensor>> convert_weights(const Gpt2Model& mod
   return out;
 }
 
+std::vector<std::pair<std::string, Tensor>> mlx_quantized_weights(const LlamaModel& model, exec::cpu::AffineFormat f,
+                                                                  DType float_type) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& [name, shape] : llama_param_shapes(model.config())) {
+    const Tensor& w = model.weights().at(name);
+    const std::string module = quantized_module_of(name);
+    if (module.empty() || shape.size() != 2 || shape[1] % f.group != 0) {
+      out.emplace_back(name, w.to(float_type));
+      continue;
+    }
+    const QuantizedMatrix q = quantize(w, f);
+    out.emplace_back(name, q.words);
+    out.emplace_back(module + ".scales", q.scales.to(float_type));
+    out.emplace_back(module + ".biases", q.biases.to(float_type));
+  }
+  return out;
+}
+
+namespace {
+
+// The source's config.json with MLX's "quantization" (and its mirror "quantization_config") set.
+std::string mlx_config_text(const std::string& src_config, const MlxQuantization& q) {
+  nlohmann::json j = parse_config_object(read_config_text(src_config), src_config);
+  j["quantization"] = mlx_quantization_json(q);
+  j["quantization_config"] = j["quantization"];
+  return j.dump(4) + "\n";
+}
+
+}  // namespace
+
 ConvertResult convert_model(const std::string& src, const std::string& out, const ConvertOptions& options) {
   ConvertResult r;
   r.to = {options.dtype, options.dtype == WeightDType::q8 ? options.q8_block : 0,
           options.dtype == WeightDType::q8 ? options.q8_scale : DType::f32};
+  r.to_name = stored_format_name(r.to);
   const fs::path src_dir(src), out_dir(out);
   std::error_code ec;
   if (fs::exists(out_dir, ec)) {
@@ -108,6 +145,46 @@ ConvertResult convert_model(const std::string& src, const std::string& out, cons
                                       ", which orion convert does not write: refusing to replace the folder (choose another --out)");
     }
     if (!empty && !options.force) throw Error::in_file(out, "exists and is not empty (use --force to replace it)");
+  }
+
+  const std::string arch = read_model_type(src);
+  const bool mlx = options.dtype == WeightDType::q4;
+  if (mlx != is_llama_family(arch))
+    throw Error::in_file((src_dir / kConfigFile).string(),
+                         mlx ? "is a " + arch + " model: q4 (MLX's layout) is written for the Llama family (llama, mistral, qwen2, qwen3)"
+                             : "is a " + arch + " model: orion convert writes it as q4 (MLX's layout) only; f32, f16 and q8 are "
+                               "GPT-2's converted format (generate --weights packs a Llama-family model at startup instead)");
+  if (mlx) {
+    const exec::cpu::AffineFormat f{.bits = 4, .group = options.q4_group};
+    if (const std::string p = exec::cpu::affine_format_problem(f); !p.empty()) throw Error("--group-size: " + p);
+    const LlamaModel model = LlamaModel::load(src);
+    const DType float_type = model.config().torch_dtype == "bfloat16" ? DType::bf16
+                             : model.config().torch_dtype == "float16" ? DType::f16 : DType::f32;
+    r.to_name = "q4 (MLX's " + exec::cpu::affine_format_name(f) + ", scales and biases in " +
+                std::string(dtype_name(float_type)) + ")";
+    if (model.config().quantization)
+      r.warnings.push_back(src + " is quantized already: quantizing its dequantized weights again does not recover the "
+                                 "precision it lost (convert the original instead)");
+    const auto tensors = mlx_quantized_weights(model, f, float_type);
+    r.bytes_in = 0;
+    const Checkpoint checkpoint = Checkpoint::open(src);
+    for (const SafetensorsFile& file : checkpoint.files()) r.bytes_in += fs::file_size(file.path());
+    if (out_dir.has_parent_path()) fs::create_directories(out_dir.parent_path());
+    AtomicFolderWriter folder(out);
+    write_safetensors(folder.file(kWeightsFile), tensors, {{"format", "mlx"}});
+    r.files.push_back(kWeightsFile);
+    r.bytes_out = fs::file_size(folder.file(kWeightsFile));
+    write_file_atomic(folder.file(kConfigFile), mlx_config_text((src_dir / kConfigFile).string(), {.defaults = f, .modules = {}}));
+    r.files.push_back(kConfigFile);
+    for (const char* name : kCopied) {
+      const fs::path from = src_dir / name;
+      if (std::string_view(name) == kConfigFile || !fs::is_regular_file(from, ec)) continue;
+      const auto mapped = MappedFile::open(from.string());
+      write_file_atomic(folder.file(name), mapped->bytes());
+      r.files.push_back(name);
+    }
+    folder.commit(/*replace=*/true);
+    return r;
   }
 
   const Gpt2Model model = Gpt2Model::load(src);

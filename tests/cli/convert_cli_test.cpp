@@ -70,5 +70,38 @@ TEST_F(ConvertCli, Refusals) {
   EXPECT_NE(back.out.find("warning"), std::string::npos) << back.out;
 }
 
+// A Llama-family folder to q4: MLX's layout, the very tensors MLX's algorithm gives (the
+// independent numpy writer, tests/reference/mlx_quantize.py), decoded by the q4 kernels.
+TEST_F(ConvertCli, Qwen3ToMlxFourBit) {
+  const std::string init = "init --arch qwen3 -o " + path("q3") +
+                           " --layers 2 --dim 128 --heads 4 --kv-heads 2 --head-dim 32 --hidden 256 --context 64 --vocab 300 --tied --seed 4";
+  ASSERT_EQ(run_orion(init).status, 0);
+  const CliResult c = run_orion("convert -m " + path("q3") + " --dtype q4 -o " + path("q4"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find("q4 (MLX's 4-bit, groups of 64"), std::string::npos) << c.out;
+  const std::string script = std::string("/usr/bin/python3 ") + ORION_SOURCE_DIR + "/tests/reference/mlx_quantize.py " + path("q3") +
+                             " " + path("mlx") + " --bits 4 --group 64 2>&1";
+  ASSERT_EQ(std::system(script.c_str()), 0) << script;
+  // The same tensors, byte for byte: compared by a numpy one-liner over both files' headers and data.
+  const std::string compare = std::string("/usr/bin/python3 -c \"") +
+                              "import json,struct,sys\n"
+                              "def t(p):\n"
+                              " d=open(p,'rb').read(); n=struct.unpack('<Q',d[:8])[0]; h=json.loads(d[8:8+n]); h.pop('__metadata__',None)\n"
+                              " return {k:(v['dtype'],v['shape'],d[8+n+v['data_offsets'][0]:8+n+v['data_offsets'][1]]) for k,v in h.items()}\n"
+                              "a=t(sys.argv[1]); b=t(sys.argv[2]); bad=[k for k in set(a)|set(b) if a.get(k)!=b.get(k)]\n"
+                              "print(len(a), 'tensors', bad); sys.exit(1 if bad or not a else 0)\" " +
+                              path("q4") + "/model.safetensors " + path("mlx") + "/model.safetensors 2>&1";
+  EXPECT_EQ(std::system(compare.c_str()), 0) << compare;
+  const CliResult g = run_orion("generate -m " + path("q4") + " -p hello -n 4 --temp 0");
+  ASSERT_EQ(g.status, 0) << g.out;
+  EXPECT_NE(g.out.find("q4 (the folder's own)"), std::string::npos) << g.out;
+  // GPT-2 has no q4, and the group must be MLX's.
+  const CliResult gpt2 = run_orion("convert -m " + path("m") + " --dtype q4 -o " + path("x"));
+  EXPECT_EQ(gpt2.status, 1) << gpt2.out;
+  EXPECT_NE(gpt2.out.find("written for the Llama family"), std::string::npos) << gpt2.out;
+  EXPECT_EQ(run_orion("convert -m " + path("q3") + " --dtype q4 --group-size 48 -o " + path("x")).status, 2);
+  EXPECT_EQ(run_orion("convert -m " + path("q3") + " --dtype q8 --group-size 32 -o " + path("x")).status, 1);
+}
+
 }  // namespace
 }  // namespace orion::test
