@@ -59,29 +59,34 @@ std::optional<model::QuantizedMatrix> stack_quantized(const model::QuantizedMatr
 }  // namespace
 
 LlamaFastModel::LlamaFastModel(const model::LlamaModel& model, model::WeightDType dtype) : FastModel(model.config(), dtype) {
-  auto get = [&](const std::string& name) -> const Tensor& { return fast_weight(model.weights(), name, "llama"); };
+  // One param at a time (LlamaModel::weight): an MLX folder's matrices are dequantized one by
+  // one where they are packed in another format, never all at once.
+  auto get = [&](const std::string& name) { return model.weight(name); };
   // q4 takes an MLX folder's 4-bit matrices as they are stored; any other matrix is packed from
-  // the f32 weights (a 4-bit one dequantized).
+  // the f32 weights (a quantized one dequantized).
   const model::QuantizedMatrices& stored = model.quantized();
-  auto pack_named = [&](std::vector<std::string> names, bool bias = false) {
-    std::vector<const Tensor*> parts, biases;
-    for (const auto& n : names) {
-      parts.push_back(&get(n + ".weight"));
-      if (bias) biases.push_back(&get(n + ".bias"));
-    }
-    Tensor b = bias ? stack_rows(biases) : Tensor{};
-    if (dtype == model::WeightDType::q4) {
-      for (auto& n : names) n += ".weight";
-      if (auto q = stack_quantized(stored, names)) return PackedLinear::from_quantized(*q, std::move(b));
-    }
-    return PackedLinear::pack(parts.size() == 1 ? *parts.front() : stack_rows(parts), false, b, dtype);
+  auto stacked = [&](const std::vector<std::string>& names, const char* suffix) {
+    std::vector<Tensor> parts;
+    for (const auto& n : names) parts.push_back(get(n + suffix));
+    if (parts.size() == 1) return parts.front();
+    std::vector<const Tensor*> ptrs;
+    for (const Tensor& t : parts) ptrs.push_back(&t);
+    return stack_rows(ptrs);
   };
-  const Tensor& embed = get("model.embed_tokens.weight");
+  auto pack_named = [&](const std::vector<std::string>& names, bool bias = false) {
+    Tensor b = bias ? stacked(names, ".bias") : Tensor{};
+    if (dtype == model::WeightDType::q4) {
+      std::vector<std::string> weight_names;
+      for (const auto& n : names) weight_names.push_back(n + ".weight");
+      if (auto q = stack_quantized(stored, weight_names)) return PackedLinear::from_quantized(*q, std::move(b));
+    }
+    return PackedLinear::pack(stacked(names, ".weight"), false, b, dtype);
+  };
   if (config_.tie_word_embeddings) {
     head_ = pack_named({"model.embed_tokens"});
   } else {
     head_ = pack_named({"lm_head"});
-    embed_ = float_values(embed);
+    embed_ = float_values(get("model.embed_tokens.weight"));
   }
   norm_ = float_values(get("model.norm.weight"));
   for (std::int64_t l = 0; l < config_.num_hidden_layers; ++l) {

@@ -36,9 +36,8 @@ TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& pa
                                    "\"quantization\"");
       const std::optional<exec::cpu::AffineFormat> f = quant->format_of(module);
       if (!f) throw Error::in_file(path, "tensor " + module + ".scales is there, but config.json keeps " + module + " in floats");
-      QuantizedMatrix m = read_quantized_matrix(checkpoint, module, shape, *f);
-      weights.emplace(pname, dequantize(m));
-      if (quantized) quantized->emplace(pname, std::move(m));
+      if (!quantized) throw Error::in_file(path, "tensor " + module + ".scales: quantized weights are read by the Llama family only");
+      quantized->emplace(pname, read_quantized_matrix(checkpoint, module, shape, *f));
       quantized_extras.insert(module + ".scales");
       quantized_extras.insert(module + ".biases");
       continue;
@@ -59,7 +58,8 @@ TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& pa
     for (const SafetensorsEntry& e : file.entries()) {
       std::string_view n = e.name;
       if (n.starts_with(prefix)) n.remove_prefix(prefix.size());
-      if (!weights.contains(n) && !is_known_extra(n) && !quantized_extras.contains(e.name))
+      if (!weights.contains(n) && !(quantized && quantized->contains(n)) && !is_known_extra(n) &&
+          !quantized_extras.contains(e.name))
         throw Error::in_file(file.path(), "tensor " + e.name + " is not part of a " + std::string(arch) +
                                               " model with this config");
     }

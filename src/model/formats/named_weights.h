@@ -29,8 +29,8 @@ void check_named_weights(const TensorMap& weights, const ParamShapes& params, co
 // model is refused rather than half-used. `arch` names the architecture in that error.
 // With `quant` (an MLX quantized checkpoint's config.json), a matrix whose module the file holds
 // ".scales" for is read in its format (read_quantized_matrix) into `*quantized` under the param's
-// name, and dequantized to f32 in the map; a ".scales" tensor without `quant`, or of a module
-// config.json keeps in floats, is an error.
+// name instead of the map (nothing is dequantized); a ".scales" tensor without `quant`, or of a
+// module config.json keeps in floats, is an error.
 TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& params, const std::string& prefix,
                              const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch,
                              const MlxQuantization* quant = nullptr, QuantizedMatrices* quantized = nullptr);

@@ -44,9 +44,12 @@ LlamaModel LlamaModel::load(const std::string& dir) {
 }
 
 LlamaModel LlamaModel::load(const std::string& dir, LlamaConfig config) {
-  // Before anything is mapped or widened: Orion holds these weights as f32.
-  const auto bytes = static_cast<std::uint64_t>(config.parameter_count()) * sizeof(float);
-  check_fits_in_memory(bytes, "the weights as f32", model_config_path(dir));
+  // Before anything is mapped or widened: Orion holds float weights as f32 (a quantized folder's
+  // are mapped as they are, and widened only where asked).
+  if (!config.quantization) {
+    const auto bytes = static_cast<std::uint64_t>(config.parameter_count()) * sizeof(float);
+    check_fits_in_memory(bytes, "the weights as f32", model_config_path(dir));
+  }
   const Checkpoint checkpoint = Checkpoint::open(dir);
   for (const SafetensorsFile& file : checkpoint.files())
     if (const std::optional<StoredFormat> format = read_stored_format(file))
@@ -58,6 +61,25 @@ LlamaModel LlamaModel::load(const std::string& dir, LlamaConfig config) {
   m.config_ = std::move(config);
   m.dir_ = dir;
   return m;
+}
+
+const TensorMap& LlamaModel::weights() const {
+  if (quantized_.empty()) return weights_;
+  std::lock_guard lock(widened_->mutex);
+  if (!widened_->all) {
+    const auto bytes = static_cast<std::uint64_t>(config_.parameter_count()) * sizeof(float);
+    check_fits_in_memory(bytes, "the quantized weights widened to f32", dir_);
+    TensorMap all = weights_;
+    for (const auto& [name, m] : quantized_) all.emplace(name, dequantize(m));
+    widened_->all = std::move(all);
+  }
+  return *widened_->all;
+}
+
+Tensor LlamaModel::weight(const std::string& name) const {
+  if (auto it = quantized_.find(name); it != quantized_.end()) return dequantize(it->second);
+  if (auto it = weights_.find(name); it != weights_.end()) return it->second;
+  throw Error::in_file(dir_, "the model has no tensor " + name);
 }
 
 ir::Graph LlamaModel::decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const {

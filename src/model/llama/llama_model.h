@@ -6,6 +6,9 @@
 // config needs before anything runs. `orion convert`'s stored formats are GPT-2 only for now,
 // and refused with a message saying so.
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "exec/cpu/executor.h"
@@ -33,10 +36,20 @@ class LlamaModel final : public CausalLm {
   ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const override;
   ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences = 1) const override;
   std::string config_json() const override { return llama_config_json(config_); }
-  const TensorMap& weights() const override { return weights_; }
-  // An MLX quantized folder's matrices as stored, by param name (weights() holds them
-  // dequantized); empty for a float checkpoint.
+  // Every param in f32. An MLX quantized folder's matrices are dequantized on the first call
+  // (once, shared by copies of the model): the fast decoder, which runs them as stored, never
+  // asks, so a 4-bit model is never widened for it.
+  const TensorMap& weights() const override;
+  // One param in f32 without widening the rest: a float one as weights() holds it, a quantized
+  // one dequantized (a copy).
+  Tensor weight(const std::string& name) const;
+  // An MLX quantized folder's matrices as stored, by param name; empty for a float checkpoint.
   const QuantizedMatrices& quantized() const { return quantized_; }
+  // Whether weights() has widened the quantized matrices (what the tests hold the fast decoder to).
+  bool widened() const {
+    std::lock_guard lock(widened_->mutex);
+    return widened_->all.has_value();
+  }
   std::int64_t layers() const override { return config_.num_hidden_layers; }
   std::int64_t kv_width() const override { return config_.kv_width(); }
   std::int64_t context() const override { return config_.context(); }
@@ -47,8 +60,13 @@ class LlamaModel final : public CausalLm {
 
  private:
   LlamaConfig config_;
-  TensorMap weights_;
+  TensorMap weights_;  // every param, or the float ones of an MLX quantized folder
   QuantizedMatrices quantized_;
+  struct Widened {
+    std::mutex mutex;
+    std::optional<TensorMap> all;
+  };
+  std::shared_ptr<Widened> widened_ = std::make_shared<Widened>();
   std::string dir_;
 };
 
