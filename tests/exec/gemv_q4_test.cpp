@@ -237,13 +237,13 @@ TEST(GemvQ4, DequantizeRow) {
 }
 
 // The digits: n = 128 hi + lo within the stated ranges, |x - u n| <= u / 2 (up to the f32
-// rounding of x * (16256 / absmax)), the block's largest |x| at +-16256, zero padding, and the
-// lanes' units and sums.
+// rounding of x * (16256 / absmax)), the block's largest |x| at +-16256, zero padding, the
+// lanes' units and the groups' sums.
 TEST(GemvQ4, ActivationDigits) {
   Q4Activation a;
   for (std::int64_t cols : {32, 96, 128, 1024 + 64}) {
     const Q4Case p(1, cols, 32, static_cast<std::uint64_t>(cols));
-    quantize_q4_activation(p.x.data(), cols, a);
+    quantize_q4_activation(p.x.data(), cols, 32, a);
     ASSERT_EQ(a.padded % kQ4Chunk, 0);
     ASSERT_LT(a.padded - cols, kQ4Chunk);
     for (std::int64_t c = 0; c < a.padded; ++c) {
@@ -267,12 +267,16 @@ TEST(GemvQ4, ActivationDigits) {
         ASSERT_EQ(std::abs(a.value(c)), 16256);
       }
     }
-    for (std::int64_t g = 0; g < a.padded / 8; ++g) {
-      double s = 0;
-      for (std::int64_t c = 8 * g; c < 8 * g + 8 && c < cols; ++c) s += p.x[static_cast<std::size_t>(c)];
-      ASSERT_NEAR(a.lane_sum[static_cast<std::size_t>(g)], s, 1e-5 * (1 + std::fabs(s))) << g;
-      if (8 * g >= cols) {
-        ASSERT_EQ(a.lane_unit[static_cast<std::size_t>(g)], 0.0f);
+    for (std::int64_t g = cols / 8; g < a.padded / 8; ++g) ASSERT_EQ(a.lane_unit[static_cast<std::size_t>(g)], 0.0f);
+    for (int group : {32, 64, 128}) {
+      if (cols % group != 0) continue;
+      quantize_q4_activation(p.x.data(), cols, group, a);
+      const std::int64_t padded_groups = (cols / group + 15) / 16 * 16;
+      ASSERT_GE(static_cast<std::int64_t>(a.group_sum.size()), padded_groups);
+      for (std::int64_t k = 0; k < padded_groups; ++k) {
+        double s = 0;
+        for (std::int64_t c = k * group; c < (k + 1) * group && c < cols; ++c) s += p.x[static_cast<std::size_t>(c)];
+        ASSERT_NEAR(a.group_sum[static_cast<std::size_t>(k)], s, 1e-5 * (1 + std::fabs(s))) << group << " " << k;
       }
     }
   }

@@ -30,11 +30,10 @@ void q4_rows_scalar(const Q4Weights& W, const Q4Activation& x, const float* bias
       std::int32_t dot = 0;
       for (std::int64_t c = g * kQ4LaneColumns; c < (g + 1) * kQ4LaneColumns; ++c)
         dot += ((q[c / 2] >> (4 * (c % 2))) & 0x0f) * x.value(c);
-      const auto lane = static_cast<std::size_t>(g);
-      const float t = static_cast<float>(dot) * x.lane_unit[lane];
-      const float* pair = sb + 2 * (g * kQ4LaneColumns / W.group);
-      acc[g % 16] = std::fma(pair[1], x.lane_sum[lane], std::fma(t, pair[0], acc[g % 16]));
+      const float t = static_cast<float>(dot) * x.lane_unit[static_cast<std::size_t>(g)];
+      acc[g % 16] = std::fma(t, sb[2 * (g * kQ4LaneColumns / W.group)], acc[g % 16]);
     }
+    for (std::int64_t k = 0; k < ng; ++k) acc[k % 16] = std::fma(sb[2 * k + 1], x.group_sum[static_cast<std::size_t>(k)], acc[k % 16]);
     const float s = reduce_q8_lanes(acc);
     y[r] = bias ? s + bias[r] : s;
   }
@@ -112,7 +111,7 @@ void gemv_q4_with(const Q4Kernel& k, const Q4Weights& W, const float* x, const f
   // pointer: a lambda that named the thread_local would see a worker's own).
   thread_local Q4Activation scratch;
   const Q4Activation* qx = &scratch;
-  quantize_q4_activation(x, W.cols, scratch);
+  quantize_q4_activation(x, W.cols, W.group, scratch);
   for_rows(W.rows, W.cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
     k.rows(W, *qx, bias, y, r0, r1);
     apply_activation(act, y + r0, r1 - r0);
@@ -130,7 +129,7 @@ void gemv_q4_columns_with(const Q4Kernel& k, const Q4Weights& W, const float* X,
   }
   thread_local std::vector<Q4Activation> scratch;
   if (scratch.size() < static_cast<std::size_t>(n)) scratch.resize(static_cast<std::size_t>(n));
-  for (std::int64_t j = 0; j < n; ++j) quantize_q4_activation(X + j * W.cols, W.cols, scratch[static_cast<std::size_t>(j)]);
+  for (std::int64_t j = 0; j < n; ++j) quantize_q4_activation(X + j * W.cols, W.cols, W.group, scratch[static_cast<std::size_t>(j)]);
   const Q4Activation* qx = scratch.data();
   // One vector streams its whole range, as gemv_q4; several go block by block, each block read
   // from memory by the first and from L2 by the others.

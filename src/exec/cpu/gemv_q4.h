@@ -11,15 +11,18 @@
 //
 //  * the activation (q4_activation.h) is quantised once per call to 15-bit integers, per block
 //    of 32 columns: n = round(x / u) in [-16256, 16256] with u = absmax / 16256, written as two
-//    int8 digits n = 128 * hi + lo (hi in [-127, 127], lo in [-64, 63]); and each "lane" of 8
-//    consecutive columns gets the f32 sum of its 8 x (unquantised);
-//  * lane g's integer dot product L_g = sum of q * n over its 8 columns is exact in int32
-//    (|L_g| < 2^21): VNNI's vpdpbusd takes q as its unsigned bytes and a digit as the signed
-//    ones, four columns a lane, and L = 128 * (q . hi) + (q . lo); AVX2 and AVX-512BW form
-//    the same sums with vpmaddubsw and vpmaddwd, arm64 with SDOT or widening multiplies;
-//  * each row keeps 16 f32 accumulators, lane g going to A[g % 16], in order of g:
-//      A[g % 16] = fma(b_g, xsum_g, fma(float(L_g) * u_g, s_g, A[g % 16]))
-//    (s_g, b_g: the row's scale and bias of lane g's group; u_g: the unit of its block);
+//    int8 digits n = 128 * hi + lo (hi in [-127, 127], lo in [-64, 63]); and each group of the
+//    weights gets the f32 sum of its x (unquantised), X_k;
+//  * lane g (8 consecutive columns) has the integer dot product L_g = sum of q * n over its
+//    columns, exact in int32 (|L_g| < 2^21): VNNI's vpdpbusd takes q as its unsigned bytes and
+//    a digit as the signed ones, four columns a lane, and L = 128 * (q . hi) + (q . lo); AVX2
+//    and AVX-512BW form the same sums with vpmaddubsw and vpmaddwd, arm64 with SDOT or
+//    widening multiplies;
+//  * each row keeps 16 f32 accumulators A, zero at first. Lane g goes to A[g % 16], in order of
+//    g: A[g % 16] = fma(float(L_g) * u_g, s_g, A[g % 16]) (s_g: the row's scale of lane g's
+//    group, u_g: the unit of its block). Then group k goes to A[k % 16], in order of k:
+//    A[k % 16] = fma(b_k, X_k, A[k % 16]) (b_k: the row's bias of group k). The biases go
+//    once a group rather than once a lane: two fewer operations for each 128 columns of a row;
 //  * the row's sum is gemv_q8's tree over the 16 accumulators (gemv.h), plus the bias.
 //
 // Bound. Against the exact product with the weights s * q + b (fp64, nothing rounded), the

@@ -26,27 +26,25 @@ ORION_Q4_TARGET inline float q4_reduce_halves(__m256 lo, __m256 hi) {
   return _mm_cvtss_f32(_mm_add_ss(v2, _mm_movehdup_ps(v2)));
 }
 
-// The row's scales and biases of the 8 lanes of half k (columns [64k, 64k + 64)). Tail: the
-// half has only its first 32 columns, one group of 32.
+// The row's scales of the 8 lanes of half k (columns [64k, 64k + 64)). Tail: the half has only
+// its first 32 columns, one group of 32.
 template <int G, bool Tail>
-ORION_Q4_TARGET inline void q4_half_scales(const float* sb, std::int64_t k, __m256& s, __m256& b) {
+ORION_Q4_TARGET inline __m256 q4_half_scales(const float* sb, std::int64_t k) {
   if constexpr (G == 32 && !Tail) {
     const __m256 v = _mm256_castps128_ps256(_mm_loadu_ps(sb + 4 * k));
-    s = _mm256_permutevar8x32_ps(v, _mm256_set_epi32(2, 2, 2, 2, 0, 0, 0, 0));
-    b = _mm256_permutevar8x32_ps(v, _mm256_set_epi32(3, 3, 3, 3, 1, 1, 1, 1));
+    return _mm256_permutevar8x32_ps(v, _mm256_set_epi32(2, 2, 2, 2, 0, 0, 0, 0));
   } else {
-    const std::int64_t g = 64 * k / G;
-    s = _mm256_broadcast_ss(sb + 2 * g);
-    b = _mm256_broadcast_ss(sb + 2 * g + 1);
+    return _mm256_broadcast_ss(sb + 2 * (64 * k / G));
   }
 }
 
 // Half k of R rows into the accumulators acc[r] (one of each row's two). With P > 0, each
-// row's bytes P ahead are prefetched, once per 64-byte line (k even).
+// row's bytes P ahead are prefetched, once per 64-byte line (k even). In a Tail half the lanes
+// past the row's end add t * s = 0 (zero weights and digits) and stay as they are.
 template <int R, int G, int P, bool Tail>
 ORION_Q4_TARGET inline void q4_half(const std::uint8_t* q, const float* sb, std::int64_t row_bytes,
                                     std::int64_t row_floats, std::int64_t stride, const std::int8_t* digits_all,
-                                    const float* unit_all, const float* sum_all, std::int64_t k, __m256* acc) {
+                                    const float* unit_all, std::int64_t k, __m256* acc) {
   const LaneDot dot;
   const __m256i nibble = _mm256_set1_epi8(0x0f);
   const std::int8_t* xd = digits_all + kQ4ChunkBytes * (k / 2) + 32 * (k % 2);
@@ -55,7 +53,6 @@ ORION_Q4_TARGET inline void q4_half(const std::uint8_t* q, const float* sb, std:
                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xd + kQ4LowEven)),
                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xd + kQ4LowOdd))};
   const __m256 unit = _mm256_loadu_ps(unit_all + 8 * k);
-  const __m256 sum = _mm256_loadu_ps(sum_all + 8 * k);
   for (int r = 0; r < R; ++r) {
     const std::uint8_t* row = q + r * stride * row_bytes + 32 * k;
     if constexpr (P > 0)
@@ -65,15 +62,41 @@ ORION_Q4_TARGET inline void q4_half(const std::uint8_t* q, const float* sb, std:
     const __m256i lo = _mm256_and_si256(w, nibble);
     const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), nibble);
     const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot(lo, hi, digits)), unit);
-    __m256 s, b;
-    q4_half_scales<G, Tail>(sb + r * stride * row_floats, k, s, b);
-    const __m256 updated = _mm256_fmadd_ps(b, sum, _mm256_fmadd_ps(t, s, acc[r]));
-    acc[r] = Tail ? _mm256_blend_ps(acc[r], updated, 0x0f) : updated;
+    acc[r] = _mm256_fmadd_ps(t, q4_half_scales<G, Tail>(sb + r * stride * row_floats, k), acc[r]);
   }
 }
 
+// The biases: groups [8m, 8m + 8) of R rows into acc[r] (lo or hi: group k goes to lane k % 16).
+// Each row's 8 (scale, bias) pairs are two registers; their odd floats, the biases, come out of
+// vshufps as groups 0 1 4 5 2 3 6 7 and vpermpd puts them in order. A row's last, partial block
+// loads only the `floats` that exist (2 to 14); the missing groups add 0 * 0 and leave their
+// lanes as they are.
+template <int R, bool Partial>
+ORION_Q4_TARGET inline void q4_bias_block(const float* sb, std::int64_t row_floats, std::int64_t stride,
+                                          const float* group_sum, std::int64_t m, int floats, __m256* acc) {
+  const __m256 X = _mm256_loadu_ps(group_sum + 8 * m);
+  const __m256i index = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+  const __m256i mask0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(floats), index);
+  const __m256i mask1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(floats - 8), index);
+  for (int r = 0; r < R; ++r) {
+    const float* at = sb + r * stride * row_floats + 16 * m;
+    const __m256 v0 = Partial ? _mm256_maskload_ps(at, mask0) : _mm256_loadu_ps(at);
+    const __m256 v1 = Partial ? _mm256_maskload_ps(at + 8, mask1) : _mm256_loadu_ps(at + 8);
+    const __m256 b = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(v0, v1, 0xdd)), 0xd8));
+    acc[r] = _mm256_fmadd_ps(b, X, acc[r]);
+  }
+}
+
+template <int R>
+ORION_Q4_TARGET inline void q4_biases(const float* sb, std::int64_t ng, std::int64_t stride, const float* group_sum,
+                                      __m256* lo, __m256* hi) {
+  std::int64_t m = 0;
+  for (; m < ng / 8; ++m) q4_bias_block<R, false>(sb, 2 * ng, stride, group_sum, m, 16, m % 2 ? hi : lo);
+  if (ng % 8 != 0) q4_bias_block<R, true>(sb, 2 * ng, stride, group_sum, m, static_cast<int>(2 * (ng % 8)), m % 2 ? hi : lo);
+}
+
 // The R rows' sums: pairs of halves into lo and hi, then a last whole half into lo when their
-// number is odd, then the partial half of a group-32 row. With WholePairs (the caller knows
+// number is odd, then the partial half of a group-32 row, then the biases. With WholePairs (the caller knows
 // there is at least one pair and nothing after the pairs) the loop has no path around it and
 // nothing after it, which keeps GCC 12 from storing the accumulators to the stack on every
 // iteration (as in gemv_q8_avx2.h).
@@ -84,21 +107,21 @@ ORION_Q4_TARGET inline void q4_sums(const std::uint8_t* q, const float* sb, std:
                      pairs_end = halves - halves % 2;
   const std::int8_t* xd = x.digits.data();  // once, not reloaded from x for every half
   const float* unit = x.lane_unit.data();
-  const float* sum = x.lane_sum.data();
   __m256 lo[R], hi[R];
   for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
   std::int64_t k = 0;
   if (WholePairs || pairs_end > 0) {
     do {
-      q4_half<R, G, P, false>(q, sb, row_bytes, row_floats, stride, xd, unit, sum, k, lo);
-      q4_half<R, G, P, false>(q, sb, row_bytes, row_floats, stride, xd, unit, sum, k + 1, hi);
+      q4_half<R, G, P, false>(q, sb, row_bytes, row_floats, stride, xd, unit, k, lo);
+      q4_half<R, G, P, false>(q, sb, row_bytes, row_floats, stride, xd, unit, k + 1, hi);
       k += 2;
     } while (k < pairs_end);
   }
   if constexpr (!WholePairs) {
-    if (k < halves) q4_half<R, G, P, false>(q, sb, row_bytes, row_floats, stride, xd, unit, sum, k++, lo);
-    if (cols % 64 != 0) q4_half<R, G, P, true>(q, sb, row_bytes, row_floats, stride, xd, unit, sum, k, k % 2 ? hi : lo);
+    if (k < halves) q4_half<R, G, P, false>(q, sb, row_bytes, row_floats, stride, xd, unit, k++, lo);
+    if (cols % 64 != 0) q4_half<R, G, P, true>(q, sb, row_bytes, row_floats, stride, xd, unit, k, k % 2 ? hi : lo);
   }
+  q4_biases<R>(sb, cols / G, stride, x.group_sum.data(), lo, hi);
   for (int r = 0; r < R; ++r) out[r] = q4_reduce_halves(lo[r], hi[r]);
 }
 

@@ -26,24 +26,22 @@ ORION_Q4_TARGET inline float q4_reduce_lanes(__m512 a) {
   return _mm_cvtss_f32(_mm_add_ss(v2, _mm_movehdup_ps(v2)));
 }
 
-// The row's scales and biases of the 16 lanes of chunk j, from its (scale, bias) pairs: a
-// group of 128 is the whole chunk, 64 half of it, 32 a quarter. In a row's last, partial chunk
-// (Tail) `pairs` masks the floats that exist.
+// The row's scales of the 16 lanes of chunk j, from its (scale, bias) pairs: a group of 128 is
+// the whole chunk, 64 half of it, 32 a quarter. In a row's last, partial chunk (Tail) `pairs`
+// masks the floats that exist.
 template <int G, bool Tail>
-ORION_Q4_TARGET inline void q4_lane_scales(const float* sb, std::int64_t j, __mmask16 pairs, __m512& s, __m512& b) {
+ORION_Q4_TARGET inline __m512 q4_lane_scales(const float* sb, std::int64_t j, __mmask16 pairs) {
   constexpr int kFloats = 2 * kQ4Chunk / G;  // 2, 4 or 8
+  const float* at = sb + kFloats * j;
   if constexpr (G == 128) {
-    s = _mm512_set1_ps(sb[kFloats * j]);
-    b = _mm512_set1_ps(sb[kFloats * j + 1]);
+    return _mm512_set1_ps(*at);
   } else {
-    const float* at = sb + kFloats * j;
     const __m512 v = Tail ? _mm512_maskz_loadu_ps(pairs, at)
                           : (G == 64 ? _mm512_castps128_ps512(_mm_loadu_ps(at)) : _mm512_castps256_ps512(_mm256_loadu_ps(at)));
-    // Lane l's group is l / (G / 8): its scale is float 2 * (l / (G / 8)), its bias the next.
+    // Lane l's group is l / (G / 8): its scale is float 2 * (l / (G / 8)).
     const __m512i pick = G == 64 ? _mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0)
                                  : _mm512_set_epi32(6, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2, 2, 0, 0, 0, 0);
-    s = _mm512_permutexvar_ps(pick, v);
-    b = _mm512_permutexvar_ps(_mm512_add_epi32(pick, _mm512_set1_epi32(1)), v);
+    return _mm512_permutexvar_ps(pick, v);
   }
 }
 
@@ -59,7 +57,6 @@ ORION_Q4_TARGET inline void q4_chunk(const std::uint8_t* q, const float* sb, std
   const __m512i digits[4] = {_mm512_loadu_si512(xd + kQ4HighEven), _mm512_loadu_si512(xd + kQ4HighOdd),
                              _mm512_loadu_si512(xd + kQ4LowEven), _mm512_loadu_si512(xd + kQ4LowOdd)};
   const __m512 unit = _mm512_loadu_ps(x.lane_unit.data() + 16 * j);
-  const __m512 sum = _mm512_loadu_ps(x.lane_sum.data() + 16 * j);
   for (int r = 0; r < R; ++r) {
     const std::uint8_t* row = q + r * stride * row_bytes + 64 * j;
     if constexpr (P > 0) _mm_prefetch(reinterpret_cast<const char*>(row + P), _MM_HINT_T0);
@@ -67,29 +64,47 @@ ORION_Q4_TARGET inline void q4_chunk(const std::uint8_t* q, const float* sb, std
     const __m512i lo = _mm512_and_si512(w, nibble);
     const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), nibble);
     const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(dot(lo, hi, digits)), unit);
-    __m512 s, b;
-    q4_lane_scales<G, Tail>(sb + r * stride * row_floats, j, pairs, s, b);
-    if constexpr (Tail)
-      acc[r] = _mm512_mask3_fmadd_ps(b, sum, _mm512_mask3_fmadd_ps(t, s, acc[r], lanes), lanes);
-    else
-      acc[r] = _mm512_fmadd_ps(b, sum, _mm512_fmadd_ps(t, s, acc[r]));
+    const __m512 s = q4_lane_scales<G, Tail>(sb + r * stride * row_floats, j, pairs);
+    acc[r] = Tail ? _mm512_mask3_fmadd_ps(t, s, acc[r], lanes) : _mm512_fmadd_ps(t, s, acc[r]);
+  }
+}
+
+// The biases: groups [16m, 16m + 16) of R rows into their accumulators, group k into lane k %
+// 16. Each row's 16 (scale, bias) pairs are two registers, whose odd floats are the biases;
+// `pairs` masks the floats that exist (of the 32) in a row's last, partial block. Missing
+// groups add b * X = 0 * 0 to their lane, which leaves it as it is (an accumulator that starts
+// at +0 never holds -0).
+template <int R>
+ORION_Q4_TARGET inline void q4_bias_block(const float* sb, std::int64_t row_floats, std::int64_t stride,
+                                          const float* group_sum, std::int64_t m, __mmask32 pairs, __m512* acc) {
+  const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  const __m512 X = _mm512_loadu_ps(group_sum + 16 * m);
+  for (int r = 0; r < R; ++r) {
+    const float* at = sb + r * stride * row_floats + 32 * m;
+    const __m512 v0 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(pairs), at);
+    const __m512 v1 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(pairs >> 16), at + 16);
+    acc[r] = _mm512_fmadd_ps(_mm512_permutex2var_ps(v0, odd, v1), X, acc[r]);
   }
 }
 
 template <int R, int G, int P>
 ORION_Q4_TARGET inline void q4_group(const std::uint8_t* q, const float* sb, std::int64_t cols, std::int64_t stride,
                                      const Q4Activation& x, float* out) {
-  const std::int64_t row_bytes = cols / 2, row_floats = 2 * (cols / G), full = cols / kQ4Chunk;
+  const std::int64_t row_bytes = cols / 2, ng = cols / G, row_floats = 2 * ng, full = cols / kQ4Chunk;
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (std::int64_t j = 0; j < full; ++j)
-    q4_chunk<R, G, P, false>(q, sb, row_bytes, row_floats, stride, x, j, 0, 0, 0xffff, acc);
+    q4_chunk<R, G, P, false>(q, sb, row_bytes, row_floats, stride, x, j, 0, 0, 0, acc);
   if (const std::int64_t rest = cols % kQ4Chunk; rest != 0) {  // 32, 64 or 96 columns (G < 128)
     const __mmask64 bytes = (__mmask64{1} << (rest / 2)) - 1;
     const auto lanes = static_cast<__mmask16>((1u << (rest / kQ4LaneColumns)) - 1);
     const auto pairs = static_cast<__mmask16>((1u << (2 * rest / G)) - 1);
     q4_chunk<R, G, P, true>(q, sb, row_bytes, row_floats, stride, x, full, bytes, lanes, pairs, acc);
   }
+  const float* group_sum = x.group_sum.data();
+  for (std::int64_t m = 0; m < ng / 16; ++m) q4_bias_block<R>(sb, row_floats, stride, group_sum, m, 0xffffffffu, acc);
+  if (const std::int64_t rest = ng % 16; rest != 0)
+    q4_bias_block<R>(sb, row_floats, stride, group_sum, ng / 16, static_cast<__mmask32>((std::uint64_t{1} << (2 * rest)) - 1), acc);
   for (int r = 0; r < R; ++r) out[r] = q4_reduce_lanes(acc[r]);
 }
 

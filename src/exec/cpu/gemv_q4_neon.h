@@ -38,21 +38,45 @@ ORION_Q4_TARGET inline void q4_chunk(const std::uint8_t* q, const float* sb, std
                                  vld1q_s8(xd + kQ4LowEven + 16 * p), vld1q_s8(xd + kQ4LowOdd + 16 * p)};
     const std::int64_t lane = 16 * j + 4 * p;
     const float32x4_t unit = vld1q_f32(x.lane_unit.data() + lane);
-    const float32x4_t sum = vld1q_f32(x.lane_sum.data() + lane);
     const std::int64_t group = lane * kQ4LaneColumns / G;
     for (int r = 0; r < R; ++r) {
       const uint8x16_t w = vld1q_u8(q + r * stride * row_bytes + 64 * j + 16 * p);
       const int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(w, vdupq_n_u8(0x0f)));
       const int8x16_t hi = vreinterpretq_s8_u8(vshrq_n_u8(w, 4));
       const float32x4_t t = vmulq_f32(vcvtq_f32_s32(dot(lo, hi, digits)), unit);
-      const float* pair = sb + r * stride * row_floats + 2 * group;
-      acc[r][p] = vfmaq_n_f32(vfmaq_n_f32(acc[r][p], t, pair[0]), sum, pair[1]);
+      acc[r][p] = vfmaq_n_f32(acc[r][p], t, sb[r * stride * row_floats + 2 * group]);
+    }
+  }
+}
+
+// The biases: groups [4m, 4m + 4) of R rows into acc[r][m % 4] (group k goes to lane k % 16);
+// vld2q_f32 splits a row's 4 (scale, bias) pairs into scales and biases. A row's last `rest`
+// groups (1 to 3) are copied out first; the missing ones add 0 * 0 and leave their lanes as
+// they are.
+template <int R>
+ORION_Q4_TARGET inline void q4_biases(const float* sb, std::int64_t ng, std::int64_t stride, const float* group_sum,
+                                      float32x4_t (*acc)[4]) {
+  std::int64_t m = 0;
+  for (; m < ng / 4; ++m) {
+    const float32x4_t X = vld1q_f32(group_sum + 4 * m);
+    for (int r = 0; r < R; ++r) {
+      float32x4_t& a = acc[r][m % 4];
+      a = vfmaq_f32(a, vld2q_f32(sb + r * stride * 2 * ng + 8 * m).val[1], X);
+    }
+  }
+  if (const std::int64_t rest = ng % 4; rest != 0) {
+    const float32x4_t X = vld1q_f32(group_sum + 4 * m);
+    for (int r = 0; r < R; ++r) {
+      float pairs[8] = {};
+      for (std::int64_t i = 0; i < 2 * rest; ++i) pairs[i] = sb[r * stride * 2 * ng + 8 * m + i];
+      float32x4_t& a = acc[r][m % 4];
+      a = vfmaq_f32(a, vld2q_f32(pairs).val[1], X);
     }
   }
 }
 
 // The R rows' sums over every whole chunk, then the last J registers of a row that ends part
-// way through a chunk.
+// way through a chunk, then the biases.
 template <int R, int G>
 ORION_Q4_TARGET inline void q4_sums(const std::uint8_t* q, const float* sb, std::int64_t cols, std::int64_t stride,
                                     const Q4Activation& x, float* out) {
@@ -73,6 +97,7 @@ ORION_Q4_TARGET inline void q4_sums(const std::uint8_t* q, const float* sb, std:
     default:
       break;
   }
+  q4_biases<R>(sb, cols / G, stride, x.group_sum.data(), acc);
   for (int r = 0; r < R; ++r) out[r] = q4_reduce_lanes(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
 }
 

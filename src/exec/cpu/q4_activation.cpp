@@ -14,16 +14,19 @@ constexpr float kQ4RoundMagic = 12582912.0f;
 
 }  // namespace
 
-void quantize_q4_activation(const float* x, std::int64_t cols, Q4Activation& out) {
-  const std::int64_t padded = (cols + kQ4Chunk - 1) / kQ4Chunk * kQ4Chunk;
+void quantize_q4_activation(const float* x, std::int64_t cols, int group, Q4Activation& out) {
+  const std::int64_t padded = (cols + kQ4Chunk - 1) / kQ4Chunk * kQ4Chunk, groups = cols / group,
+                     padded_groups = (groups + kQ4GroupPad - 1) / kQ4GroupPad * kQ4GroupPad;
   const auto n = static_cast<std::size_t>(padded);
   if (out.digits.size() < 2 * n) {
     out.digits.resize(2 * n);
     out.lane_unit.resize(n / kQ4LaneColumns);
-    out.lane_sum.resize(n / kQ4LaneColumns);
   }
+  if (out.group_sum.size() < static_cast<std::size_t>(padded_groups)) out.group_sum.resize(static_cast<std::size_t>(padded_groups));
   out.cols = cols;
   out.padded = padded;
+  out.group = group;
+  std::fill(out.group_sum.begin(), out.group_sum.begin() + padded_groups, 0.0f);
   std::int8_t* digits = out.digits.data();
   for (std::int64_t b = 0; b < cols / kQ4ActivationBlock; ++b) {
     const float* xb = x + b * kQ4ActivationBlock;
@@ -48,7 +51,8 @@ void quantize_q4_activation(const float* x, std::int64_t cols, Q4Activation& out
       const float* xl = xb + l * kQ4LaneColumns;
       const auto lane = static_cast<std::size_t>(b * (kQ4ActivationBlock / kQ4LaneColumns) + l);
       out.lane_unit[lane] = unit;
-      out.lane_sum[lane] = ((xl[0] + xl[1]) + (xl[2] + xl[3])) + ((xl[4] + xl[5]) + (xl[6] + xl[7]));
+      out.group_sum[lane * kQ4LaneColumns / static_cast<std::size_t>(group)] +=
+          ((xl[0] + xl[1]) + (xl[2] + xl[3])) + ((xl[4] + xl[5]) + (xl[6] + xl[7]));
     }
   }
   // The padding: the last chunk's remaining blocks.
@@ -57,7 +61,6 @@ void quantize_q4_activation(const float* x, std::int64_t cols, Q4Activation& out
     for (int run = 0; run < 4; ++run) std::fill(chunk + 64 * run, chunk + 64 * run + 16, std::int8_t{0});
   }
   std::fill(out.lane_unit.begin() + cols / kQ4LaneColumns, out.lane_unit.begin() + padded / kQ4LaneColumns, 0.0f);
-  std::fill(out.lane_sum.begin() + cols / kQ4LaneColumns, out.lane_sum.begin() + padded / kQ4LaneColumns, 0.0f);
 }
 
 }  // namespace orion::exec::cpu

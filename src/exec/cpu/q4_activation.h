@@ -2,7 +2,7 @@
 // The activation side of the 4-bit GEMV (gemv_q4.h): x quantised once per product to 15-bit
 // integers written as two int8 digits, so that every row's dot products run on unsigned 4-bit
 // weights times signed bytes with exact int32 sums (vpdpbusd, vpmaddubsw, SDOT), plus the f32
-// sums of x that the weights' biases multiply.
+// sums of x over the weights' groups, which their biases multiply.
 //
 // Block b of x (columns [32b, 32b + 32)) gets the unit u = absmax / 16256 and each element
 // n = round(x * (16256 / absmax)), halves to even, clamped to [-16256, 16256] = 127 * 128 *
@@ -17,6 +17,9 @@
 // its 64 odd columns, then the low digits of the even and of the odd columns, each in column
 // order (kQ4HighEven ... kQ4LowOdd). A register of a row's bytes starting at byte k of a chunk
 // pairs with the digits starting at k in each of the four.
+//
+// Group k's sum (columns [k*group, (k+1)*group)) is the sum, in order, of its lanes' sums, a
+// lane's 8 x added as ((x0+x1)+(x2+x3))+((x4+x5)+(x6+x7)).
 //
 // One portable implementation serves every ISA, so that all kernels see the same bits.
 #include <cstdint>
@@ -36,12 +39,16 @@ inline constexpr int kQ4Limit = 127 * 128;
 inline constexpr int kQ4HighEven = 0, kQ4HighOdd = 64, kQ4LowEven = 128, kQ4LowOdd = 192;
 inline constexpr int kQ4ChunkBytes = 256;
 
+// Group sums are padded with zeros to a multiple of this (one 512-bit register of floats).
+inline constexpr std::int64_t kQ4GroupPad = 16;
+
 struct Q4Activation {
-  std::int64_t cols = 0;    // of x, a multiple of kQ4ActivationBlock
+  std::int64_t cols = 0;    // of x, a multiple of group
   std::int64_t padded = 0;  // cols rounded up to a multiple of kQ4Chunk
+  int group = 0;
   std::vector<std::int8_t> digits;  // [padded / 128][256], zero beyond cols
   std::vector<float> lane_unit;     // [padded / 8]: the unit u of the lane's block, 0 beyond cols
-  std::vector<float> lane_sum;      // [padded / 8]: the lane's 8 x summed, ((x0+x1)+(x2+x3))+((x4+x5)+(x6+x7)); 0 beyond
+  std::vector<float> group_sum;     // [cols / group rounded up to 16]: each group's sum of x, 0 beyond
 
   // n of column c, from its two digits.
   std::int32_t value(std::int64_t c) const {
@@ -50,8 +57,8 @@ struct Q4Activation {
   }
 };
 
-// Fills `out` for x[0, cols) (cols % 32 == 0, checked by the caller). Allocates only when cols
-// grows beyond what `out` held before.
-void quantize_q4_activation(const float* x, std::int64_t cols, Q4Activation& out);
+// Fills `out` for x[0, cols) and the weights' group (32, 64 or 128; cols % group == 0, checked
+// by the caller). Allocates only when cols grows beyond what `out` held before.
+void quantize_q4_activation(const float* x, std::int64_t cols, int group, Q4Activation& out);
 
 }  // namespace orion::exec::cpu
