@@ -1,12 +1,15 @@
-// bench_decode_matrices [threads] [rounds]: the 49 GEMVs of one GPT-2 124M token (12 layers of
-// 2304x768, 768x768, 3072x768 and 768x3072, then the 50257x768 head) back to back, as decoding
-// runs them but with nothing in between, in GB/s of weight and scale bytes: every q8 kernel
-// variant this CPU runs (AVX-512, AVX2 and their VNNI forms on x86, NEON with and without SDOT
-// on arm64), f16 (on x86 also without the AVX2 kernel's prefetching) and f32. The
-// variants take turns within each round, each round starting with the next one, so that this
-// VM's bandwidth drift (docs/PERFORMANCE.md, "Machines") hits them alike; each round's read
-// bandwidth is probed before it. A kernel's own streaming rate is told apart from what decoding
-// adds around it (docs/PERFORMANCE.md, "How each benchmark measures its limit").
+// bench_decode_matrices [threads] [rounds] [gpt2|qwen3]: the GEMVs of one token back to back,
+// as decoding runs them but with nothing in between, in GB/s of weight and scale bytes and in
+// tokens a second of the matrices alone. gpt2 (the default): GPT-2 124M's 49 (12 layers of
+// 2304x768, 768x768, 3072x768 and 768x3072, then the 50257x768 head); qwen3: Qwen3-0.6B's 196
+// (28 layers of q 2048x1024, k and v 1024x1024, o 1024x2048, gate and up 3072x1024, down
+// 1024x3072; no head). Every q4 (MLX's 4-bit, group 64) and q8 kernel variant this CPU runs
+// (AVX-512, AVX2 and their VNNI forms on x86, NEON with and without SDOT on arm64), f16 (on x86
+// also without the AVX2 kernel's prefetching) and f32. The variants take turns within each
+// round, each round starting with the next one, so that this VM's bandwidth drift
+// (docs/PERFORMANCE.md, "Machines") hits them alike; each round's read bandwidth is probed
+// before it. A kernel's own streaming rate is told apart from what decoding adds around it
+// (docs/PERFORMANCE.md, "How each benchmark measures its limit").
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +22,7 @@
 #include "core/stopwatch.h"
 #include "core/thread_pool.h"
 #include "exec/cpu/gemv.h"
+#include "exec/cpu/gemv_q4.h"
 #include "exec/cpu/gemv_q8.h"
 #include "exec/cpu/machine_limits.h"
 #include "exec/cpu/quantize.h"
@@ -29,13 +33,20 @@ using namespace orion::exec::cpu;
 namespace {
 
 constexpr int kBlock = 32;
+constexpr int kGroup = 64;  // MLX's default
 
 struct Shape {
   std::int64_t rows, cols;
 };
 
-std::vector<Shape> token_shapes() {
+std::vector<Shape> token_shapes(const std::string& model) {
   std::vector<Shape> s;
+  if (model == "qwen3") {
+    for (int l = 0; l < 28; ++l)
+      for (const Shape& m : {Shape{2048, 1024}, {1024, 1024}, {1024, 1024}, {1024, 2048}, {3072, 1024}, {3072, 1024}, {1024, 3072}})
+        s.push_back(m);
+    return s;
+  }
   for (int l = 0; l < 12; ++l) {
     s.push_back({2304, 768});
     s.push_back({768, 768});
@@ -51,6 +62,8 @@ struct Matrix {
   Shape shape;
   LargeArray<std::int8_t> q;
   LargeArray<float> scales;
+  LargeArray<std::uint8_t> q4;
+  LargeArray<float> scale_bias;
   LargeArray<std::uint16_t> h;
   LargeArray<float> f;
 };
@@ -58,7 +71,9 @@ struct Matrix {
 Matrix make_matrix(Shape shape, std::uint32_t seed) {
   const auto n = static_cast<std::size_t>(shape.rows * shape.cols);
   const std::int64_t nb = shape.cols / kBlock;
+  const std::int64_t ng = shape.cols / kGroup;
   Matrix m{shape, make_large_array<std::int8_t>(n), make_large_array<float>(static_cast<std::size_t>(shape.rows * nb)),
+           make_large_array<std::uint8_t>(n / 2), make_large_array<float>(static_cast<std::size_t>(2 * shape.rows * ng)),
            make_large_array<std::uint16_t>(n), make_large_array<float>(n)};
   float* w = m.f.get();  // the f32 weights, from which the other formats are made
   for (std::size_t i = 0; i < n; ++i) {
@@ -67,22 +82,41 @@ Matrix make_matrix(Shape shape, std::uint32_t seed) {
   }
   quantize_q8(w, shape.rows, shape.cols, kBlock, m.q.get(), m.scales.get());
   floats_to_halves(std::span<const float>(w, n), std::span(m.h.get(), n));
+  // MLX's affine quantisation: per group, scale (max - min) / 15 and bias min.
+  for (std::int64_t g = 0; g < shape.rows * ng; ++g) {
+    const float* wg = w + g * kGroup;
+    const auto [lo, hi] = std::minmax_element(wg, wg + kGroup);
+    const float scale = (*hi - *lo) / 15.0f;
+    m.scale_bias[static_cast<std::size_t>(2 * g)] = scale;
+    m.scale_bias[static_cast<std::size_t>(2 * g + 1)] = *lo;
+    for (int c = 0; c < kGroup; c += 2) {
+      const auto nibble = [&](int i) { return static_cast<std::uint8_t>(std::lround(scale > 0 ? (wg[i] - *lo) / scale : 0.0f)); };
+      m.q4[static_cast<std::size_t>((g * kGroup + c) / 2)] = static_cast<std::uint8_t>(nibble(c) | nibble(c + 1) << 4);
+    }
+  }
   return m;
 }
 
 Q8Weights q8_weights(const Matrix& m) { return {m.q.get(), m.scales.get(), m.shape.rows, m.shape.cols, kBlock}; }
+Q4Weights q4_weights(const Matrix& m) { return {m.q4.get(), m.scale_bias.get(), m.shape.rows, m.shape.cols, kGroup}; }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
+  const std::string model = argc > 3 ? argv[3] : "gpt2";
+  if (model != "gpt2" && model != "qwen3") {
+    std::fprintf(stderr, "bench_decode_matrices: model '%s' (gpt2 or qwen3)\n", model.c_str());
+    return 2;
+  }
   ThreadPool pool(threads);
   std::vector<Matrix> matrices;
-  double q8_bytes = 0, f16_bytes = 0, f32_bytes = 0;
+  double q4_bytes = 0, q8_bytes = 0, f16_bytes = 0, f32_bytes = 0;
   std::int64_t widest = 0;
-  for (const Shape& s : token_shapes()) {
+  for (const Shape& s : token_shapes(model)) {
     matrices.push_back(make_matrix(s, static_cast<std::uint32_t>(matrices.size() + 1)));
+    q4_bytes += static_cast<double>(s.rows * s.cols) * (0.5 + 8.0 / kGroup);
     q8_bytes += static_cast<double>(s.rows * s.cols) * (1 + 4.0 / kBlock);
     f16_bytes += static_cast<double>(s.rows * s.cols) * 2;
     f32_bytes += static_cast<double>(s.rows * s.cols) * 4;
@@ -98,6 +132,11 @@ int main(int argc, char** argv) {
     std::vector<double> fractions, gbps;
   };
   std::vector<Variant> variants;
+  for (const detail::Q4Kernel& k : detail::q4_kernels())
+    if (k.supported() && k.isa != Isa::scalar)  // scalar: for portability, not speed
+      variants.push_back({"q4 " + std::string(k.name), q4_bytes, [&x, &y, &pool, &k](const Matrix& m) {
+                            detail::gemv_q4_with(k, q4_weights(m), x.data(), nullptr, y.data(), pool, Activation::none);
+                          }, {}, {}});
   for (const detail::Q8Kernel& k : detail::q8_kernels())
     if (k.supported() && k.isa != Isa::scalar)  // scalar: for portability, not speed
       variants.push_back({"q8 " + std::string(k.name), q8_bytes, [&x, &y, &pool, &k](const Matrix& m) {
@@ -118,8 +157,9 @@ int main(int argc, char** argv) {
   variants.push_back({"f32 " + isa, f32_bytes, [&x, &y, &pool](const Matrix& m) {
                         gemv_f32(m.f.get(), x.data(), nullptr, y.data(), m.shape.rows, m.shape.cols, pool);
                       }, {}, {}});
-  std::printf("%d threads, %d rounds of one token's 49 matrices per variant (q8 %.0f MB, f16 %.0f MB, f32 %.0f MB)\n",
-              pool.size(), rounds, q8_bytes / 1e6, f16_bytes / 1e6, f32_bytes / 1e6);
+  std::printf("%s: %d threads, %d rounds of one token's %zu matrices per variant (q4 %.0f MB, q8 %.0f MB, f16 %.0f MB, f32 %.0f MB)\n",
+              model.c_str(), pool.size(), rounds, matrices.size(), q4_bytes / 1e6, q8_bytes / 1e6, f16_bytes / 1e6,
+              f32_bytes / 1e6);
   for (int round = 0; round < rounds; ++round) {
     const double bw = measure_read_bandwidth_gbps(pool);
     for (std::size_t k = 0; k < variants.size(); ++k) {  // each round starts with the next one
@@ -141,8 +181,20 @@ int main(int argc, char** argv) {
     std::vector<double> ratio;
     for (std::size_t r = 0; r < v.gbps.size(); ++r) ratio.push_back(v.gbps[r] / first.gbps[r]);
     const Spread f = spread(v.fractions), g = spread(v.gbps), q = spread(ratio);
-    std::printf("  %-20s %5.1f GB/s (%.1f-%.1f), %5.1f%% of the probe (%.1f-%.1f%%), x%.3f of %s (%.3f-%.3f)\n",
-                v.name.c_str(), g.median, g.min, g.max, 100 * f.median, 100 * f.min, 100 * f.max, q.median,
-                first.name.c_str(), q.min, q.max);
+    std::printf("  %-20s %5.1f GB/s (%.1f-%.1f), %6.1f tok/s, %5.1f%% of the probe (%.1f-%.1f%%), x%.3f of %s (%.3f-%.3f)\n",
+                v.name.c_str(), g.median, g.min, g.max, g.median * 1e9 / v.bytes, 100 * f.median, 100 * f.min,
+                100 * f.max, q.median, first.name.c_str(), q.min, q.max);
+  }
+  // Tokens a second of the first (best) q4 variant over the first q8 one's, paired by round.
+  const auto first_of = [&](const std::string& format) {
+    return std::find_if(variants.begin(), variants.end(), [&](const Variant& u) { return u.name.rfind(format + " ", 0) == 0; });
+  };
+  const auto q4 = first_of("q4"), q8 = first_of("q8");
+  if (q4 != variants.end() && q8 != variants.end()) {
+    std::vector<double> ratio;
+    for (std::size_t r = 0; r < q4->gbps.size(); ++r) ratio.push_back((q4->gbps[r] / q4->bytes) / (q8->gbps[r] / q8->bytes));
+    const Spread t = spread(ratio);
+    std::printf("  tok/s of %s over %s: x%.3f (%.3f-%.3f); bytes x%.3f\n", q4->name.c_str(), q8->name.c_str(), t.median,
+                t.min, t.max, q8->bytes / q4->bytes);
   }
 }
