@@ -55,6 +55,7 @@ bool q4_has_neon() { return isa_supported(Isa::neon); }
 const Q4Kernel kQ4Kernels[] = {
 #if defined(__x86_64__)
     {"avx512-vnni", Isa::avx512, q4_has_avx512_vnni, q4_rows_avx512_vnni},
+    {"avx512-vnni-no-prefetch", Isa::avx512, q4_has_avx512_vnni, q4_rows_avx512_vnni_no_prefetch},
     {"avx512bw", Isa::avx512, q4_has_avx512bw, q4_rows_avx512bw},
     {"avx-vnni", Isa::avx2, q4_has_avx_vnni, q4_rows_avx_vnni},
     {"avx2", Isa::avx2, q4_has_avx2, q4_rows_avx2},

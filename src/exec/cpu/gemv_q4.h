@@ -84,8 +84,8 @@ using Q4Rows = void (*)(const Q4Weights& W, const Q4Activation& x, const float* 
 // else AVX-512BW; avx2 takes AVX-VNNI, else AVX2; neon takes SDOT where the core has it, else
 // plain NEON. All give the scalar kernel's bits.
 struct Q4Kernel {
-  std::string_view name;  // "avx512-vnni", "avx512bw", "avx-vnni", "avx2", "avx2-no-prefetch",
-                          // "neon-dotprod", "neon", "scalar"
+  std::string_view name;  // "avx512-vnni", "avx512-vnni-no-prefetch", "avx512bw", "avx-vnni", "avx2",
+                          // "avx2-no-prefetch", "neon-dotprod", "neon", "scalar"
   Isa isa;                // the Isa whose request may pick it
   bool (*supported)();    // whether this CPU (and build) can run it
   Q4Rows rows;
@@ -101,13 +101,30 @@ void gemv_q4_with(const Q4Kernel& k, const Q4Weights& W, const float* x, const f
 void gemv_q4_columns_with(const Q4Kernel& k, const Q4Weights& W, const float* X, const float* bias, float* Y,
                           std::int64_t n, ThreadPool& pool, Activation act);
 
+// How far ahead (in bytes of a row's weights) the AVX-512 and the 256-bit q4 kernels prefetch:
+// without it they streamed well below the read bandwidth on the Xeon measured, and the sweep
+// behind these distances is in docs/PERFORMANCE.md, "Choices" (q4's prefetch). The 256-bit
+// kernels keep q8's distance, which was chosen on Zen 3 (kAvx2PrefetchBytes).
+inline constexpr int kQ4Avx512PrefetchBytes = 1024;
+
+// The prefetch of the x86 bodies for the 64-byte line of a row's weights starting at byte `at`:
+// the row's bytes P ahead, and its (scale, bias) pairs as far ahead (16 / G bytes of pairs a
+// byte of weights), once a line of pairs.
+template <int G, int P>
+inline void q4_prefetch(const std::uint8_t* row, const float* row_pairs, std::int64_t at) {
+  __builtin_prefetch(row + P, 0, 3);
+  if (at / 64 % (G / 16) == 0) __builtin_prefetch(reinterpret_cast<const char*>(row_pairs) + (at + P) * 16 / G, 0, 3);
+}
+
 #if defined(__x86_64__)
 void q4_rows_avx512_vnni(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t, std::int64_t);
+// The two kernels without software prefetching: never chosen, kept so that bench_decode_matrices
+// can measure what the prefetch is worth on the CPU at hand.
+void q4_rows_avx512_vnni_no_prefetch(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t,
+                                     std::int64_t);
 void q4_rows_avx512bw(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t, std::int64_t);
 void q4_rows_avx_vnni(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t, std::int64_t);
 void q4_rows_avx2(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t, std::int64_t);
-// The same without software prefetching: never chosen, kept so that bench_decode_matrices can
-// measure what the prefetch is worth on the CPU at hand.
 void q4_rows_avx2_no_prefetch(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t,
                               std::int64_t);
 #endif

@@ -39,7 +39,8 @@ ORION_Q4_TARGET inline __m256 q4_half_scales(const float* sb, std::int64_t k) {
 }
 
 // Half k of R rows into the accumulators acc[r] (one of each row's two). With P > 0, each
-// row's bytes P ahead are prefetched, once per 64-byte line (k even). In a Tail half the lanes
+// row's bytes and scales P bytes of weights ahead are prefetched (q4_prefetch,
+// gemv_q4.h), on every other half (a 64-byte line of weights). In a Tail half the lanes
 // past the row's end add t * s = 0 (zero weights and digits) and stay as they are.
 template <int R, int G, int P, bool Tail>
 ORION_Q4_TARGET inline void q4_half(const std::uint8_t* q, const float* sb, std::int64_t row_bytes,
@@ -56,7 +57,7 @@ ORION_Q4_TARGET inline void q4_half(const std::uint8_t* q, const float* sb, std:
   for (int r = 0; r < R; ++r) {
     const std::uint8_t* row = q + r * stride * row_bytes + 32 * k;
     if constexpr (P > 0)
-      if (k % 2 == 0) _mm_prefetch(reinterpret_cast<const char*>(row + P), _MM_HINT_T0);
+      if (k % 2 == 0) q4_prefetch<G, P>(row, sb + r * stride * row_floats, 32 * k);
     const __m256i w = Tail ? _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row)))
                            : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row));
     const __m256i lo = _mm256_and_si256(w, nibble);

@@ -46,7 +46,8 @@ ORION_Q4_TARGET inline __m512 q4_lane_scales(const float* sb, std::int64_t j, __
 }
 
 // One chunk of R rows into their accumulators; Tail: the row's last chunk, partial (the masks
-// say which bytes, lanes and scale floats exist).
+// say which bytes, lanes and scale floats exist). With P > 0 each row's bytes and scales P bytes
+// of weights ahead are prefetched (q4_prefetch, gemv_q4.h).
 template <int R, int G, int P, bool Tail>
 ORION_Q4_TARGET inline void q4_chunk(const std::uint8_t* q, const float* sb, std::int64_t row_bytes,
                                      std::int64_t row_floats, std::int64_t stride, const Q4Activation& x,
@@ -59,7 +60,7 @@ ORION_Q4_TARGET inline void q4_chunk(const std::uint8_t* q, const float* sb, std
   const __m512 unit = _mm512_loadu_ps(x.lane_unit.data() + 16 * j);
   for (int r = 0; r < R; ++r) {
     const std::uint8_t* row = q + r * stride * row_bytes + 64 * j;
-    if constexpr (P > 0) _mm_prefetch(reinterpret_cast<const char*>(row + P), _MM_HINT_T0);
+    if constexpr (P > 0) q4_prefetch<G, P>(row, sb + r * stride * row_floats, 64 * j);
     const __m512i w = Tail ? _mm512_maskz_loadu_epi8(bytes, row) : _mm512_loadu_si512(row);
     const __m512i lo = _mm512_and_si512(w, nibble);
     const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), nibble);

@@ -27,6 +27,11 @@ namespace orion::exec::cpu::detail {
 
 void q4_rows_avx512_vnni(const Q4Weights& W, const Q4Activation& x, const float* bias, float* y, std::int64_t r0,
                          std::int64_t r1) {
+  q4_rows_simd<kQ4Avx512PrefetchBytes>(W, x, bias, y, r0, r1);
+}
+
+void q4_rows_avx512_vnni_no_prefetch(const Q4Weights& W, const Q4Activation& x, const float* bias, float* y,
+                                     std::int64_t r0, std::int64_t r1) {
   q4_rows_simd<0>(W, x, bias, y, r0, r1);
 }
 
