@@ -1,5 +1,5 @@
 // gemv_q4: argument checks, the activation's quantisation, the choice of kernel variant, the
-// row blocks of the batched form, and the portable scalar kernel that defines the numerics
+// passes and row blocks of the batched form, and the portable scalar kernel that defines the numerics
 // (gemv_q4.h) the SIMD variants reproduce.
 #include "exec/cpu/gemv_q4.h"
 
@@ -54,18 +54,18 @@ bool q4_has_neon() { return isa_supported(Isa::neon); }
 
 const Q4Kernel kQ4Kernels[] = {
 #if defined(__x86_64__)
-    {"avx512-vnni", Isa::avx512, q4_has_avx512_vnni, q4_rows_avx512_vnni},
-    {"avx512-vnni-no-prefetch", Isa::avx512, q4_has_avx512_vnni, q4_rows_avx512_vnni_no_prefetch},
-    {"avx512bw", Isa::avx512, q4_has_avx512bw, q4_rows_avx512bw},
-    {"avx-vnni", Isa::avx2, q4_has_avx_vnni, q4_rows_avx_vnni},
-    {"avx2", Isa::avx2, q4_has_avx2, q4_rows_avx2},
-    {"avx2-no-prefetch", Isa::avx2, q4_has_avx2, q4_rows_avx2_no_prefetch},
+    {"avx512-vnni", Isa::avx512, q4_has_avx512_vnni, q4_rows_avx512_vnni, q4_vectors_avx512_vnni},
+    {"avx512-vnni-no-prefetch", Isa::avx512, q4_has_avx512_vnni, q4_rows_avx512_vnni_no_prefetch, nullptr},
+    {"avx512bw", Isa::avx512, q4_has_avx512bw, q4_rows_avx512bw, q4_vectors_avx512bw},
+    {"avx-vnni", Isa::avx2, q4_has_avx_vnni, q4_rows_avx_vnni, nullptr},
+    {"avx2", Isa::avx2, q4_has_avx2, q4_rows_avx2, nullptr},
+    {"avx2-no-prefetch", Isa::avx2, q4_has_avx2, q4_rows_avx2_no_prefetch, nullptr},
 #endif
 #if defined(__aarch64__)
-    {"neon-dotprod", Isa::neon, q4_has_neon_dotprod, q4_rows_neon_dotprod},
-    {"neon", Isa::neon, q4_has_neon, q4_rows_neon},
+    {"neon-dotprod", Isa::neon, q4_has_neon_dotprod, q4_rows_neon_dotprod, nullptr},
+    {"neon", Isa::neon, q4_has_neon, q4_rows_neon, nullptr},
 #endif
-    {"scalar", Isa::scalar, q4_always, q4_rows_scalar},
+    {"scalar", Isa::scalar, q4_always, q4_rows_scalar, nullptr},
 };
 
 const Q4Kernel& q4_kernel_for(Isa isa, const char* what) {
@@ -128,21 +128,39 @@ void gemv_q4_columns_with(const Q4Kernel& k, const Q4Weights& W, const float* X,
     for (std::int64_t j = 0; j < n; ++j) fill_bias(bias, Y + j * W.rows, W.rows, act);
     return;
   }
+  // Once per product, on the calling thread, as gemv_q4's; the lambda below reaches them through
+  // pointers taken here (it runs on the pool's threads, which have thread_locals of their own).
   thread_local std::vector<Q4Activation> scratch;
-  if (scratch.size() < static_cast<std::size_t>(n)) scratch.resize(static_cast<std::size_t>(n));
-  for (std::int64_t j = 0; j < n; ++j) quantize_q4_activation(X + j * W.cols, W.cols, W.group, scratch[static_cast<std::size_t>(j)]);
-  const Q4Activation* qx = scratch.data();
-  // One vector streams its whole range, as gemv_q4; several go block by block, each block read
-  // from memory by the first and from L2 by the others.
-  const std::int64_t block = n == 1 ? W.rows : q4_block_rows(W);
+  thread_local std::vector<const Q4Activation*> activations;
+  thread_local std::vector<float*> outputs;
+  if (scratch.size() < static_cast<std::size_t>(n)) {
+    scratch.resize(static_cast<std::size_t>(n));
+    activations.resize(static_cast<std::size_t>(n));
+    outputs.resize(static_cast<std::size_t>(n));
+  }
+  for (std::int64_t j = 0; j < n; ++j) {
+    const auto v = static_cast<std::size_t>(j);
+    quantize_q4_activation(X + j * W.cols, W.cols, W.group, scratch[v]);
+    activations[v] = &scratch[v];
+    outputs[v] = Y + j * W.rows;
+  }
+  const Q4Activation* const* x = activations.data();
+  float* const* y = outputs.data();
+  // With a kernel for several vectors, up to kQ4Vectors of them a pass, and a pass of all the
+  // vectors streams its whole range; otherwise (or with more vectors) the rows go block by
+  // block, each block read from memory by the first pass and from L2 by the others.
+  const std::int64_t per_pass = k.vectors ? kQ4Vectors : 1;
+  const std::int64_t block = n <= per_pass ? W.rows : q4_block_rows(W);
   for_rows(W.rows, W.cols * n, Y, pool, [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t b0 = r0; b0 < r1; b0 += block) {
       const std::int64_t b1 = std::min(r1, b0 + block);
-      for (std::int64_t j = 0; j < n; ++j) {
-        float* y = Y + j * W.rows;
-        k.rows(W, qx[j], bias, y, b0, b1);
-        apply_activation(act, y + b0, b1 - b0);
+      for (std::int64_t j = 0; j < n; j += per_pass) {
+        if (k.vectors)
+          k.vectors(W, x + j, static_cast<int>(std::min(per_pass, n - j)), bias, y + j, b0, b1);
+        else
+          k.rows(W, *x[j], bias, y[j], b0, b1);
       }
+      for (std::int64_t j = 0; j < n; ++j) apply_activation(act, y[j] + b0, b1 - b0);
     }
   });
 }

@@ -83,12 +83,20 @@ using Q4Rows = void (*)(const Q4Weights& W, const Q4Activation& x, const float* 
 // The q4 kernel variants, as gemv_q8's (gemv_q8.h): the avx512 request takes AVX-512 VNNI,
 // else AVX-512BW; avx2 takes AVX-VNNI, else AVX2; neon takes SDOT where the core has it, else
 // plain NEON. All give the scalar kernel's bits.
+// Rows [r0, r1) of n <= kQ4Vectors vectors' products at once (x[v], y[v]: vector v's activation
+// and output), each y[v] bit for bit what Q4Rows gives for x[v] alone: one pass over the rows
+// serves the n vectors, the nibbles and scales of each row unpacked once for all of them.
+inline constexpr int kQ4Vectors = 4;
+using Q4Vectors = void (*)(const Q4Weights& W, const Q4Activation* const* x, int n, const float* bias,
+                           float* const* y, std::int64_t r0, std::int64_t r1);
+
 struct Q4Kernel {
   std::string_view name;  // "avx512-vnni", "avx512-vnni-no-prefetch", "avx512bw", "avx-vnni", "avx2",
                           // "avx2-no-prefetch", "neon-dotprod", "neon", "scalar"
   Isa isa;                // the Isa whose request may pick it
   bool (*supported)();    // whether this CPU (and build) can run it
   Q4Rows rows;
+  Q4Vectors vectors;      // the AVX-512 kernels'; elsewhere null, and the batched form runs `rows` per vector
 };
 
 // Every variant this build has, best first within each Isa; the scalar one last.
@@ -123,6 +131,10 @@ void q4_rows_avx512_vnni(const Q4Weights&, const Q4Activation&, const float*, fl
 void q4_rows_avx512_vnni_no_prefetch(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t,
                                      std::int64_t);
 void q4_rows_avx512bw(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t, std::int64_t);
+void q4_vectors_avx512_vnni(const Q4Weights&, const Q4Activation* const*, int, const float*, float* const*, std::int64_t,
+                            std::int64_t);
+void q4_vectors_avx512bw(const Q4Weights&, const Q4Activation* const*, int, const float*, float* const*, std::int64_t,
+                         std::int64_t);
 void q4_rows_avx_vnni(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t, std::int64_t);
 void q4_rows_avx2(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t, std::int64_t);
 void q4_rows_avx2_no_prefetch(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t,

@@ -45,28 +45,36 @@ ORION_Q4_TARGET inline __m512 q4_lane_scales(const float* sb, std::int64_t j, __
   }
 }
 
-// One chunk of R rows into their accumulators; Tail: the row's last chunk, partial (the masks
-// say which bytes, lanes and scale floats exist). With P > 0 each row's bytes and scales P bytes
-// of weights ahead are prefetched (q4_prefetch, gemv_q4.h).
-template <int R, int G, int P, bool Tail>
+// One chunk of R rows and NV vectors into their accumulators acc[r][v]; Tail: the row's last
+// chunk, partial (the masks say which bytes, lanes and scale floats exist). With P > 0 each
+// row's bytes and scales P bytes of weights ahead are prefetched (q4_prefetch, gemv_q4.h). The
+// nibbles and scales of a row serve every vector; each vector's arithmetic is the single
+// vector's (NV = 1), whatever NV.
+template <int R, int NV, int G, int P, bool Tail>
 ORION_Q4_TARGET inline void q4_chunk(const std::uint8_t* q, const float* sb, std::int64_t row_bytes,
-                                     std::int64_t row_floats, std::int64_t stride, const Q4Activation& x,
-                                     std::int64_t j, __mmask64 bytes, __mmask16 lanes, __mmask16 pairs, __m512* acc) {
+                                     std::int64_t row_floats, std::int64_t stride, const std::int8_t* const* digits_all,
+                                     const float* const* unit_all, std::int64_t j, __mmask64 bytes, __mmask16 lanes,
+                                     __mmask16 pairs, __m512 (*acc)[NV]) {
   const LaneDot dot;
   const __m512i nibble = _mm512_set1_epi8(0x0f);
-  const std::int8_t* xd = x.digits.data() + kQ4ChunkBytes * j;
-  const __m512i digits[4] = {_mm512_loadu_si512(xd + kQ4HighEven), _mm512_loadu_si512(xd + kQ4HighOdd),
-                             _mm512_loadu_si512(xd + kQ4LowEven), _mm512_loadu_si512(xd + kQ4LowOdd)};
-  const __m512 unit = _mm512_loadu_ps(x.lane_unit.data() + 16 * j);
+  // Unrolled, so that the accumulators stay in registers (GCC 12 kept the 4 x 4 of them in memory
+  // with the loops rolled).
+#pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
     const std::uint8_t* row = q + r * stride * row_bytes + 64 * j;
     if constexpr (P > 0) q4_prefetch<G, P>(row, sb + r * stride * row_floats, 64 * j);
     const __m512i w = Tail ? _mm512_maskz_loadu_epi8(bytes, row) : _mm512_loadu_si512(row);
     const __m512i lo = _mm512_and_si512(w, nibble);
     const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), nibble);
-    const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(dot(lo, hi, digits)), unit);
     const __m512 s = q4_lane_scales<G, Tail>(sb + r * stride * row_floats, j, pairs);
-    acc[r] = Tail ? _mm512_mask3_fmadd_ps(t, s, acc[r], lanes) : _mm512_fmadd_ps(t, s, acc[r]);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const std::int8_t* xd = digits_all[v] + kQ4ChunkBytes * j;
+      const __m512i digits[4] = {_mm512_loadu_si512(xd + kQ4HighEven), _mm512_loadu_si512(xd + kQ4HighOdd),
+                                 _mm512_loadu_si512(xd + kQ4LowEven), _mm512_loadu_si512(xd + kQ4LowOdd)};
+      const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(dot(lo, hi, digits)), _mm512_loadu_ps(unit_all[v] + 16 * j));
+      acc[r][v] = Tail ? _mm512_mask3_fmadd_ps(t, s, acc[r][v], lanes) : _mm512_fmadd_ps(t, s, acc[r][v]);
+    }
   }
 }
 
@@ -75,38 +83,110 @@ ORION_Q4_TARGET inline void q4_chunk(const std::uint8_t* q, const float* sb, std
 // `pairs` masks the floats that exist (of the 32) in a row's last, partial block. Missing
 // groups add b * X = 0 * 0 to their lane, which leaves it as it is (an accumulator that starts
 // at +0 never holds -0).
-template <int R>
+template <int R, int NV>
 ORION_Q4_TARGET inline void q4_bias_block(const float* sb, std::int64_t row_floats, std::int64_t stride,
-                                          const float* group_sum, std::int64_t m, __mmask32 pairs, __m512* acc) {
+                                          const float* const* group_sum, std::int64_t m, __mmask32 pairs,
+                                          __m512 (*acc)[NV]) {
   const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-  const __m512 X = _mm512_loadu_ps(group_sum + 16 * m);
+#pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
     const float* at = sb + r * stride * row_floats + 32 * m;
     const __m512 v0 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(pairs), at);
     const __m512 v1 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(pairs >> 16), at + 16);
-    acc[r] = _mm512_fmadd_ps(_mm512_permutex2var_ps(v0, odd, v1), X, acc[r]);
+    const __m512 b = _mm512_permutex2var_ps(v0, odd, v1);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(b, _mm512_loadu_ps(group_sum[v] + 16 * m), acc[r][v]);
   }
 }
 
-template <int R, int G, int P>
-ORION_Q4_TARGET inline void q4_group(const std::uint8_t* q, const float* sb, std::int64_t cols, std::int64_t stride,
-                                     const Q4Activation& x, float* out) {
+// R rows (`stride` rows apart) times NV vectors: out[r * NV + v].
+template <int R, int NV, int G, int P>
+ORION_Q4_TARGET inline void q4_group_vectors(const std::uint8_t* q, const float* sb, std::int64_t cols,
+                                             std::int64_t stride, const Q4Activation* const* x, float* out) {
   const std::int64_t row_bytes = cols / 2, ng = cols / G, row_floats = 2 * ng, full = cols / kQ4Chunk;
-  __m512 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  const std::int8_t* digits[NV];  // once, not reloaded from x for every chunk
+  const float *unit[NV], *group_sum[NV];
+  for (int v = 0; v < NV; ++v) {
+    digits[v] = x[v]->digits.data();
+    unit[v] = x[v]->lane_unit.data();
+    group_sum[v] = x[v]->group_sum.data();
+  }
+  __m512 acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
   for (std::int64_t j = 0; j < full; ++j)
-    q4_chunk<R, G, P, false>(q, sb, row_bytes, row_floats, stride, x, j, 0, 0, 0, acc);
+    q4_chunk<R, NV, G, P, false>(q, sb, row_bytes, row_floats, stride, digits, unit, j, 0, 0, 0, acc);
   if (const std::int64_t rest = cols % kQ4Chunk; rest != 0) {  // 32, 64 or 96 columns (G < 128)
     const __mmask64 bytes = (__mmask64{1} << (rest / 2)) - 1;
     const auto lanes = static_cast<__mmask16>((1u << (rest / kQ4LaneColumns)) - 1);
     const auto pairs = static_cast<__mmask16>((1u << (2 * rest / G)) - 1);
-    q4_chunk<R, G, P, true>(q, sb, row_bytes, row_floats, stride, x, full, bytes, lanes, pairs, acc);
+    q4_chunk<R, NV, G, P, true>(q, sb, row_bytes, row_floats, stride, digits, unit, full, bytes, lanes, pairs, acc);
   }
-  const float* group_sum = x.group_sum.data();
-  for (std::int64_t m = 0; m < ng / 16; ++m) q4_bias_block<R>(sb, row_floats, stride, group_sum, m, 0xffffffffu, acc);
+  for (std::int64_t m = 0; m < ng / 16; ++m) q4_bias_block<R, NV>(sb, row_floats, stride, group_sum, m, 0xffffffffu, acc);
   if (const std::int64_t rest = ng % 16; rest != 0)
-    q4_bias_block<R>(sb, row_floats, stride, group_sum, ng / 16, static_cast<__mmask32>((std::uint64_t{1} << (2 * rest)) - 1), acc);
-  for (int r = 0; r < R; ++r) out[r] = q4_reduce_lanes(acc[r]);
+    q4_bias_block<R, NV>(sb, row_floats, stride, group_sum, ng / 16, static_cast<__mmask32>((std::uint64_t{1} << (2 * rest)) - 1), acc);
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) out[r * NV + v] = q4_reduce_lanes(acc[r][v]);
+}
+
+// One vector: what gemv_q4_rows.h's row loop calls.
+template <int R, int G, int P>
+ORION_Q4_TARGET inline void q4_group(const std::uint8_t* q, const float* sb, std::int64_t cols, std::int64_t stride,
+                                     const Q4Activation& x, float* out) {
+  const Q4Activation* one[1] = {&x};
+  q4_group_vectors<R, 1, G, P>(q, sb, cols, stride, one, out);
+}
+
+// Rows [r0, r1) of NV vectors' products, y[v] their outputs, in the order of for_row_groups
+// (which writes y[0]; the lambdas write the others).
+template <int NV, int G, int P>
+ORION_Q4_TARGET void q4_vectors_group(const Q4Weights& W, const Q4Activation* const* x, const float* bias,
+                                      float* const* y, std::int64_t r0, std::int64_t r1) {
+  const std::int64_t row_bytes = W.cols / 2, row_floats = 2 * (W.cols / G);
+  const auto put = [&](std::int64_t r, float v) { return bias ? v + bias[r] : v; };
+  for_row_groups(
+      r0, r1, bias, y[0],
+      [&](std::int64_t r, float* s) ORION_Q4_TARGET {
+        float o[NV];
+        q4_group_vectors<1, NV, G, P>(W.q + r * row_bytes, W.scale_bias + r * row_floats, W.cols, 1, x, o);
+        s[0] = o[0];
+        for (int v = 1; v < NV; ++v) y[v][r] = put(r, o[v]);
+      },
+      [&](std::int64_t r, std::int64_t stride, float* s) ORION_Q4_TARGET {
+        float o[4 * NV];
+        q4_group_vectors<4, NV, G, P>(W.q + r * row_bytes, W.scale_bias + r * row_floats, W.cols, stride, x, o);
+        for (int k = 0; k < 4; ++k) {
+          s[k] = o[k * NV];
+          for (int v = 1; v < NV; ++v) y[v][r + k * stride] = put(r + k * stride, o[k * NV + v]);
+        }
+      });
+}
+
+template <int NV, int P>
+ORION_Q4_TARGET void q4_vectors_simd(const Q4Weights& W, const Q4Activation* const* x, const float* bias,
+                                     float* const* y, std::int64_t r0, std::int64_t r1) {
+  if (W.group == 32)
+    q4_vectors_group<NV, 32, P>(W, x, bias, y, r0, r1);
+  else if (W.group == 64)
+    q4_vectors_group<NV, 64, P>(W, x, bias, y, r0, r1);
+  else
+    q4_vectors_group<NV, 128, P>(W, x, bias, y, r0, r1);
+}
+
+// Up to kQ4Vectors vectors a pass (detail::Q4Vectors, gemv_q4.h).
+template <int P>
+ORION_Q4_TARGET void q4_vectors_avx512(const Q4Weights& W, const Q4Activation* const* x, int n, const float* bias,
+                                       float* const* y, std::int64_t r0, std::int64_t r1) {
+  switch (n) {
+    case 1:
+      return q4_vectors_simd<1, P>(W, x, bias, y, r0, r1);
+    case 2:
+      return q4_vectors_simd<2, P>(W, x, bias, y, r0, r1);
+    case 3:
+      return q4_vectors_simd<3, P>(W, x, bias, y, r0, r1);
+    default:
+      return q4_vectors_simd<4, P>(W, x, bias, y, r0, r1);
+  }
 }
 
 }  // namespace
