@@ -19,10 +19,10 @@ flags=(-std=c++20 -stdlib=libc++ -fsyntax-only -Wall -Wextra -Werror -Wno-pragma
        -Isrc -Itools/orion -isystem "$deps/include"
        $(PKG_CONFIG_PATH=$deps/lib/pkgconfig pkg-config --cflags libutf8proc libpcre2-8 libxxhash cpp-httplib))
 # Every .cpp file, and the headers no .cpp file includes first (a .cpp file's first include is its
-# own header, so compiling the .cpp checks the header too). Not the q8 kernels' bodies, which
+# own header, so compiling the .cpp checks the header too). Not the q8 and q4 kernels' bodies, which
 # their including files complete with a target attribute and a lane-sum type.
 files=$(git ls-files 'src/*.cpp' 'tools/*.cpp' | grep -v '^src/device/ane_bridge_apple')
-for h in $(git ls-files 'src/*.h' 'tools/*.h' | grep -v -e '^src/device/ane_bridge_apple' -e '^src/exec/cpu/gemv_q8_[a-z0-9]*\.h$'); do
+for h in $(git ls-files 'src/*.h' 'tools/*.h' | grep -v -e '^src/device/ane_bridge_apple' -e '^src/exec/cpu/gemv_q[48]_[a-z0-9]*\.h$'); do
   c=${h%.h}.cpp name=${h#src/}
   name=${name#tools/orion/}
   [[ -f $c ]] && head -c 4096 "$c" | grep -m1 '^#include' | grep -qF "\"$name\"" && continue
