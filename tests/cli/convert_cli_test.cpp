@@ -95,6 +95,16 @@ TEST_F(ConvertCli, Qwen3ToMlxFourBit) {
   const CliResult g = run_orion("generate -m " + path("q4") + " -p hello -n 4 --temp 0");
   ASSERT_EQ(g.status, 0) << g.out;
   EXPECT_NE(g.out.find("q4 (the folder's own)"), std::string::npos) << g.out;
+  // The bench runs it as q4, against q8 run for run, with its error and perplexity against the
+  // float folder's f16.
+  std::ofstream(path("text.txt")) << "In the beginning God created the heaven and the earth.";
+  const CliResult b = run_orion("bench decode -m " + path("q4") + " --against q8 --reference " + path("q3") + " --corpus " +
+                                path("text.txt") + " --tokens 4 --runs 1 --probe-mb 16 --json");
+  ASSERT_EQ(b.status, 0) << b.out;
+  for (const char* key : {"\"dtype\": \"q4\"", "\"against\": \"q8\"", "\"error_reference\": \"the --reference folder's f16\""})
+    EXPECT_NE(b.out.find(key), std::string::npos) << key << "\n" << b.out;
+  EXPECT_EQ(b.out.find("\"perplexity\": null"), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find("\"speedup_over_against\": null"), std::string::npos) << b.out;
   // GPT-2 has no q4, and the group must be MLX's.
   const CliResult gpt2 = run_orion("convert -m " + path("m") + " --dtype q4 -o " + path("x"));
   EXPECT_EQ(gpt2.status, 1) << gpt2.out;

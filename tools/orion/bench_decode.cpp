@@ -33,6 +33,7 @@ namespace {
 struct DecodeOpts {
   std::string arch = "gpt2-124m", model_dir, dtype = "f16", reference, package, against, corpus;
   std::int64_t corpus_tokens = 512;
+  std::int64_t probe_mb = 1024;
   bool dtype_given = false;
   int threads = 0, tokens = 256, runs = 5;
   std::uint64_t seed = 0;
@@ -195,10 +196,11 @@ void bench_decode(DecodeOpts o) {
     for (int i = 1; i <= o.tokens; ++i) d.decode(tokens[static_cast<std::size_t>(i)]);
     return o.tokens / run.seconds();
   };
-  std::vector<double> rates, probes{exec::cpu::measure_read_bandwidth_gbps(pool)}, ane_rates, other_rates, ratios;
+  const auto probe_bytes = static_cast<std::size_t>(o.probe_mb) << 20;
+  std::vector<double> rates, probes{exec::cpu::measure_read_bandwidth_gbps(pool, probe_bytes)}, ane_rates, other_rates, ratios;
   for (int r = 0; r < o.runs; ++r) {
     rates.push_back(timed(*session));
-    probes.push_back(exec::cpu::measure_read_bandwidth_gbps(pool));
+    probes.push_back(exec::cpu::measure_read_bandwidth_gbps(pool, probe_bytes));
     if (other_session) {
       other_rates.push_back(timed(*other_session));
       ratios.push_back(rates.back() / other_rates.back());
@@ -300,6 +302,9 @@ void add_bench_decode_command(CLI::App& bench) {
   cmd->add_option("--package", o->package,
                   "Also decode the same tokens on ane-sim with this package of the model's shapes (orion compile --target "
                   "ane), after each run, and report its tok/s as a fraction of the above");
+  cmd->add_option("--probe-mb", o->probe_mb, "MiB the read-bandwidth probe streams (well above the caches for a true figure)")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, dtype] {
     DecodeOpts opts = *o;
