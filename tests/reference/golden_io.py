@@ -1,45 +1,15 @@
 """What the torch references share, and nothing of a model: reading a model folder written by
-`orion init` (config.json, and model.safetensors parsed by hand with numpy), and writing a
+`orion init` (config.json, and model.safetensors parsed by hand with numpy: hf_folder.py), and writing a
 golden file of logits that the C++ tests compare against (tests/model/golden_logits.h):
 for every position, the logits of a fixed set of vocabulary ids spread over the vocabulary and
 the log-sum-exp of the whole row, so that a few KB check every position against every logit."""
 import json
-import os
-import struct
 import sys
 
 import numpy as np
 import torch
 
-DTYPES = {"F32": np.float32, "F16": np.float16}
-
-
-def bf16_to_f32(raw):
-    # bfloat16 is the top half of a float32: widen the bits, as torch's bfloat16 -> float does.
-    return (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    base = 8 + n
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        b, end = e["data_offsets"]
-        raw = data[base + b : base + end]
-        if e["dtype"] == "BF16":
-            arr = bf16_to_f32(raw).reshape(e["shape"])
-        elif e["dtype"] == "U32":  # MLX's packed quantized weights: kept as integers
-            out[name] = np.frombuffer(raw, dtype="<u4").reshape(e["shape"])
-            continue
-        else:
-            arr = np.frombuffer(raw, dtype=DTYPES[e["dtype"]]).reshape(e["shape"])
-        out[name] = torch.from_numpy(arr.astype(np.float64))
-    return out
+from hf_folder import read_folder
 
 
 def mlx_dequantize(words, scales, biases, bits):
@@ -62,17 +32,9 @@ def mlx_dequantize(words, scales, biases, bits):
 def read_model(model_dir):
     """config.json and the weights (float64 tensors) of a model folder; an MLX quantized
     folder's matrices dequantized."""
-    with open(f"{model_dir}/config.json") as f:
-        cfg = json.load(f)
-    if os.path.exists(f"{model_dir}/model.safetensors"):
-        w = read_safetensors(f"{model_dir}/model.safetensors")
-    else:
-        # Hugging Face's sharded layout: the index names each tensor's file.
-        with open(f"{model_dir}/model.safetensors.index.json") as f:
-            files = sorted(set(json.load(f)["weight_map"].values()))
-        w = {}
-        for name in files:
-            w.update(read_safetensors(f"{model_dir}/{name}"))
+    cfg, read = read_folder(model_dir)
+    # Floats as float64 tensors; MLX's packed words stay integers until dequantized below.
+    w = {name: torch.from_numpy(a.astype(np.float64)) if a.dtype.kind == "f" else a for name, a in read.items()}
     quant = cfg.get("quantization")
     for name in [n for n in w if n.endswith(".scales")]:
         module = name[: -len(".scales")]
