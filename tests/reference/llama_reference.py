@@ -50,10 +50,14 @@ def scaled_inv_freq(inv_freq, scaling):
     return torch.where(medium, blended, out)
 
 
-def rotary_cos_sin(positions, head_dim, theta, scaling=None):
-    # LlamaRotaryEmbedding: inv_freq = theta^(-2i/d), scaled; emb = cat(freqs, freqs).
+def rotary_cos_sin(positions, head_dim, theta, scaling=None, divisors=None):
+    # LlamaRotaryEmbedding: inv_freq = theta^(-2i/d), scaled; emb = cat(freqs, freqs). A GGUF
+    # file's rope_freqs (gguf_reference.py) gives the divisor of each frequency instead.
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
-    inv_freq = scaled_inv_freq(inv_freq, scaling)
+    if divisors is not None:
+        inv_freq = inv_freq / torch.tensor(divisors, dtype=torch.float64)
+    else:
+        inv_freq = scaled_inv_freq(inv_freq, scaling)
     freqs = torch.outer(positions.to(torch.float64), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
     return emb.cos(), emb.sin()
@@ -76,7 +80,8 @@ def forward(w, cfg, tokens):
     o_bias = family != "qwen2" and cfg.get("attention_bias", False)
     T = len(tokens)
     x = F.embedding(torch.tensor(tokens), w["model.embed_tokens.weight"])
-    cos, sin = rotary_cos_sin(torch.arange(T), D, cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling"))  # [T, D]
+    cos, sin = rotary_cos_sin(torch.arange(T), D, cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling"),
+                              cfg.get("rope_freq_divisors"))  # [T, D]
 
     def proj(name, h, bias):
         return F.linear(h, w[name + ".weight"], w[name + ".bias"] if bias else None)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the committed golden logits in tests/reference/golden/ with the torch references
 # (GPT-2: gpt2_reference.py over golden_models.txt; Llama: llama_reference.py over
-# golden_llama_models.txt and golden_family_models.txt, MLX quantized folders of golden_mlx_models.txt; a LoRA adapter on one model of each, with lora_reference.py;
+# golden_llama_models.txt and golden_family_models.txt, MLX quantized folders of golden_mlx_models.txt;
+# GGUF files: gguf_reference.py over golden_gguf_models.txt; a LoRA adapter on one model of each, with lora_reference.py;
 # the masked chat loss with masked_chat_loss.py) and the KJV tokenized by Hugging Face's JavaScript
 # tokenizers (kjv_tokens.mjs).
 # Needs Debian's python3-torch (installed here if missing) and a built orion (make).
@@ -75,6 +76,8 @@ while IFS='|' read -r head options; do
   rm -rf "${tmp:?}/$name" "${tmp:?}/$name-float"
   echo "wrote tests/reference/golden/llama_$name.json"
 done < tests/reference/golden_mlx_models.txt
+# GGUF files of every quantised type Orion reads (make_gguf_golden.sh, golden_gguf_models.txt).
+tests/reference/make_gguf_golden.sh "$build"
 # The masked loss of chat records (--mask-prompt) on a Qwen3-shaped folder with the real
 # tokenizer and chat template (scripts/make_hf_folder.sh, seeded), its embedding scaled by 8.
 ORION=$orion TEST_DATA=$build/test-data scripts/make_hf_folder.sh qwen3 "$tmp/qwen3" >/dev/null
