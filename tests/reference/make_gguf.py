@@ -28,6 +28,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gguf_numpy  # noqa: E402
 from gguf_numpy import TYPES, dequantize  # noqa: E402
 from hf_folder import read_folder  # noqa: E402
 
@@ -267,11 +268,9 @@ def encode(name, w, type_name):
 
 # ---- the model ----
 
-BLOCK_NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
-               "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "self_attn.q_norm": "attn_q_norm",
-               "self_attn.k_norm": "attn_k_norm", "post_attention_layernorm": "ffn_norm", "mlp.gate_proj": "ffn_gate",
-               "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
-TOP_NAMES = {"model.embed_tokens": "token_embd", "model.norm": "output_norm", "lm_head": "output"}
+# llama.cpp's names by Hugging Face's: gguf_numpy.py's tables turned around.
+BLOCK_NAMES = {hf: gguf for gguf, hf in gguf_numpy.BLOCK_NAMES.items()}
+TOP_NAMES = {hf: gguf for gguf, hf in gguf_numpy.TOP_NAMES.items()}
 
 
 def gguf_name(hf):
