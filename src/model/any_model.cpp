@@ -8,6 +8,8 @@
 #include "core/error.h"
 #include "model/formats/config_json.h"
 #include "model/formats/folder_files.h"
+#include "model/formats/gguf.h"
+#include "model/llama/llama_gguf.h"
 
 namespace orion::model {
 
@@ -29,11 +31,21 @@ std::string supported_model_type(const nlohmann::json& j, const std::string& pat
 }  // namespace
 
 std::string read_model_type(const std::string& dir) {
+  if (is_gguf_file(dir)) return llama_config_from_gguf(GgufFile::open(dir)).model_type;
   const std::string path = model_config_path(dir);
   return supported_model_type(read_folder_config(dir, path), path);
 }
 
+std::optional<std::int64_t> read_bos_token_id(const std::string& dir) {
+  if (is_gguf_file(dir)) return llama_config_from_gguf(GgufFile::open(dir)).bos_token_id;
+  const std::string path = model_config_path(dir);
+  const nlohmann::json j = read_folder_config(dir, path);
+  if (!is_llama_family(supported_model_type(j, path))) return std::nullopt;
+  return llama_config_from_json(j, path).bos_token_id;
+}
+
 AnyModel load_any_model(const std::string& dir, std::int64_t context) {
+  if (is_gguf_file(dir)) return llama_model_from_gguf(GgufFile::open(dir), context);
   const std::string path = model_config_path(dir);
   const nlohmann::json j = read_folder_config(dir, path);
   if (is_llama_family(supported_model_type(j, path))) {

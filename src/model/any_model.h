@@ -1,7 +1,11 @@
 #pragma once
 // A model folder of any supported architecture, chosen by config.json's model_type ("gpt2",
 // or absent: GPT-2, as older GPT-2 configs have none; the Llama family: "llama", "mistral",
-// "qwen2", "qwen3", model/llama/llama_config.h).
+// "qwen2", "qwen3", model/llama/llama_config.h); or a GGUF file of the architectures llama,
+// qwen2 and qwen3 (model/llama/llama_gguf.h), which every function here takes where it takes a
+// folder.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -16,6 +20,10 @@ using AnyModel = std::variant<Gpt2Model, LlamaModel>;
 // The architecture DIR/config.json names. Throws orion::Error naming the file for a missing or
 // unreadable config or an architecture Orion does not implement.
 std::string read_model_type(const std::string& dir);
+// The bos_token_id texts of DIR's model start with when its tokenizer does not say: a Llama
+// family config's (a GGUF file's BOS when it adds one); nullopt for GPT-2. Errors as
+// read_model_type's.
+std::optional<std::int64_t> read_bos_token_id(const std::string& dir);
 // `context` > 0: run that many positions where the config allows them, beyond the default cap
 // (LlamaConfig::context_cap; GPT-2's learned positions allow no more than n_positions).
 AnyModel load_any_model(const std::string& dir, std::int64_t context = 0);

@@ -10,6 +10,9 @@
 #include "core/error.h"
 #include "core/json_parse.h"
 #include "model/formats/config_json.h"
+#include "model/formats/gguf.h"
+#include "model/formats/gguf_tokenizer.h"
+#include "model/llama/llama_gguf.h"
 #include "model/formats/safetensors.h"
 #include "text/hf/hf_tokenizer.h"
 #include "text/sentencepiece_tokenizer.h"
@@ -42,6 +45,7 @@ text::BpeTokenizer load_bpe_tokenizer(const std::string& dir) {
 }
 
 std::shared_ptr<const text::Tokenizer> load_tokenizer(const std::string& dir) {
+  if (is_gguf_file(dir)) return read_gguf_tokenizer(GgufFile::open(dir)).tokenizer;
   // tokenizer.json first: Hugging Face folders that also carry tokenizer.model or vocab.json run
   // with it in transformers (the "fast" tokenizer).
   if (fs::exists(fs::path(dir) / text::kTokenizerJsonFile))
@@ -72,7 +76,39 @@ std::vector<std::int32_t> ModelFolder::text_ids(std::string_view text) const {
   return ids;
 }
 
+namespace {
+
+// The tokenizer's ids against the model's: the same BOS, no id past the vocabulary.
+// `config_file` and `tok_file` name where each side comes from.
+void check_tokenizer_fits(const CausalLm& lm, const text::Tokenizer& tok, const std::string& config_file,
+                          const std::string& tok_file) {
+  if (const auto bos = lm.bos_token_id(); bos && tok.bos_id() && *tok.bos_id() != *bos)
+    throw Error::in_file(config_file,
+                         "bos_token_id is " + std::to_string(*bos) + " but the tokenizer's is " + std::to_string(*tok.bos_id()));
+  if (tok.vocab_size() > lm.vocab_size())
+    throw Error::in_file(tok_file, "the tokenizer has " + std::to_string(tok.vocab_size()) +
+                                       " tokens, more than the model's vocab_size " + std::to_string(lm.vocab_size()));
+}
+
+ModelFolder load_gguf(const std::string& path, std::int64_t context) {
+  const GgufFile g = GgufFile::open(path);
+  GgufTokenizer t = read_gguf_tokenizer(g);
+  ModelFolder md{.model = llama_model_from_gguf(g, context),
+                 .tokenizer = std::move(t.tokenizer),
+                 .dir = path,
+                 .stop_ids = {},
+                 .gguf = true,
+                 .gguf_chat_template = std::move(t.chat_template),
+                 .gguf_special_tokens = std::move(t.special_tokens)};
+  check_tokenizer_fits(md.lm(), *md.tokenizer, path, path);
+  md.stop_ids = md.lm().stop_ids();
+  return md;
+}
+
+}  // namespace
+
 ModelFolder ModelFolder::load(const std::string& dir, std::int64_t context) {
+  if (is_gguf_file(dir)) return load_gguf(dir, context);
   AnyModel m = load_any_model(dir, context);
   std::shared_ptr<const text::Tokenizer> tok = load_tokenizer(dir);
   const CausalLm& lm = causal_lm(m);
@@ -81,12 +117,7 @@ ModelFolder ModelFolder::load(const std::string& dir, std::int64_t context) {
                         : tok->kind() == "tokenizer.json" ? text::kTokenizerJsonFile
                                                           : text::kBpeVocabFile))
           .string();
-  if (const auto bos = lm.bos_token_id(); bos && tok->bos_id() && *tok->bos_id() != *bos)
-    throw Error::in_file(model_config_path(dir),
-                         "bos_token_id is " + std::to_string(*bos) + " but the tokenizer's is " + std::to_string(*tok->bos_id()));
-  if (tok->vocab_size() > lm.vocab_size())
-    throw Error::in_file(tok_file, "the tokenizer has " + std::to_string(tok->vocab_size()) +
-                                       " tokens, more than the model's vocab_size " + std::to_string(lm.vocab_size()));
+  check_tokenizer_fits(lm, *tok, model_config_path(dir), tok_file);
   std::vector<std::int32_t> stops = lm.stop_ids();
   if (const fs::path g = fs::path(dir) / text::kGenerationConfigFile; fs::exists(g)) {
     const nlohmann::json j = parse_json(read_config_text(g.string()), g.string());
@@ -98,10 +129,34 @@ ModelFolder ModelFolder::load(const std::string& dir, std::int64_t context) {
       if (std::find(stops.begin(), stops.end(), id.get<std::int32_t>()) == stops.end()) stops.push_back(id.get<std::int32_t>());
     }
   }
-  return {std::move(m), std::move(tok), dir, std::move(stops)};
+  return {.model = std::move(m),
+          .tokenizer = std::move(tok),
+          .dir = dir,
+          .stop_ids = std::move(stops),
+          .gguf = false,
+          .gguf_chat_template = {},
+          .gguf_special_tokens = {}};
+}
+
+std::optional<text::ChatTemplate> find_chat_template(const std::string& dir) {
+  if (is_gguf_file(dir)) {
+    const GgufTokenizer t = read_gguf_tokenizer(GgufFile::open(dir));
+    if (t.chat_template.empty()) return std::nullopt;
+    return text::ChatTemplate::from_text(t.chat_template, dir + ": tokenizer.chat_template", t.special_tokens);
+  }
+  const fs::path config = fs::path(dir) / text::kTokenizerConfigFile;
+  if (!fs::exists(config)) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(read_config_text(config.string()), nullptr, false);
+  if (!j.is_object() || !j.contains("chat_template")) return std::nullopt;
+  return text::ChatTemplate::from_tokenizer_config(config.string());
 }
 
 text::ChatTemplate ModelFolder::chat_template() const {
+  if (gguf) {
+    if (gguf_chat_template.empty())
+      throw Error::in_file(dir, "has no tokenizer.chat_template, so no chat template: chat needs a model that ships one");
+    return text::ChatTemplate::from_text(gguf_chat_template, dir + ": tokenizer.chat_template", gguf_special_tokens);
+  }
   const fs::path p = fs::path(dir) / text::kTokenizerConfigFile;
   if (!fs::exists(p))
     throw Error::in_file(dir, "has no tokenizer_config.json, so no chat template: chat needs a model folder that ships one");

@@ -9,6 +9,7 @@
 #include "core/stopwatch.h"
 #include "device/ane_cost_model.h"
 #include "model/any_model.h"
+#include "model/formats/gguf.h"
 #include "model/lora/lora_adapter.h"
 #include "model/formats/config_json.h"
 #include "model/model_folder.h"
@@ -81,6 +82,9 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     return result;
   }
 
+  if (model::is_gguf_file(o.model_dir))
+    throw Error::in_file(o.model_dir, "is a GGUF file; training starts from a model folder (GGUF files are read for "
+                                      "generate, chat, serve, perplexity and data prepare)");
   const model::AnyModel model = model::load_any_model(o.model_dir);
   const model::CausalLm& lm = model::causal_lm(model);
   const std::string config_json = model::read_config_text(model::model_config_path(o.model_dir));

@@ -27,35 +27,6 @@ std::string slurp(const std::string& path) { return text::testing::read_file(pat
 
 void spit(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
-// Orion's reading of the file in read_gguf.mjs's form.
-json as_manifest(const GgufFile& g) {
-  json meta = json::object();
-  for (const auto& [key, v] : g.metadata()) {
-    auto one = [&](std::size_t i) -> json {
-      switch (v.element) {
-        case GgufType::string: return v.strings[i];
-        case GgufType::f32: case GgufType::f64: return v.reals[i];
-        case GgufType::boolean: return v.ints[i] != 0;
-        default: return v.ints[i];
-      }
-    };
-    json e = {{"type", static_cast<int>(v.type)}};
-    if (v.is_array()) {
-      e["subType"] = static_cast<int>(v.element);
-      json list = json::array();
-      for (std::size_t i = 0; i < v.size(); ++i) list.push_back(one(i));
-      e["value"] = list;
-    } else {
-      e["value"] = one(0);
-    }
-    meta[key] = e;
-  }
-  json tensors = json::array();
-  for (const GgufTensorInfo& t : g.tensors())
-    tensors.push_back({{"name", t.name}, {"dims", t.dims}, {"type", t.type}, {"offset", t.offset - g.data_begin()}});
-  return {{"version", g.version()}, {"metadata", meta}, {"tensors", tensors}, {"data_offset", g.data_begin()}};
-}
-
 class GgufFileTest : public ::testing::Test {
  protected:
   // A Qwen3-shaped model in Q8_0 (F32 norms), with its manifest.
@@ -96,7 +67,7 @@ class GgufFileTest : public ::testing::Test {
 TEST_F(GgufFileTest, ReadsWhatTheWriterMeant) {
   const json manifest = json::parse(slurp(tmp_.file("manifest.json")));
   const GgufFile g = GgufFile::open(path_);
-  EXPECT_EQ(as_manifest(g), manifest);
+  EXPECT_EQ(gguf_header_json(g), manifest);
   EXPECT_EQ(g.alignment(), 32u);
   EXPECT_EQ(g.string("general.architecture"), "qwen3");
   EXPECT_EQ(g.integer("qwen3.block_count"), 2);
@@ -126,7 +97,7 @@ TEST_F(GgufFileTest, AnotherAlignmentMovesTheData) {
   const GgufFile g = GgufFile::open(tmp_.file("a.gguf"));
   EXPECT_EQ(g.alignment(), 256u);
   EXPECT_EQ(g.data_begin() % 256, 0u);
-  EXPECT_EQ(as_manifest(g), json::parse(slurp(tmp_.file("a.json"))));
+  EXPECT_EQ(gguf_header_json(g), json::parse(slurp(tmp_.file("a.json"))));
   std::string b = slurp(tmp_.file("a.gguf"));
   const std::size_t at = b.find("general.alignment") + std::strlen("general.alignment") + 4;
   put<std::uint32_t>(b, at, 48);

@@ -281,7 +281,7 @@ void add_bench_decode_command(CLI::App& bench) {
   auto o = std::make_shared<DecodeOpts>();
   auto* cmd = bench.add_subcommand("decode", "Decode tok/s of the fast decoder against the machine's measured read bandwidth");
   cmd->add_option("--arch", o->arch, "A randomly initialised model of these shapes")->check(CLI::IsMember({"gpt2-124m", "stories110m"}))->capture_default_str();
-  cmd->add_option("-m,--model", o->model_dir, "A model folder (GPT-2 or Llama) instead of --arch");
+  cmd->add_option("-m,--model", o->model_dir, "A model folder (GPT-2 or Llama) or a GGUF file instead of --arch");
   auto* dtype = cmd->add_option("--dtype", o->dtype,
                                 "Weight format: f32, f16, q8 or q4 (a converted folder: its own; an MLX 4-bit folder: q4 from its own words)")
                     ->check(CLI::IsMember({"f32", "f16", "q8", "q4"}))

@@ -103,7 +103,7 @@ void add_bench_prefill_command(CLI::App& bench) {
   auto o = std::make_shared<PrefillOpts>();
   auto* cmd = bench.add_subcommand("prefill", "Prefill tok/s of the fast engine and its GFLOP/s against the machine's measured FMA peak");
   cmd->add_option("--arch", o->arch, "A randomly initialised model of these shapes")->check(CLI::IsMember({"gpt2-124m", "stories110m"}))->capture_default_str();
-  cmd->add_option("-m,--model", o->model_dir, "A model folder (GPT-2 or Llama) instead of --arch");
+  cmd->add_option("-m,--model", o->model_dir, "A model folder (GPT-2 or Llama) or a GGUF file instead of --arch");
   cmd->add_option("--dtype", o->dtype, "Weight format: f32, f16 or q8 (the products run in f32 either way)")
       ->check(CLI::IsMember({"f32", "f16", "q8"}))->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();

@@ -100,7 +100,7 @@ void chat(const ChatOpts& o) {
 void add_chat_command(CLI::App& app) {
   auto o = std::make_shared<ChatOpts>();
   auto* cmd = app.add_subcommand("chat", "Talk with a model that ships a chat template, one line per message (history kept)");
-  cmd->add_option("-m,--model", o->model_dir, "Model folder with tokenizer_config.json's chat_template")->required();
+  cmd->add_option("-m,--model", o->model_dir, "Model folder with tokenizer_config.json's chat_template, or a GGUF file with tokenizer.chat_template")->required();
   cmd->add_option("--system", o->system, "A system message that starts the conversation");
   cmd->add_option("-n,--tokens", o->tokens, "Most tokens of one reply")->check(CLI::PositiveNumber)->capture_default_str();
   add_decoder_cli(cmd, o->run);

@@ -125,7 +125,7 @@ void add_compile_command(CLI::App& app) {
   auto o = std::make_shared<CompileOptions>();
   cmd->add_option("-o,--out", o->out, "Package folder (--target ane), else the kernel folder")->required();
   cmd->add_option("--target", o->target, "ane: compile the whole model (-m) into a package")->check(CLI::IsMember({"ane"}));
-  cmd->add_option("-m,--model", o->model, "Model folder (with --target ane: the model; else the block's weights)");
+  cmd->add_option("-m,--model", o->model, "Model folder or GGUF file (with --target ane: the model; else the block's weights)");
   cmd->add_flag("-f,--force", o->force, "Replace an existing package folder");
   cmd->add_flag("-v,--verbose", o->verbose, "With --target ane: print every pass's notes per kernel");
   cmd->add_option("--arch", o->arch, "Without --target: what to compile (gpt2-block)")

@@ -155,7 +155,7 @@ void add_data_command(CLI::App& app) {
       "prepare",
       "Tokenize text files (one document each, separated by end-of-text) into a token file whose validation "
       "split is the last --val-fraction of each document's tokens");
-  cmd->add_option("-m,--model", o->model_dir, "Model folder whose tokenizer to use")->required();
+  cmd->add_option("-m,--model", o->model_dir, "Model folder (or GGUF file) whose tokenizer to use")->required();
   cmd->add_option("--in", o->inputs,
                   "Text files, one document each; or one JSONL folder (train.jsonl, valid.jsonl, test.jsonl) or .jsonl file")
       ->required();

@@ -92,7 +92,7 @@ void generate(const GenerateOpts& o) {
 void add_generate_command(CLI::App& app) {
   auto o = std::make_shared<GenerateOpts>();
   auto* cmd = app.add_subcommand("generate", "Generate text from a prompt, streaming tokens as they come");
-  cmd->add_option("-m,--model", o->model_dir, "Model folder (config.json, model.safetensors or its shards, and tokenizer.json, tokenizer.model or vocab.json + merges.txt)")->required();
+  cmd->add_option("-m,--model", o->model_dir, "Model folder (config.json, model.safetensors or its shards, and tokenizer.json, tokenizer.model or vocab.json + merges.txt), or a GGUF file")->required();
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text (empty: start a new document)");
   cmd->add_flag("--chat", o->chat,
                 "Send the prompt as a user's message through the folder's chat template (tokenizer_config.json), "

@@ -1,14 +1,19 @@
 // orion inspect PKG: a compiled ANE package, readably: what it was compiled from and for, and
 // per program the steps in run order, each kernel's surfaces in binding order (the order the
-// device binds them by, ANE027) and the weights it bakes, each host segment's values.
+// device binds them by, ANE027) and the weights it bakes, each host segment's values. And
+// orion inspect FILE.gguf: a GGUF file's keys and tensors.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "commands.h"
 #include "compile/ane/ane_package.h"
 #include "compile/ane/weight_slots.h"
 #include "compile/mil/mil_parser.h"
 #include "device/ane_cost_model.h"
+#include "core/error.h"
 #include "core/mapped_file.h"
+#include "model/formats/gguf.h"
 
 namespace orion::cli {
 
@@ -126,20 +131,60 @@ void print_projection(const compile::PackageManifest& m, const std::string& chip
   }
 }
 
+// A GGUF file readably: its header, each key (arrays by their length and first entries) and
+// each tensor with its type, shape and size.
+void print_gguf(const std::string& path) {
+  const model::GgufFile g = model::GgufFile::open(path);
+  std::printf("GGUF %s: version %u, alignment %u, %zu keys, %zu tensors, data from byte %llu\n", path.c_str(), g.version(),
+              g.alignment(), g.metadata().size(), g.tensors().size(), static_cast<unsigned long long>(g.data_begin()));
+  const auto shown = [](const std::string& s) { return in_quotes(s.size() > 60 ? s.substr(0, 60) + "..." : s); };
+  for (const auto& [key, v] : g.metadata()) {
+    std::string text;
+    for (std::size_t i = 0; i < std::min<std::size_t>(v.size(), 5); ++i) {
+      text += i ? ", " : "";
+      char real[32];
+      if (!v.reals.empty()) std::snprintf(real, sizeof real, "%.9g", v.reals[i]);
+      text += !v.strings.empty()                     ? shown(v.strings[i])
+              : !v.reals.empty()                     ? std::string(real)
+              : v.element == model::GgufType::boolean ? (v.ints[i] ? "true" : "false")
+                                                     : std::to_string(v.ints[i]);
+    }
+    if (v.is_array())
+      text = std::to_string(v.size()) + " " + std::string(model::gguf_type_name(v.element)) + " [" + text + (v.size() > 5 ? ", ..." : "") + "]";
+    std::printf("  %-44s %s\n", key.c_str(), text.c_str());
+  }
+  std::map<std::string, std::pair<int, std::uint64_t>> by_type;
+  for (const model::GgufTensorInfo& t : g.tensors()) {
+    std::printf("  %-32s %-5s %-18s %s\n", t.name.c_str(), std::string(t.type_info().name).c_str(), shape_str(t.shape()).c_str(),
+                mb(static_cast<std::int64_t>(t.bytes)).c_str());
+    auto& [count, bytes] = by_type[std::string(t.type_info().name)];
+    ++count;
+    bytes += t.bytes;
+  }
+  for (const auto& [type, n] : by_type) std::printf("  %s: %d tensors, %s\n", type.c_str(), n.first, mb(static_cast<std::int64_t>(n.second)).c_str());
+}
+
 }  // namespace
 
 void add_inspect_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto chip = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("inspect", "Show a compiled ANE package (from `orion compile --target ane`)");
-  cmd->add_option("package", *dir, "Package folder")->required();
-  cmd->add_flag("--json", *json, "Print the manifest as read and checked, as JSON");
+  auto* cmd = app.add_subcommand("inspect", "Show a compiled ANE package (from `orion compile --target ane`), or a GGUF file's keys and tensors");
+  cmd->add_option("package", *dir, "Package folder, or a GGUF file")->required();
+  cmd->add_flag("--json", *json, "Print the manifest (a GGUF file's header) as read and checked, as JSON");
   std::vector<std::string> chips;
   for (const device::AneChip& c : device::ane_chips()) chips.push_back(c.name);
   cmd->add_option("--chip", *chip, "Also project each program's device time on this chip (a cost model: docs/ane/COST_MODEL.md)")
       ->check(CLI::IsMember(chips));
   cmd->callback([dir, json, chip] {
+    if (model::is_gguf_file(*dir)) {
+      if (*json)
+        std::printf("%s\n", model::gguf_header_json(model::GgufFile::open(*dir)).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      else
+        print_gguf(*dir);
+      return;
+    }
     const compile::PackageManifest m = compile::read_manifest(*dir);
     if (*json) std::printf("%s\n", compile::manifest_to_json(m).dump(2).c_str());
     else print(m, *dir);

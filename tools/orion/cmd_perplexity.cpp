@@ -33,7 +33,7 @@ void add_perplexity_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("perplexity", "Mean next-token loss and perplexity of a text file or JSONL records");
-  cmd->add_option("-m,--model", o->model_dir, "Model folder")->required();
+  cmd->add_option("-m,--model", o->model_dir, "Model folder, or a GGUF file")->required();
   auto* file_opt = cmd->add_option("-f,--file", o->file, "Text file");
   auto* data = cmd->add_option("--data", o->data,
                                "JSONL records (text, prompt/completion or chat) scored as training evaluates them, "

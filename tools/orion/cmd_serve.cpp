@@ -98,7 +98,7 @@ void serve_command(ServeOpts& o) {
 void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOpts>();
   auto* cmd = app.add_subcommand("serve", "Serve a model over OpenAI's HTTP API, with streaming and a chat page");
-  cmd->add_option("-m,--model", o->model_dir, "Model folder")->required();
+  cmd->add_option("-m,--model", o->model_dir, "Model folder, or a GGUF file")->required();
   cmd->add_option("--host", o->server.host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", o->server.port, "Port (0: any free one, printed)")->check(CLI::Range(0, 65535))->capture_default_str();
   cmd->add_option("--device", o->device,

@@ -16,7 +16,7 @@ void add_tokenize_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("tokenize", "Print the token ids of TEXT (with --decode: the text of IDS)");
-  cmd->add_option("-m,--model", o->model_dir, "Model folder (or any folder with tokenizer.model, or vocab.json and merges.txt)")->required();
+  cmd->add_option("-m,--model", o->model_dir, "Model folder (or any folder with tokenizer.model, or vocab.json and merges.txt), or a GGUF file")->required();
   cmd->add_option("text", o->args, "Text to encode, or ids to decode")->required();
   cmd->add_flag("--decode", o->decode, "Decode ids (separated by spaces or commas) back to text");
   cmd->callback([o] {

@@ -356,6 +356,37 @@ Tensor GgufFile::dequantized(const GgufTensorInfo& t) const {
   return out;
 }
 
+nlohmann::json gguf_header_json(const GgufFile& g) {
+  using nlohmann::json;
+  json meta = json::object();
+  for (const auto& entry : g.metadata()) {
+    const GgufValue& v = entry.second;  // a structured binding cannot be captured before C++20's clang 16
+    auto one = [&](std::size_t i) -> json {
+      switch (v.element) {
+        case GgufType::string: return v.strings[i];
+        case GgufType::f32: case GgufType::f64: return v.reals[i];
+        case GgufType::boolean: return v.ints[i] != 0;
+        case GgufType::u64: return static_cast<std::uint64_t>(v.ints[i]);
+        default: return v.ints[i];
+      }
+    };
+    json e = {{"type", static_cast<int>(v.type)}};
+    if (v.is_array()) {
+      e["subType"] = static_cast<int>(v.element);
+      json list = json::array();
+      for (std::size_t i = 0; i < v.size(); ++i) list.push_back(one(i));
+      e["value"] = std::move(list);
+    } else {
+      e["value"] = one(0);
+    }
+    meta[entry.first] = std::move(e);
+  }
+  json tensors = json::array();
+  for (const GgufTensorInfo& t : g.tensors())
+    tensors.push_back({{"name", t.name}, {"dims", t.dims}, {"type", t.type}, {"offset", t.offset - g.data_begin()}});
+  return {{"version", g.version()}, {"metadata", std::move(meta)}, {"tensors", std::move(tensors)}, {"data_offset", g.data_begin()}};
+}
+
 bool is_gguf_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return false;

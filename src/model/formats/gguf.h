@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -118,6 +119,12 @@ class GgufFile {
   std::vector<GgufTensorInfo> tensors_;
   std::map<std::string, std::size_t, std::less<>> tensor_index_;
 };
+
+// The header as JSON, in the form of tests/reference/read_gguf.mjs (npm @huggingface/gguf's
+// reading): {"version", "metadata": {key: {"type", "subType" (arrays), "value"}}, "tensors":
+// [{"name", "dims", "type", "offset" (from the data section)}], "data_offset"}; `orion inspect
+// --json` prints it.
+nlohmann::json gguf_header_json(const GgufFile& g);
 
 // True when `path` is a regular file that starts with GGUF's magic: how the commands that take
 // a model folder tell a GGUF file from one.

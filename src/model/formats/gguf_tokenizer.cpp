@@ -237,9 +237,24 @@ std::vector<std::int64_t> gguf_stop_ids(const GgufFile& g) {
   const std::optional<std::int64_t> eos = g.integer("tokenizer.ggml.eos_token_id");
   if (!eos) throw Error::in_file(g.path(), "has no key \"tokenizer.ggml.eos_token_id\": the token generation stops at");
   std::vector<std::int64_t> ids = {*eos};
+  auto add = [&](std::int64_t id) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  };
   for (const char* key : {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
-    if (const std::optional<std::int64_t> id = g.integer(key); id && std::find(ids.begin(), ids.end(), *id) == ids.end())
-      ids.push_back(*id);
+    if (const std::optional<std::int64_t> id = g.integer(key)) add(*id);
+  // The end-of-turn and end-of-text tokens llama.cpp stops at by their text, when they are
+  // control tokens: a chat model's file names <|im_end|> its EOS, and its base model's
+  // <|endoftext|> ends a text too (Hugging Face lists both in generation_config.json).
+  static constexpr std::string_view kEndTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>",  "<end_of_turn>", "<|endoftext|>",
+                                                   "<|eom_id|>", "<EOT>",      "_<EOT>"};
+  const GgufValue* tokens = g.find("tokenizer.ggml.tokens");
+  const GgufValue* types = g.find("tokenizer.ggml.token_type");
+  if (tokens && tokens->is_array() && tokens->element == GgufType::string)
+    for (std::size_t i = 0; i < tokens->strings.size(); ++i) {
+      const bool control = !types || !types->is_array() || i >= types->ints.size() || types->ints[i] == kControl;
+      if (control && std::find(std::begin(kEndTexts), std::end(kEndTexts), tokens->strings[i]) != std::end(kEndTexts))
+        add(static_cast<std::int64_t>(i));
+    }
   return ids;
 }
 

@@ -36,8 +36,9 @@ GgufTokenizer read_gguf_tokenizer(const GgufFile& g);
 // llama.cpp's default for the tokenizer (SentencePiece and Llama 3's pre-tokenizer: yes).
 bool gguf_adds_bos(const GgufFile& g);
 // The ids generation stops at: tokenizer.ggml.eos_token_id, then the end-of-turn and
-// end-of-message ids (eot_token_id, eom_token_id) when the file has them. Throws orion::Error
-// naming the file when it has no eos_token_id.
+// end-of-message ids (eot_token_id, eom_token_id) when the file has them, then the control
+// tokens llama.cpp ends generation at by their text (<|im_end|>, <|endoftext|>, <|eot_id|>...).
+// Throws orion::Error naming the file when it has no eos_token_id.
 std::vector<std::int64_t> gguf_stop_ids(const GgufFile& g);
 
 }  // namespace orion::model

@@ -4,7 +4,6 @@
 
 #include "core/error.h"
 #include "model/any_model.h"
-#include "model/llama/llama_config.h"
 #include "model/model_folder.h"
 #include "text/gpt2_pretokenize.h"
 
@@ -16,12 +15,11 @@ CorpusTokenizer load_corpus_tokenizer(const std::string& dir) {
   if (!tok->eos_id()) throw Error::in_file(dir, "the tokenizer has no end-of-text token to separate documents with");
   c.eot_id = *tok->eos_id();
   c.vocab_size = static_cast<std::uint64_t>(tok->vocab_size());
-  if (model::is_llama_family(model::read_model_type(dir))) {
-    const std::optional<std::int64_t> bos = model::read_llama_config(dir + "/config.json").bos_token_id;
-    if (bos && (*bos < 0 || static_cast<std::uint64_t>(*bos) >= c.vocab_size))
-      throw Error::in_file(dir + "/config.json", "bos_token_id " + std::to_string(*bos) + " is not in the vocabulary of " +
-                                                     std::to_string(c.vocab_size) + " tokens");
-    if (bos) c.bos_id = static_cast<std::int32_t>(*bos);
+  if (const std::optional<std::int64_t> bos = model::read_bos_token_id(dir)) {
+    if (*bos < 0 || static_cast<std::uint64_t>(*bos) >= c.vocab_size)
+      throw Error::in_file(dir, "bos_token_id " + std::to_string(*bos) + " is not in the vocabulary of " +
+                                    std::to_string(c.vocab_size) + " tokens");
+    c.bos_id = static_cast<std::int32_t>(*bos);
   }
   if (tok->kind() != "bpe") {
     // SentencePiece: no cutting rule is known to keep its tokens those of the whole, so a

@@ -1,13 +1,11 @@
 #include "train/data/record_encoder.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "core/error.h"
 #include "model/any_model.h"
-#include "model/llama/llama_config.h"
+#include "model/formats/gguf.h"
 #include "model/model_folder.h"
-#include "text/tokenizer_files.h"
 
 namespace orion::train {
 
@@ -38,19 +36,14 @@ RecordEncoder RecordEncoder::load(const std::string& dir) {
   e.vocab_size_ = static_cast<std::uint64_t>(e.tokenizer_->vocab_size());
   // A folder of tokenizer files alone (no config.json) has no model's BOS to add.
   std::optional<std::int64_t> bos;
-  if (std::filesystem::exists(model::model_config_path(dir)) && model::is_llama_family(model::read_model_type(dir)))
-    bos = model::read_llama_config(model::model_config_path(dir)).bos_token_id;
+  if (model::is_gguf_file(dir) || std::filesystem::exists(model::model_config_path(dir))) bos = model::read_bos_token_id(dir);
   if (const auto prefix = e.tokenizer_->text_prefix())
     e.start_ = *prefix;
   else if (bos)
     e.start_ = {static_cast<std::int32_t>(*bos)};
   else
     e.start_ = {e.eot_};  // GPT-2: a document follows end-of-text
-  const std::filesystem::path config = std::filesystem::path(dir) / text::kTokenizerConfigFile;
-  if (std::filesystem::exists(config)) {
-    const json j = json::parse(std::ifstream(config), nullptr, false);
-    if (j.is_object() && j.contains("chat_template")) e.chat_ = text::ChatTemplate::from_tokenizer_config(config.string());
-  }
+  e.chat_ = model::find_chat_template(dir);
   if (e.chat_) {
     // The end-of-turn text: what follows an assistant's content in a probe conversation.
     try {
