@@ -67,3 +67,12 @@ cp "$work/run/step-00000002/checkpoint.json" "$out/checkpoint/checkpoint.json"
 rm -rf "$out/checkpoint_folder" && cp -r "$work/run/step-00000002" "$out/checkpoint_folder"
 cp "$work/llama/config.json" "$out/llama_config/llama.json"
 cp "$work/spm/tokenizer.model" "$out/sentencepiece/tokenizer.model"
+# GGUF files (tests/reference/make_gguf.py): the SentencePiece Llama in Q4_0 with a Q8_0
+# embedding; a Qwen3 of width 256 (the K-quants' rows), one layer, GPT-2's byte-level vocabulary,
+# in Q4_K with a Q6_K embedding and a Q5_K head; its tokenizer alone.
+mkdir -p "$out/gguf"
+make_gguf() { /usr/bin/python3 "$here/tests/reference/make_gguf.py" "$@" >"$work/log" 2>&1 || { cat "$work/log" >&2; exit 1; }; }
+quiet init --arch qwen3 -o "$work/qwen3" --layers 1 --dim 256 --heads 2 --kv-heads 1 --head-dim 128 --hidden 256 --context 16 --vocab 260
+make_gguf "$work/llama" "$out/gguf/llama_spm_q4_0.gguf" --matrices Q4_0 --embed Q8_0
+make_gguf "$work/qwen3" "$out/gguf/qwen3_k.gguf" --matrices Q4_K --embed Q6_K --output Q5_K
+make_gguf "$work/qwen3" "$out/gguf/tokenizer.gguf" --tokenizer-only
