@@ -44,11 +44,9 @@ class CliFolderTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-// A copy at OUT of what scripts/make_hf_folder.sh FAMILY makes (a Hugging Face-shaped folder,
-// seeded), made once per build of the CLI (shared_fixture.h); the script's output goes to `log`.
-// Returns 0, or 1 when the script failed.
-inline int make_hf_folder(const std::string& family, const std::string& out, std::string& log) {
-  const auto make = [&](const std::string& dir, std::string& out_log) {
+// How scripts/make_hf_folder.sh FAMILY makes its folder into DIR/m, for shared_fixture.h.
+inline std::function<bool(const std::string&, std::string&)> hf_folder_maker(const std::string& family) {
+  return [family](const std::string& dir, std::string& out_log) {
     const char* data = std::getenv("ORION_TEST_DATA");
     const std::string cmd = std::string("ORION=") + ORION_BIN_PATH + " TEST_DATA=" + (data ? data : "") + " " +
                             ORION_SOURCE_DIR + "/scripts/make_hf_folder.sh " + family + " " + dir + "/m 2>&1";
@@ -57,7 +55,19 @@ inline int make_hf_folder(const std::string& family, const std::string& out, std
     while (p && std::fgets(buf, sizeof buf, p)) out_log += buf;
     return p && pclose(p) == 0;
   };
-  return copy_shared_fixture("hf-" + family, make, "m", out, log) ? 0 : 1;
+}
+
+// A copy at OUT of what scripts/make_hf_folder.sh FAMILY makes (a Hugging Face-shaped folder,
+// seeded), made once per build of the CLI (shared_fixture.h); the script's output goes to `log`.
+// Returns 0, or 1 when the script failed.
+inline int make_hf_folder(const std::string& family, const std::string& out, std::string& log) {
+  return copy_shared_fixture("hf-" + family, hf_folder_maker(family), "m", out, log) ? 0 : 1;
+}
+
+// The shared folder itself, for a test that only reads it ("" when making it failed).
+inline std::string shared_hf_folder(const std::string& family, std::string& log) {
+  const std::string root = shared_fixture("hf-" + family, hf_folder_maker(family), log);
+  return root.empty() ? "" : root + "/m";
 }
 
 }  // namespace orion::test

@@ -1,11 +1,12 @@
 // GGUF files through the commands, `-m FILE.gguf` where `-m DIR` is taken: a Hugging
-// Face-shaped Qwen3 folder (scripts/make_hf_folder.sh: the real tokenizer and chat template)
-// made into a GGUF file with its bf16 weights as they are (tests/reference/make_gguf.py), so that
-// the file and the folder are the same model, gives the folder's output for generate (greedy),
-// generate --chat (the prompt rendered from tokenizer.chat_template) and perplexity, and runs
-// chat, perplexity of JSONL chat records and data prepare; a small Q4_K file runs on the fast
-// engine and the graph executor alike; inspect shows a file; train refuses one; a cut file is one
-// error line naming it.
+// Face-shaped SmolLM2 folder (scripts/make_hf_folder.sh: Llama's architecture, whose query and
+// key rows the file permutes, GPT-2's vocabulary and a ChatML template) made into a GGUF file
+// with its bf16 weights as they are (tests/reference/make_gguf.py), so that the file and the
+// folder are the same model, gives the folder's output for generate (greedy), generate --chat
+// (the prompt rendered from tokenizer.chat_template) and perplexity, and runs chat, perplexity
+// of JSONL chat records and data prepare; a small Q4_K Qwen3 file runs on the fast engine and the
+// graph executor alike; inspect shows a file; train refuses one; a cut file is one error line
+// naming it. (Qwen3's and Llama 3's real tokenizers in GGUF are test_model's.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,17 +24,19 @@ namespace fs = std::filesystem;
 
 class GgufCli : public CliFolderTest {
  protected:
-  // The folder (the Hugging Face-shaped Qwen3, or a small one of width 256 with GPT-2's
+  // The folder (the Hugging Face-shaped SmolLM2, or a small Qwen3 of width 256 with GPT-2's
   // byte-level tokenizer), and its GGUF file with the given make_gguf.py options.
   void make(bool hf, const std::vector<std::string>& options) {
     folder_ = path("m");
     file_ = path("m.gguf");
     std::string log;
-    if (hf)
-      ASSERT_EQ(make_hf_folder("qwen3", folder_, log), 0) << log;
-    else
+    if (hf) {
+      folder_ = shared_hf_folder("smollm2", log);  // only read: no copy
+      ASSERT_FALSE(folder_.empty()) << log;
+    } else {
       model::testing::write_init_folder(folder_, model::testing::small_gguf_config("qwen3", 256, 64, 512), 4);
-    ASSERT_FALSE(model::testing::make_gguf(folder_, file_, options).empty());
+    }
+    ASSERT_FALSE(model::testing::run_make_gguf(folder_, file_, options).empty());
   }
   // Output up to the stop line (which carries timings).
   static std::string text_of(const CliResult& r) { return r.out.substr(0, r.out.find("generated the requested")); }
