@@ -1,5 +1,5 @@
 // gemv: run-time ISA choice, argument checks, the split of rows over the pool, and the portable
-// scalar kernels. The AVX2 and AVX-512 kernels are in gemv_avx2.cpp and gemv_avx512.cpp, the
+// scalar kernels (the batched forms are in gemv_columns.cpp). The AVX2 and AVX-512 kernels are in gemv_avx2.cpp and gemv_avx512.cpp, the
 // NEON ones in gemv_neon.cpp.
 #include "exec/cpu/gemv.h"
 
@@ -96,7 +96,7 @@ void f16_rows(const std::uint16_t* W, const float* x, const float* bias, float* 
 
 }  // namespace
 
-const RowKernels kScalarKernels = {f32_rows, f16_rows};
+const RowKernels kScalarKernels = {f32_rows, f16_rows, nullptr, nullptr};
 
 }  // namespace detail
 
@@ -179,26 +179,26 @@ void fill_bias(const float* bias, float* y, std::int64_t rows, Activation act) {
 
 }  // namespace detail
 
-namespace {
+namespace detail {
 
-const detail::RowKernels& kernels_for(Isa isa, const char* what) {
-  detail::check_isa(isa, what);
+const RowKernels& row_kernels(Isa isa, const char* what) {
+  check_isa(isa, what);
   switch (isa) {
 #if defined(__x86_64__)
     case Isa::avx512:
-      return detail::kAvx512Kernels;
+      return kAvx512Kernels;
     case Isa::avx2:
-      return detail::kAvx2Kernels;
+      return kAvx2Kernels;
 #elif defined(__aarch64__)
     case Isa::neon:
-      return detail::kNeonKernels;
+      return kNeonKernels;
 #endif
     default:
-      return detail::kScalarKernels;
+      return kScalarKernels;
   }
 }
 
-}  // namespace
+}  // namespace detail
 
 Isa best_isa() {
   static const Isa isa = supported(Isa::avx512) ? Isa::avx512
@@ -227,7 +227,7 @@ std::string_view isa_name(Isa isa) {
 void gemv_f32(const float* W, const float* x, const float* bias, float* y, std::int64_t rows,
               std::int64_t cols, ThreadPool& pool, Isa isa, Activation act) {
   detail::check_sizes("gemv_f32", rows, cols);
-  const detail::RowKernels& k = kernels_for(isa, "gemv_f32");
+  const detail::RowKernels& k = detail::row_kernels(isa, "gemv_f32");
   if (cols == 0) return detail::fill_bias(bias, y, rows, act);
   detail::for_rows(rows, cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
     k.f32(W, x, bias, y, r0, r1, cols);
@@ -235,52 +235,11 @@ void gemv_f32(const float* W, const float* x, const float* bias, float* y, std::
   });
 }
 
-void gemv_f32_columns(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t cols,
-                      std::int64_t n, ThreadPool& pool, Isa isa,
-                      const std::function<void(std::int64_t r0, std::int64_t r1)>& done) {
-  detail::check_sizes("gemv_f32_columns", rows, cols);
-  if (n < 0) throw Error("gemv_f32_columns: " + std::to_string(n) + " vectors");
-  const detail::RowKernels& k = kernels_for(isa, "gemv_f32_columns");
-  if (n == 0) return;
-  if (cols == 0) {
-    std::fill(Y, Y + n * rows, 0.0f);
-    if (done) done(0, rows);
-    return;
-  }
-  if (n == 1) {
-    detail::for_rows(rows, cols, Y, pool, [&](std::int64_t r0, std::int64_t r1) {
-      k.f32(W, X, nullptr, Y, r0, r1, cols);
-      if (done) done(r0, r1);
-    });
-    return;
-  }
-  // Rows per block: 256 KiB of W, which every vector reads from L2 after the first.
-  constexpr std::int64_t kBlockBytes = 256 * 1024;
-  const std::int64_t block = std::max<std::int64_t>(4, kBlockBytes / (cols * static_cast<std::int64_t>(sizeof(float))));
-  detail::for_rows(rows, cols * n, Y, pool, [&](std::int64_t r0, std::int64_t r1) {
-    // Up to four vectors are one pass of the AVX-512 kernel: no block is read twice, and the
-    // whole range makes longer streams through W.
-    const std::int64_t step = isa == Isa::avx512 && n <= 4 ? r1 - r0 : block;
-    for (std::int64_t b0 = r0; b0 < r1; b0 += step) {
-      const std::int64_t b1 = std::min(r1, b0 + step);
-#if defined(__x86_64__)
-      if (isa == Isa::avx512) {
-        detail::kAvx512F32Columns(W, X, Y, rows, b0, b1, cols, n);
-        if (done) done(b0, b1);
-        continue;
-      }
-#endif
-      for (std::int64_t j = 0; j < n; ++j) k.f32(W, X + j * cols, nullptr, Y + j * rows, b0, b1, cols);
-      if (done) done(b0, b1);
-    }
-  });
-}
-
 void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* y,
               std::int64_t rows, std::int64_t cols, ThreadPool& pool, Isa isa,
               Activation act) {
   detail::check_sizes("gemv_f16", rows, cols);
-  const detail::RowKernels& k = kernels_for(isa, "gemv_f16");
+  const detail::RowKernels& k = detail::row_kernels(isa, "gemv_f16");
   if (cols == 0) return detail::fill_bias(bias, y, rows, act);
   detail::for_rows(rows, cols, y, pool, [&](std::int64_t r0, std::int64_t r1) {
     k.f16(W, x, bias, y, r0, r1, cols);

@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <type_traits>
 
 #include "core/thread_pool.h"
 #include "exec/cpu/activation.h"
@@ -83,19 +84,25 @@ void gemv_f16(const std::uint16_t* W, const float* x, const float* bias, float* 
 
 // y_j = W x_j for n vectors at once: X holds x_0 .. x_{n-1} as rows of `cols` floats, Y gets
 // y_0 .. y_{n-1} as rows of `rows` floats. Every y_j is gemv_f32(W, x_j, nullptr, y_j) bit for
-// bit (the same row kernel on the same W; the arithmetic of a row never depends on the other
-// vectors, on n or on the pool), so a vector's product is the same whether it comes alone or
-// with others: ane-sim's pointwise convs and a server's batched decode rely on it
-// (exec/cpu/kernels/conv.cpp, engine::FastSession::decode_batch). The rows go in blocks that stay
-// in L2 while every vector passes over them, so W is read from memory once a call, not n times;
-// the AVX-512 path takes four vectors against four rows at a time (gemv_avx512.cpp's dot_block).
-// None of Y may overlap W or X.
+// bit (the same arithmetic for each row on the same W; the arithmetic of a row never depends on
+// the other vectors, on n or on the pool), so a vector's product is the same whether it comes
+// alone or with others: ane-sim's pointwise convs and a server's batched decode rely on it
+// (exec/cpu/kernels/conv.cpp, engine::FastSession::decode_batch). W is read from memory once a
+// call, not n times (gemv_columns.h: the rows go in blocks that stay in L2 while every vector
+// passes over them, and the AVX-512, AVX2 and NEON kernels take up to kColumnVectors vectors
+// against each row in one pass). None of Y may overlap W or X.
 // `done(r0, r1)`, when given, runs once rows [r0, r1) of every Y_j are computed, on the thread
 // that computed them (the rows of different calls do not overlap): the place for a bias or an
 // activation while those rows are still in cache, and spread over the pool.
 void gemv_f32_columns(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t cols,
                       std::int64_t n, ThreadPool& pool, Isa isa = best_isa(),
                       const std::function<void(std::int64_t r0, std::int64_t r1)>& done = {});
+
+// The same with W in IEEE binary16, a bias and an activation: every Y_j is gemv_f16(W, X_j, bias,
+// Y_j, act) bit for bit, W read from memory once a call. cols == 0 gives every Y_j = act(bias).
+void gemv_f16_columns(const std::uint16_t* W, const float* X, const float* bias, float* Y, std::int64_t rows,
+                      std::int64_t cols, std::int64_t n, ThreadPool& pool, Isa isa = best_isa(),
+                      Activation act = Activation::none);
 
 // 8-bit weights: row r, block b (weights [b*block, (b+1)*block) of the row) is
 // scales[r * (cols / block) + b] * q[r * cols + c]; see quantize.h. block is 32 or 64 and
@@ -116,15 +123,45 @@ void gemv_q8(const Q8Weights& W, const float* x, const float* bias, float* y, Th
 
 namespace detail {
 
+// How many vectors the batched kernels take against each row in one pass (gemv_columns.h).
+inline constexpr int kColumnVectors = 4;
+
+// f(std::integral_constant<int, n>{}): a pass's number of vectors, n in [1, kColumnVectors], as
+// the template argument the batched kernels are instantiated for.
+template <class F>
+inline void with_vector_count(int n, const F& f) {
+  static_assert(kColumnVectors == 4);
+  switch (n) {
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    default:
+      return f(std::integral_constant<int, 4>{});
+  }
+}
+
+// Rows [r0, r1) of n <= kColumnVectors vectors' products at once (x[v], y[v]: vector v's input
+// and output), each y[v] bit for bit what the row kernel of the same ISA gives for x[v] alone,
+// bias included: one pass over the rows serves the n vectors.
+template <class Weight>
+using DenseVectors = void (*)(const Weight* W, const float* const* x, int n, const float* bias, float* const* y,
+                              std::int64_t r0, std::int64_t r1, std::int64_t cols);
+
 // The per-ISA row kernels behind gemv_f32 and gemv_f16 (gemv_q8's are in gemv_q8.h): rows
-// [r0, r1) of the product, on the calling thread. Defined in gemv.cpp (scalar), gemv_avx2.cpp
-// and gemv_avx512.cpp (x86-64 only), gemv_neon.cpp (arm64 only); callers must have checked
-// isa_supported().
+// [r0, r1) of the product, on the calling thread, and their batched forms (null where the ISA
+// has none: the batched product then runs the row kernel once per vector). Defined in gemv.cpp
+// (scalar), gemv_avx2.cpp and gemv_avx512.cpp (x86-64 only), gemv_neon.cpp (arm64 only); callers
+// must have checked isa_supported().
 struct RowKernels {
   void (*f32)(const float* W, const float* x, const float* bias, float* y, std::int64_t r0,
               std::int64_t r1, std::int64_t cols);
   void (*f16)(const std::uint16_t* W, const float* x, const float* bias, float* y,
               std::int64_t r0, std::int64_t r1, std::int64_t cols);
+  DenseVectors<float> f32_vectors;
+  DenseVectors<std::uint16_t> f16_vectors;
 };
 
 extern const RowKernels kScalarKernels;
@@ -139,19 +176,15 @@ extern const RowKernels kAvx2KernelsWithoutPrefetch;
 // (bench_decode_matrices; the figures are in docs/PERFORMANCE.md, "Choices").
 inline constexpr int kAvx2PrefetchBytes = 384;
 extern const RowKernels kAvx512Kernels;
-// gemv_f32_columns's AVX-512 path: rows [r0, r1) of Y[j] = W X[j] for the n vectors, each
-// with exactly kAvx512Kernels.f32's arithmetic for its row, four vectors at a time.
-using ColumnsKernel = void (*)(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t r0,
-                               std::int64_t r1, std::int64_t cols, std::int64_t n);
-extern const ColumnsKernel kAvx512F32Columns;
 #endif
 #if defined(__aarch64__)
-// gemv_f32_columns has no kernel of its own on arm64: it runs kNeonKernels.f32 per vector.
 extern const RowKernels kNeonKernels;
 #endif
 
 // Throws orion::Error when `isa` cannot run here; `what` names the caller.
 void check_isa(Isa isa, const char* what);
+// The kernels of `isa`, after check_isa.
+const RowKernels& row_kernels(Isa isa, const char* what);
 void check_sizes(const char* what, std::int64_t rows, std::int64_t cols);
 
 // Runs fn(r0, r1) over [0, rows): inline for small problems (rows * cols < kInlineElements),
@@ -162,6 +195,28 @@ void for_rows(std::int64_t rows, std::int64_t cols, const float* y, ThreadPool& 
 
 // y = act(bias), or act(0) without one: the product with no columns.
 void fill_bias(const float* bias, float* y, std::int64_t rows, Activation act);
+
+// for_row_groups for V vectors and groups of R rows: rows [r0, r1) in groups of R rows (r1 - r0) / R
+// apart, then the rest one at a time; group(row, stride, out) computes the R rows row + k*stride
+// for every vector into out[k * V + v], one(row, out) row `row` into out[v]; y[v][r] gets vector
+// v's sum of row r plus bias[r] (when bias != nullptr).
+template <int R, int V, class One, class Group>
+inline void for_vector_rows(std::int64_t r0, std::int64_t r1, const float* bias, float* const* y, const One& one,
+                            const Group& group) {
+  float s[R * V];
+  const std::int64_t q = (r1 - r0) / R;
+  for (std::int64_t i = 0; i < q; ++i) {
+    group(r0 + i, q, s);
+    for (std::int64_t k = 0; k < R; ++k) {
+      const std::int64_t r = r0 + i + k * q;
+      for (int v = 0; v < V; ++v) y[v][r] = bias ? s[k * V + v] + bias[r] : s[k * V + v];
+    }
+  }
+  for (std::int64_t r = r0 + R * q; r < r1; ++r) {
+    one(r, s);
+    for (int v = 0; v < V; ++v) y[v][r] = bias ? s[v] + bias[r] : s[v];
+  }
+}
 
 // The row order every kernel uses, so that memory sees long sequential streams: rows [r0, r1)
 // go in groups of four rows a quarter of the range apart (rows r0 + i + k*q, k = 0..3, with
@@ -176,19 +231,8 @@ void fill_bias(const float* bias, float* y, std::int64_t rows, Activation act);
 template <class Group1, class Group4>
 inline void for_row_groups(std::int64_t r0, std::int64_t r1, const float* bias, float* y,
                            const Group1& group1, const Group4& group4) {
-  float s[4];
-  const std::int64_t q = (r1 - r0) / 4;
-  for (std::int64_t i = 0; i < q; ++i) {
-    group4(r0 + i, q, s);
-    for (std::int64_t k = 0; k < 4; ++k) {
-      const std::int64_t r = r0 + i + k * q;
-      y[r] = bias ? s[k] + bias[r] : s[k];
-    }
-  }
-  for (std::int64_t r = r0 + 4 * q; r < r1; ++r) {
-    group1(r, s);
-    y[r] = bias ? s[0] + bias[r] : s[0];
-  }
+  float* const ys[1] = {y};
+  for_vector_rows<4, 1>(r0, r1, bias, ys, group1, group4);
 }
 
 // How many leading columns to peel off (with a masked load) so that the vector loads of every

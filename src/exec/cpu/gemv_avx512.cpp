@@ -11,11 +11,12 @@
 #if defined(__x86_64__)
 
 #include <algorithm>
-#include <type_traits>
 
 #include "exec/cpu/intrinsics.h"
 
 #define ORION_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
+#define ORION_PASSES_TARGET ORION_AVX512
+#include "exec/cpu/gemv_passes.h"
 // Unrolled before GCC's scalar replacement runs, so that an array of accumulators indexed by
 // these loops' counters can live in registers.
 #define ORION_UNROLL _Pragma("GCC unroll 16")
@@ -119,15 +120,16 @@ ORION_AVX512 void f16_rows(const std::uint16_t* W, const float* x, const float* 
 // accumulators are four separate small arrays, each passed to an inlined step: one array of all
 // of them (1.5 KiB) was too large for GCC 12 to keep in registers, and it stored every
 // accumulator to the stack after each multiply-add.
-template <int R, int V>
-ORION_AVX512 __attribute__((always_inline)) inline void block_step(__m512 (&acc)[R][V], const float* W, std::int64_t ld,
+template <int R, int V, class Weight, class Load>
+ORION_AVX512 __attribute__((always_inline)) inline void block_step(__m512 (&acc)[R][V], const Weight* W, std::int64_t ld,
                                                                    const float* const* xs, std::int64_t c, __mmask16 m) {
+  const Load load;
   __m512 xv[V];
   ORION_UNROLL
   for (int v = 0; v < V; ++v) xv[v] = _mm512_maskz_loadu_ps(m, xs[v] + c);
   ORION_UNROLL
   for (int r = 0; r < R; ++r) {
-    const __m512 w = _mm512_maskz_loadu_ps(m, W + r * ld + c);
+    const __m512 w = load(W + r * ld + c, m);
     ORION_UNROLL
     for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(w, xv[v], acc[r][v]);
   }
@@ -135,102 +137,89 @@ ORION_AVX512 __attribute__((always_inline)) inline void block_step(__m512 (&acc)
 
 // Accumulator U of dot_group for R rows and V vectors: every 16-column step that dot_group feeds
 // into its accumulator U, in the same order (U = 3 also takes the aligning head and the masked
-// tail), into acc[r][v] for each (row, vector) pair.
-template <int R, int V, int U>
-ORION_AVX512 __attribute__((always_inline)) inline void accumulator_pass(__m512 (&acc)[R][V], const float* W, std::int64_t ld,
+// tail), into acc[r][v] for each (row, vector) pair. Each row prefetches the row after it (the
+// next row of its stream) a 64-byte line at a time.
+template <int R, int V, int U, class Weight, class Load>
+ORION_AVX512 __attribute__((always_inline)) inline void accumulator_pass(__m512 (&acc)[R][V], const Weight* W, std::int64_t ld,
                                                                          const float* const* xs, std::int64_t cols,
                                                                          std::int64_t head) {
   constexpr __mmask16 all = 0xffff;
-  if (U == 3 && head > 0) block_step<R, V>(acc, W, ld, xs, 0, tail_mask(head));
+  constexpr bool fetch = 16 * U * sizeof(Weight) % 64 == 0;  // a new line of the row
+  if (U == 3 && head > 0) block_step<R, V, Weight, Load>(acc, W, ld, xs, 0, tail_mask(head));
   std::int64_t c = head;
   for (; c + 64 <= cols; c += 64) {
-    ORION_UNROLL
-    for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(W + r * ld + cols + c + 16 * U), _MM_HINT_T0);
-    block_step<R, V>(acc, W, ld, xs, c + 16 * U, all);
+    if constexpr (fetch) {
+      ORION_UNROLL
+      for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(W + r * ld + cols + c + 16 * U), _MM_HINT_T0);
+    }
+    block_step<R, V, Weight, Load>(acc, W, ld, xs, c + 16 * U, all);
   }
   const std::int64_t whole = (cols - c) / 16;  // at most three registers left, into accumulators 0, 1, 2
-  if (U < whole) block_step<R, V>(acc, W, ld, xs, c + 16 * U, all);
-  if (U == 3 && c + 16 * whole < cols) block_step<R, V>(acc, W, ld, xs, c + 16 * whole, tail_mask(cols - c - 16 * whole));
+  if (U < whole) block_step<R, V, Weight, Load>(acc, W, ld, xs, c + 16 * U, all);
+  if (U == 3 && c + 16 * whole < cols)
+    block_step<R, V, Weight, Load>(acc, W, ld, xs, c + 16 * whole, tail_mask(cols - c - 16 * whole));
 }
 
-// dot_group<R, float, LoadF32> for V vectors at once: out[v * ldo + r * ldr] = dot(W row r, x_v) with,
-// for every (r, v), exactly dot_group's arithmetic (the same four accumulators fed in the same
+// dot_group<R, Weight, Load> for V vectors at once: out[r * V + v] = dot(W row r, x_v) with, for
+// every (r, v), exactly dot_group's arithmetic (the same four accumulators fed in the same
 // order, the same head and tail masks, the same final sums), so that a vector's result is the
-// same bits as gemv_f32's. Each load of W serves V vectors and each load of x R rows. Holding
-// all four accumulators of every pair would allow only R * V <= 7 in the 32 registers, at most
-// 0.83 loads per multiply-add, and the loads were the limit; so the accumulators are computed
-// one after the other, each in a pass over the R rows (which stay in L1 between passes), and
-// R = V = 4 needs 0.5 loads per multiply-add.
-template <int R, int V>
-ORION_AVX512 inline void dot_block(const float* W, std::int64_t ld, const float* const* xs, std::int64_t cols,
-                                   std::int64_t head, float* out, std::int64_t ldo, std::int64_t ldr) {
+// same bits as gemv_f32's (gemv_f16's). Each load of W serves V vectors and each load of x R
+// rows. Holding all four accumulators of every pair would allow only R * V <= 7 in the 32
+// registers, at most 0.83 loads per multiply-add, and the loads were the limit; so the
+// accumulators are computed one after the other, each in a pass over the R rows (which stay in
+// L1 between passes), and R = V = 4 needs 0.5 loads per multiply-add.
+template <int R, int V, class Weight, class Load>
+ORION_AVX512 inline void dot_block(const Weight* W, std::int64_t ld, const float* const* xs, std::int64_t cols,
+                                   std::int64_t head, float* out) {
   __m512 part[4][R][V];
-  const auto pass = [&](auto u_const) ORION_AVX512 {
-    constexpr int u = decltype(u_const)::value;
-    __m512 acc[R][V];
-    ORION_UNROLL
-    for (int r = 0; r < R; ++r)
-      ORION_UNROLL
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
-    accumulator_pass<R, V, u>(acc, W, ld, xs, cols, head);
-    ORION_UNROLL
-    for (int r = 0; r < R; ++r)
-      ORION_UNROLL
-      for (int v = 0; v < V; ++v) part[u][r][v] = acc[r][v];
-  };
-  pass(std::integral_constant<int, 0>{});
-  pass(std::integral_constant<int, 1>{});
-  pass(std::integral_constant<int, 2>{});
-  pass(std::integral_constant<int, 3>{});
+  accumulator_passes(part, _mm512_setzero_ps(), [&](auto u, __m512(&acc)[R][V]) ORION_AVX512 {
+    accumulator_pass<R, V, decltype(u)::value, Weight, Load>(acc, W, ld, xs, cols, head);
+  });
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v)
-      out[v * ldo + r * ldr] = _mm512_reduce_add_ps(
+      out[r * V + v] = _mm512_reduce_add_ps(
           _mm512_add_ps(_mm512_add_ps(part[0][r][v], part[1][r][v]), _mm512_add_ps(part[2][r][v], part[3][r][v])));
 }
 
-// Rows [r0, r1) of Y[v] = W X[v] for V vectors (rows of Y `ldy` apart), R rows at a time in
-// detail::for_row_groups' order (R rows a quarter of the range apart: R long sequential streams
-// through W, each prefetching its next row while the passes work on this one).
-template <int R, int V>
-ORION_AVX512 void rows_for_vectors(const float* W, const float* const* xs, float* Y, std::int64_t ldy, std::int64_t r0,
-                                   std::int64_t r1, std::int64_t cols, std::int64_t head) {
-  const std::int64_t q = (r1 - r0) / R;
-  for (std::int64_t i = 0; i < q; ++i) dot_block<R, V>(W + (r0 + i) * cols, q * cols, xs, cols, head, Y + r0 + i, ldy, q);
-  for (std::int64_t r = r0 + R * q; r < r1; ++r) dot_block<1, V>(W + r * cols, cols, xs, cols, head, Y + r, ldy, 1);
+// Rows [r0, r1) of y[v] = W x[v] (+ bias) for V vectors, four rows at a time in
+// detail::for_row_groups' order (four long sequential streams through W, each prefetching its
+// next row while the passes work on this one).
+template <int V, class Weight, class Load>
+ORION_AVX512 void rows_for_vectors(const Weight* W, const float* const* xs, const float* bias, float* const* y,
+                                   std::int64_t r0, std::int64_t r1, std::int64_t cols, std::int64_t head) {
+  for_vector_rows<4, V>(
+      r0, r1, bias, y,
+      [&](std::int64_t r, float* s) ORION_AVX512 { dot_block<1, V, Weight, Load>(W + r * cols, cols, xs, cols, head, s); },
+      [&](std::int64_t r, std::int64_t stride, float* s) ORION_AVX512 {
+        dot_block<4, V, Weight, Load>(W + r * cols, stride * cols, xs, cols, head, s);
+      });
 }
 
-// Vectors go four at a time against one row (16 accumulators, 4 loads of x and 1 of W per 4
-// multiply-adds), so that W streams through once in one long sequential read for every four;
-// the remaining one to three vectors in one more pass, the rows two or four at a time.
-ORION_AVX512 void f32_columns(const float* W, const float* X, float* Y, std::int64_t rows, std::int64_t r0,
-                              std::int64_t r1, std::int64_t cols, std::int64_t n) {
-  const std::int64_t head = aligning_head(W, cols, 64);
-  const float* xs[4];
-  std::int64_t j = 0;
-  for (; j < n; j += 4) {
-    const std::int64_t v = std::min<std::int64_t>(4, n - j);
-    for (std::int64_t i = 0; i < v; ++i) xs[i] = X + (j + i) * cols;
-    float* y = Y + j * rows;
-    switch (v) {
-      case 4:
-        rows_for_vectors<4, 4>(W, xs, y, rows, r0, r1, cols, head);
-        break;
-      case 3:
-        rows_for_vectors<4, 3>(W, xs, y, rows, r0, r1, cols, head);
-        break;
-      case 2:
-        rows_for_vectors<4, 2>(W, xs, y, rows, r0, r1, cols, head);
-        break;
-      default:
-        rows_for_vectors<4, 1>(W, xs, y, rows, r0, r1, cols, head);
-    }
-  }
+// Two to four vectors against each row (16 accumulators, 4 loads of x and 1 of W per 4
+// multiply-adds), so that W streams through once in one long sequential read.
+template <class Weight, class Load>
+ORION_AVX512 void dense_vectors(const Weight* W, const float* const* x, int n, const float* bias, float* const* y,
+                                std::int64_t r0, std::int64_t r1, std::int64_t cols, std::size_t align) {
+  const std::int64_t head = aligning_head(W, cols, align);
+  with_vector_count(n, [&](auto v) ORION_AVX512 {
+    rows_for_vectors<decltype(v)::value, Weight, Load>(W, x, bias, y, r0, r1, cols, head);
+  });
+}
+
+// The alignments are the row kernels' (f32_rows, f16_rows), so that the heads are theirs.
+ORION_AVX512 void f32_vectors(const float* W, const float* const* x, int n, const float* bias, float* const* y,
+                              std::int64_t r0, std::int64_t r1, std::int64_t cols) {
+  dense_vectors<float, LoadF32>(W, x, n, bias, y, r0, r1, cols, 64);
+}
+
+ORION_AVX512 void f16_vectors(const std::uint16_t* W, const float* const* x, int n, const float* bias, float* const* y,
+                              std::int64_t r0, std::int64_t r1, std::int64_t cols) {
+  dense_vectors<std::uint16_t, LoadF16>(W, x, n, bias, y, r0, r1, cols, 32);
 }
 
 }  // namespace
 
-const RowKernels kAvx512Kernels = {f32_rows, f16_rows};
-const ColumnsKernel kAvx512F32Columns = f32_columns;
+const RowKernels kAvx512Kernels = {f32_rows, f16_rows, f32_vectors, f16_vectors};
 
 }  // namespace orion::exec::cpu::detail
 

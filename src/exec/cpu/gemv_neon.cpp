@@ -19,6 +19,9 @@
 
 #include <cstring>
 
+#define ORION_PASSES_TARGET
+#include "exec/cpu/gemv_passes.h"
+
 namespace orion::exec::cpu::detail {
 
 namespace {
@@ -138,9 +141,79 @@ void f16_rows(const std::uint16_t* W, const float* x, const float* bias, float* 
       });
 }
 
+// One 4-column step of the batched form: acc[r][v] += W[r, i..i+4) x_v[i..i+4), or with Tail
+// the first n (1..3) columns through zeroed copies (dot_group's tail).
+template <int R, int V, bool Tail, class Load>
+inline void vector_step(float32x4_t (&acc)[R][V], const Load& load, std::int64_t ld, const float* const* xs,
+                        std::int64_t c, std::int64_t n) {
+  float32x4_t xv[V];
+  for (int v = 0; v < V; ++v) xv[v] = Tail ? load_f32_tail(xs[v] + c, n) : vld1q_f32(xs[v] + c);
+  for (int r = 0; r < R; ++r) {
+    const float32x4_t w = Tail ? load.tail(r * ld + c, n) : load.four(r * ld + c);
+    for (int v = 0; v < V; ++v) acc[r][v] = vfmaq_f32(acc[r][v], w, xv[v]);
+  }
+}
+
+// Accumulator U of dot_group for R rows and V vectors: every step dot_group feeds into its
+// accumulator U, in the same order, into acc[r][v] for each (row, vector) pair.
+template <int R, int V, int U, class Load>
+inline void vector_pass(float32x4_t (&acc)[R][V], const Load& load, std::int64_t ld, const float* const* xs,
+                        std::int64_t cols) {
+  const std::int64_t t = cols % 16;
+  std::int64_t c = 0;
+  if (t % 4 != 0) {
+    if (U == 3) vector_step<R, V, true>(acc, load, ld, xs, 0, t % 4);
+    c = t % 4;
+  }
+  if (t & 4) {
+    if (U == 2) vector_step<R, V, false>(acc, load, ld, xs, c, 4);
+    c += 4;
+  }
+  if (t & 8) {
+    if (U < 2) vector_step<R, V, false>(acc, load, ld, xs, c + 4 * U, 4);
+    c += 8;
+  }
+  for (; c < cols; c += 16) vector_step<R, V, false>(acc, load, ld, xs, c + 4 * U, 4);
+}
+
+// dot_group<R> for V vectors: out[r * V + v], each (r, v) with exactly dot_group's arithmetic,
+// each load of a row's weights serving the V vectors. The four accumulators go one after the
+// other, each a pass over the R rows (in L1 for the later ones), so that the pairs'
+// accumulators fit in the registers with x and the weights.
+template <int R, int V, class Load>
+inline void vector_block(const Load& load, std::int64_t ld, const float* const* xs, std::int64_t cols, float* out) {
+  float32x4_t part[4][R][V];
+  accumulator_passes(part, vdupq_n_f32(0.0f),
+                     [&](auto u, float32x4_t(&acc)[R][V]) { vector_pass<R, V, decltype(u)::value>(acc, load, ld, xs, cols); });
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) {
+      const float32x4_t a[4] = {part[0][r][v], part[1][r][v], part[2][r][v], part[3][r][v]};
+      out[r * V + v] = row_sum(a);
+    }
+}
+
+// Four rows (for_row_groups' order) of V vectors a pass: 4 + V loads for 4 * V multiply-adds,
+// 4 * V + V + 1 of the 32 registers.
+template <int V, class Weight, class Loads>
+void rows_for_vectors(const Weight* W, const float* const* xs, const float* bias, float* const* y, std::int64_t r0,
+                      std::int64_t r1, std::int64_t cols) {
+  for_vector_rows<4, V>(
+      r0, r1, bias, y, [&](std::int64_t r, float* s) { vector_block<1, V>(Loads{W + r * cols}, cols, xs, cols, s); },
+      [&](std::int64_t r, std::int64_t stride, float* s) {
+        vector_block<4, V>(Loads{W + r * cols}, stride * cols, xs, cols, s);
+      });
+}
+
+template <class Weight, class Loads>
+void dense_vectors(const Weight* W, const float* const* x, int n, const float* bias, float* const* y, std::int64_t r0,
+                   std::int64_t r1, std::int64_t cols) {
+  with_vector_count(n, [&](auto v) { rows_for_vectors<decltype(v)::value, Weight, Loads>(W, x, bias, y, r0, r1, cols); });
+}
+
 }  // namespace
 
-const RowKernels kNeonKernels = {f32_rows, f16_rows};
+const RowKernels kNeonKernels = {f32_rows, f16_rows, dense_vectors<float, F32Loads>,
+                                 dense_vectors<std::uint16_t, F16Loads>};
 
 }  // namespace orion::exec::cpu::detail
 
