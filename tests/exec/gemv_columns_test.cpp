@@ -1,10 +1,10 @@
-// gemv_f32_columns / gemv_f16_columns: each vector of the batched form is the single call's bits
-// (gemv_f32, gemv_f16 on the same ISA),
+// gemv_f32_columns / gemv_f16_columns / gemv_q8_columns: each vector of the batched form is the
+// single call's bits (gemv_f32, gemv_f16 on the same ISA; gemv_q8 with the same kernel variant),
 // whatever its companions: n = 1 to 6 (one pass of the batched kernels, and a pass plus a
 // remainder), odd row counts, every kind of column tail, W off its alignment (the kernels peel a
 // head off every row), bias and GELU, 1 and 2 threads, and shapes that span several row blocks
-// (gemv_columns.h). Every ISA this machine runs. gemv_f32_columns' larger shapes are in
-// gemv_test.cpp.
+// (gemv_columns.h). Every ISA this machine runs, every q8 variant. gemv_f32_columns' larger
+// shapes are in gemv_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,8 @@
 #include "core/random.h"
 #include "core/thread_pool.h"
 #include "exec/cpu/gemv.h"
+#include "exec/cpu/gemv_q8.h"
+#include "exec/cpu/quantize.h"
 
 namespace orion::exec::cpu {
 namespace {
@@ -32,8 +35,8 @@ std::vector<Isa> column_isas() {
   return out;
 }
 
-// A product's inputs: X holds six vectors (normal, with a few large elements), the bias one per
-// row.
+// A product's inputs: X holds six vectors (normal, with a few large elements so that q8's blocks
+// get different scales), the bias one per row.
 struct ColumnsInputs {
   std::int64_t rows, cols;
   std::vector<float> W, X, bias;
@@ -116,13 +119,49 @@ TEST(GemvColumns, F32AndF16EqualSingleCalls) {
   }
 }
 
-// The AVX-512, AVX2 and NEON paths take several vectors a pass for f32 and f16.
+// Every q8 variant this CPU runs, blocks 32 and 64: rows ending half way through a 64-column
+// chunk (96, 992: an odd number of the 256-bit kernels' halves), whole chunks (640, 768), and
+// 333 rows of 992 columns, several row blocks. Then the public entry point for every Isa.
+TEST(GemvColumns, Q8EqualsSingleCalls) {
+  const std::tuple<std::int64_t, std::int64_t, int> shapes[] = {{3, 96, 32}, {7, 640, 64}, {45, 768, 32}, {333, 992, 32}};
+  std::uint64_t seed = 50;
+  for (const auto& [rows, cols, block] : shapes) {
+    const ColumnsInputs p(rows, cols, seed++);
+    std::vector<std::int8_t> q(p.W.size());
+    std::vector<float> scales(p.W.size() / static_cast<std::size_t>(block));
+    quantize_q8(p.W.data(), rows, cols, block, q.data(), scales.data());
+    const Q8Weights W{q.data(), scales.data(), rows, cols, block};
+    for (const detail::Q8Kernel& k : detail::q8_kernels()) {
+      if (!k.supported()) continue;
+      expect_columns_as_single(
+          "q8 " + std::string(k.name), p,
+          [&](const float* X, const float* bias, float* Y, std::int64_t n, ThreadPool& pool, Activation act) {
+            detail::gemv_q8_columns_with(k, W, X, bias, Y, n, pool, act);
+          },
+          [&](const float* x, const float* bias, float* y, ThreadPool& pool, Activation act) {
+            detail::gemv_q8_with(k, W, x, bias, y, pool, act);
+          });
+    }
+    ThreadPool two(2);
+    for (Isa isa : column_isas()) {
+      std::vector<float> Y(static_cast<std::size_t>(5 * rows)), y(static_cast<std::size_t>(rows));
+      gemv_q8_columns(W, p.X.data(), p.bias.data(), Y.data(), 5, two, isa);
+      gemv_q8(W, p.X.data() + 4 * cols, p.bias.data(), y.data(), two, isa);
+      ASSERT_EQ(0, std::memcmp(y.data(), Y.data() + 4 * rows, y.size() * sizeof(float))) << isa_name(isa);
+    }
+  }
+}
+
+// Every weight format with a batched kernel on each Isa that has one: the AVX-512, AVX2 and NEON
+// paths take several vectors a pass for f32, f16 and every SIMD q8 variant.
 TEST(GemvColumns, SimdPathsHaveBatchedKernels) {
   for (Isa isa : column_isas()) {
     const detail::RowKernels& k = detail::row_kernels(isa, "test");
     EXPECT_EQ(isa != Isa::scalar, k.f32_vectors != nullptr) << isa_name(isa);
     EXPECT_EQ(isa != Isa::scalar, k.f16_vectors != nullptr) << isa_name(isa);
   }
+  for (const detail::Q8Kernel& k : detail::q8_kernels())
+    EXPECT_EQ(k.isa != Isa::scalar && k.name.find("no-prefetch") == std::string_view::npos, k.vectors != nullptr) << k.name;
 }
 
 TEST(GemvColumns, EmptyShapesAndBadArguments) {
@@ -133,16 +172,23 @@ TEST(GemvColumns, EmptyShapesAndBadArguments) {
     float Y[6] = {9, 9, 9, 9, 9, 9};
     gemv_f16_columns(h, x, bias, Y, 3, 0, 2, pool, isa, Activation::none);  // no columns: the bias, for each vector
     EXPECT_EQ(Y[4], -2.0f);
+    gemv_q8_columns({nullptr, nullptr, 3, 0, 32}, x, nullptr, Y, 2, pool, isa);  // no bias: zeros
+    EXPECT_EQ(Y[5], 0.0f);
     Y[0] = 9;
     gemv_f16_columns(h, x, bias, Y, 3, 1, 0, pool, isa);  // no vectors: nothing written
+    gemv_q8_columns({nullptr, nullptr, 3, 32, 32}, x, bias, Y, 0, pool, isa);
     EXPECT_EQ(Y[0], 9.0f);
   }
-  std::vector<float> X(192), Y(4);
+  std::vector<std::int8_t> q(96);
+  std::vector<float> s(3), X(192), Y(4);
   EXPECT_THROW(gemv_f16_columns(h, X.data(), nullptr, Y.data(), 1, 1, -1, pool), Error);
   EXPECT_THROW(gemv_f16_columns(h, X.data(), nullptr, Y.data(), -1, 1, 1, pool), Error);
+  EXPECT_THROW(gemv_q8_columns({q.data(), s.data(), 1, 96, 32}, X.data(), nullptr, Y.data(), -1, pool), Error);
+  EXPECT_THROW(gemv_q8_columns({q.data(), s.data(), 1, 96, 48}, X.data(), nullptr, Y.data(), 1, pool), Error);
   for (Isa isa : {Isa::avx2, Isa::avx512, Isa::neon})
     if (!isa_supported(isa)) {
       EXPECT_THROW(gemv_f16_columns(h, X.data(), nullptr, Y.data(), 1, 1, 1, pool, isa), Error);
+      EXPECT_THROW(gemv_q8_columns({q.data(), s.data(), 1, 32, 32}, X.data(), nullptr, Y.data(), 1, pool, isa), Error);
     }
 }
 

@@ -121,6 +121,12 @@ struct Q8Weights {
 void gemv_q8(const Q8Weights& W, const float* x, const float* bias, float* y, ThreadPool& pool,
              Isa isa = best_isa(), Activation act = Activation::none);
 
+// n vectors at once (X: n rows of W.cols floats; Y: n rows of W.rows floats), every Y_j
+// gemv_q8(W, X_j, bias, Y_j, act) bit for bit, each X_j quantised once, W read from memory once a
+// call (as gemv_f32_columns).
+void gemv_q8_columns(const Q8Weights& W, const float* X, const float* bias, float* Y, std::int64_t n,
+                     ThreadPool& pool, Isa isa = best_isa(), Activation act = Activation::none);
+
 namespace detail {
 
 // How many vectors the batched kernels take against each row in one pass (gemv_columns.h).

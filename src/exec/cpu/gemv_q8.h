@@ -26,6 +26,11 @@ namespace orion::exec::cpu::detail {
 // Rows [r0, r1) of the product with the quantised activation, on the calling thread.
 using Q8Rows = void (*)(const Q8Weights& W, const QuantizedActivation& x, const float* bias,
                         float* y, std::int64_t r0, std::int64_t r1);
+// Rows [r0, r1) of n <= kColumnVectors vectors' products at once (x[v], y[v]: vector v's
+// activation and output), each y[v] bit for bit what Q8Rows gives for x[v] alone: one pass over
+// the rows serves the n vectors, each row's weights and scales loaded once for all of them.
+using Q8Vectors = void (*)(const Q8Weights& W, const QuantizedActivation* const* x, int n, const float* bias,
+                           float* const* y, std::int64_t r0, std::int64_t r1);
 
 struct Q8Kernel {
   std::string_view name;  // "scalar", "avx2", "avx2-no-prefetch", "avx-vnni", "avx512bw",
@@ -33,6 +38,7 @@ struct Q8Kernel {
   Isa isa;                // the Isa whose request may pick it
   bool (*supported)();    // whether this CPU (and build) can run it
   Q8Rows rows;
+  Q8Vectors vectors;      // null in the scalar and no-prefetch variants: the batched form runs `rows` per vector
 };
 
 // Every variant this build has, best first within each Isa.
@@ -41,6 +47,8 @@ std::span<const Q8Kernel> q8_kernels();
 // The whole product with one variant: what gemv_q8 does after choosing it (tests run each).
 void gemv_q8_with(const Q8Kernel& k, const Q8Weights& W, const float* x, const float* bias,
                   float* y, ThreadPool& pool, Activation act);
+void gemv_q8_columns_with(const Q8Kernel& k, const Q8Weights& W, const float* X, const float* bias, float* Y,
+                          std::int64_t n, ThreadPool& pool, Activation act);
 
 // The row's final sum of the 16 lane accumulators, in the order gemv.h states.
 inline float reduce_q8_lanes(const float* a) {
@@ -63,6 +71,14 @@ void q8_rows_avx2(const Q8Weights&, const QuantizedActivation&, const float*, fl
 // measure what the prefetch is worth on the CPU at hand (and the tests hold it to the same bits).
 void q8_rows_avx2_no_prefetch(const Q8Weights&, const QuantizedActivation&, const float*, float*,
                               std::int64_t, std::int64_t);
+void q8_vectors_avx512_vnni(const Q8Weights&, const QuantizedActivation* const*, int, const float*, float* const*,
+                            std::int64_t, std::int64_t);
+void q8_vectors_avx512bw(const Q8Weights&, const QuantizedActivation* const*, int, const float*, float* const*,
+                         std::int64_t, std::int64_t);
+void q8_vectors_avx_vnni(const Q8Weights&, const QuantizedActivation* const*, int, const float*, float* const*,
+                         std::int64_t, std::int64_t);
+void q8_vectors_avx2(const Q8Weights&, const QuantizedActivation* const*, int, const float*, float* const*,
+                     std::int64_t, std::int64_t);
 #endif
 #if defined(__aarch64__)
 // neon_dotprod needs FEAT_DotProd (cpu_features().dotprod); neon runs on every arm64 core.
@@ -70,6 +86,10 @@ void q8_rows_neon_dotprod(const Q8Weights&, const QuantizedActivation&, const fl
                           std::int64_t, std::int64_t);
 void q8_rows_neon(const Q8Weights&, const QuantizedActivation&, const float*, float*,
                   std::int64_t, std::int64_t);
+void q8_vectors_neon_dotprod(const Q8Weights&, const QuantizedActivation* const*, int, const float*, float* const*,
+                             std::int64_t, std::int64_t);
+void q8_vectors_neon(const Q8Weights&, const QuantizedActivation* const*, int, const float*, float* const*,
+                     std::int64_t, std::int64_t);
 #endif
 
 }  // namespace orion::exec::cpu::detail

@@ -33,6 +33,11 @@ void q8_rows_avx2_no_prefetch(const Q8Weights& W, const QuantizedActivation& x, 
   q8_rows_simd<0>(W, x, bias, y, r0, r1);
 }
 
+void q8_vectors_avx2(const Q8Weights& W, const QuantizedActivation* const* x, int n, const float* bias, float* const* y,
+                     std::int64_t r0, std::int64_t r1) {
+  q8_vectors_simd<kAvx2PrefetchBytes>(W, x, n, bias, y, r0, r1);
+}
+
 }  // namespace orion::exec::cpu::detail
 
 #endif  // __x86_64__

@@ -5,13 +5,16 @@
 // LaneDot with
 //   struct X;                                      // per 64 columns of x, shared by 4 rows
 //   X load(const QuantizedActivation&, std::int64_t chunk) const;
+//   __m512i weights(__m512i w) const;              // 64 weights as operator() takes them
 //   __m512i operator()(const X&, __m512i w) const;  // the 16 exact int32 lane sums
 //
 // Each 64 columns of a row are one register of weights: 16 lanes of 4 columns, whose sums go
 // to the row's 16 f32 accumulators (gemv.h, q8 numerics), lane l of the register into
 // accumulator l. Four rows (detail::for_row_groups) share each chunk of x. A row of a block
 // 32 model may end half way through a chunk: the last chunk then loads 32 weights (masked) and
-// updates only lanes 0-7.
+// updates only lanes 0-7. The batched form takes each row's chunk once for several vectors.
+#include <type_traits>
+
 #include "exec/cpu/gemv_q8.h"
 #include "exec/cpu/intrinsics.h"
 
@@ -39,37 +42,49 @@ ORION_Q8_TARGET inline float reduce_lanes(__m512 a) {
   return _mm_cvtss_f32(_mm_add_ss(v2, _mm_movehdup_ps(v2)));
 }
 
-// P (software prefetch) is not used: on the AVX-512 machine measured (Zen 5), prefetching added
-// nothing on top of the row order of for_row_groups (gemv.h).
-template <int R, int B, int P>
-ORION_Q8_TARGET inline void q8_group(const std::int8_t* q, const float* ws, std::int64_t cols,
-                                     std::int64_t stride, const QuantizedActivation& x,
-                                     float* out) {
+// R rows (`stride` rows apart) times NV vectors: out[r * NV + v]. Each row's weights and scales
+// are loaded (and prepared: LaneDot::weights) once for the NV vectors; each (row, vector) pair
+// gets the single vector's arithmetic (NV = 1), whatever NV. P (software prefetch) is not used:
+// on the AVX-512 machine measured (Zen 5), prefetching added nothing on top of the row order of
+// for_row_groups (gemv.h).
+template <int R, int NV, int B, int P>
+ORION_Q8_TARGET inline void q8_group_vectors(const std::int8_t* q, const float* ws, std::int64_t cols,
+                                             std::int64_t stride, const QuantizedActivation* const* x, float* out) {
   const LaneDot dot;
   const std::int64_t nb = cols / B, full = cols / kQ8Chunk;
-  __m512 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  for (std::int64_t j = 0; j < full; ++j) {
-    const typename LaneDot::X xj = dot.load(x, j);
-    const __m512 ls = _mm512_loadu_ps(x.lane_scale.data() + 16 * j);
-    for (int r = 0; r < R; ++r) {
-      const __m512i w = _mm512_loadu_si512(q + r * stride * cols + kQ8Chunk * j);
-      const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(dot(xj, w)), ls);
-      acc[r] = _mm512_fmadd_ps(t, chunk_scales<B>(ws + r * stride * nb, j), acc[r]);
+  __m512 acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+  const auto chunk = [&](std::int64_t j, auto tail) ORION_Q8_TARGET {
+    constexpr bool kTail = decltype(tail)::value;  // B == 32: half a chunk, lanes 0-7
+    typename LaneDot::X xj[NV];
+    __m512 ls[NV];
+    for (int v = 0; v < NV; ++v) {
+      xj[v] = dot.load(*x[v], j);
+      ls[v] = _mm512_loadu_ps(x[v]->lane_scale.data() + 16 * j);
     }
-  }
-  if (full * kQ8Chunk < cols) {  // B == 32: half a chunk left
-    const std::int64_t j = full;
-    const typename LaneDot::X xj = dot.load(x, j);
-    const __m512 ls = _mm512_loadu_ps(x.lane_scale.data() + 16 * j);
+#pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
-      const __m512i w = _mm512_maskz_loadu_epi8(0xffffffffull, q + r * stride * cols + kQ8Chunk * j);
-      const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(dot(xj, w)), ls);
-      acc[r] = _mm512_mask3_fmadd_ps(t, _mm512_set1_ps(ws[r * stride * nb + 2 * j]), acc[r], 0x00ff);
+      const std::int8_t* row = q + r * stride * cols + kQ8Chunk * j;
+      const __m512i w = dot.weights(kTail ? _mm512_maskz_loadu_epi8(0xffffffffull, row) : _mm512_loadu_si512(row));
+      const __m512 s = kTail ? _mm512_set1_ps(ws[r * stride * nb + 2 * j]) : chunk_scales<B>(ws + r * stride * nb, j);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(dot(xj[v], w)), ls[v]);
+        acc[r][v] = kTail ? _mm512_mask3_fmadd_ps(t, s, acc[r][v], 0x00ff) : _mm512_fmadd_ps(t, s, acc[r][v]);
+      }
     }
-  }
-  for (int r = 0; r < R; ++r) out[r] = reduce_lanes(acc[r]);
+  };
+  for (std::int64_t j = 0; j < full; ++j) chunk(j, std::false_type{});
+  if (full * kQ8Chunk < cols) chunk(full, std::true_type{});
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) out[r * NV + v] = reduce_lanes(acc[r][v]);
 }
+
+// Rows a pass of NV vectors takes: all four (16 accumulators) with up to two vectors; two with
+// more, so that the accumulators and each chunk's activations fit in the 32 registers.
+template <int NV>
+inline constexpr int kQ8VectorRows = NV <= 2 ? 4 : 2;
 
 }  // namespace
 }  // namespace orion::exec::cpu::detail

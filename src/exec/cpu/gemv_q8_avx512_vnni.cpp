@@ -18,9 +18,9 @@ struct LaneDot {
   ORION_Q8_TARGET X load(const QuantizedActivation& x, std::int64_t j) const {
     return {_mm512_loadu_si512(x.q.data() + kQ8Chunk * j), _mm512_loadu_si512(x.lane_offset.data() + 16 * j)};
   }
-  ORION_Q8_TARGET __m512i operator()(const X& x, __m512i w) const {
-    return _mm512_dpbusd_epi32(x.offset, _mm512_xor_si512(w, _mm512_set1_epi8(-128)), x.q);
-  }
+  // The weights as unsigned bytes, q + 128.
+  ORION_Q8_TARGET __m512i weights(__m512i w) const { return _mm512_xor_si512(w, _mm512_set1_epi8(-128)); }
+  ORION_Q8_TARGET __m512i operator()(const X& x, __m512i w) const { return _mm512_dpbusd_epi32(x.offset, w, x.q); }
 };
 
 }  // namespace
@@ -33,6 +33,11 @@ namespace orion::exec::cpu::detail {
 void q8_rows_avx512_vnni(const Q8Weights& W, const QuantizedActivation& x, const float* bias,
                          float* y, std::int64_t r0, std::int64_t r1) {
   q8_rows_simd<0>(W, x, bias, y, r0, r1);
+}
+
+void q8_vectors_avx512_vnni(const Q8Weights& W, const QuantizedActivation* const* x, int n, const float* bias, float* const* y,
+                            std::int64_t r0, std::int64_t r1) {
+  q8_vectors_simd<0>(W, x, n, bias, y, r0, r1);
 }
 
 }  // namespace orion::exec::cpu::detail

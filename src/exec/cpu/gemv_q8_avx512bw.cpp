@@ -19,6 +19,7 @@ struct LaneDot {
     const __m512i q = _mm512_loadu_si512(x.q.data() + kQ8Chunk * j);
     return {_mm512_abs_epi8(q), _mm512_movepi8_mask(q)};
   }
+  ORION_Q8_TARGET __m512i weights(__m512i w) const { return w; }
   ORION_Q8_TARGET __m512i operator()(const X& x, __m512i w) const {
     const __m512i signed_w = _mm512_mask_sub_epi8(w, x.negative, _mm512_setzero_si512(), w);
     return _mm512_madd_epi16(_mm512_maddubs_epi16(x.abs, signed_w), _mm512_set1_epi16(1));
@@ -35,6 +36,11 @@ namespace orion::exec::cpu::detail {
 void q8_rows_avx512bw(const Q8Weights& W, const QuantizedActivation& x, const float* bias,
                       float* y, std::int64_t r0, std::int64_t r1) {
   q8_rows_simd<0>(W, x, bias, y, r0, r1);
+}
+
+void q8_vectors_avx512bw(const Q8Weights& W, const QuantizedActivation* const* x, int n, const float* bias, float* const* y,
+                         std::int64_t r0, std::int64_t r1) {
+  q8_vectors_simd<0>(W, x, n, bias, y, r0, r1);
 }
 
 }  // namespace orion::exec::cpu::detail
