@@ -3,8 +3,8 @@
 // whatever its companions: n = 1 to 6 (one pass of the batched kernels, and a pass plus a
 // remainder), odd row counts, every kind of column tail, W off its alignment (the kernels peel a
 // head off every row), bias and GELU, 1 and 2 threads, and shapes that span several row blocks
-// (gemv_columns.h). Every ISA this machine runs, every q8 variant. gemv_f32_columns' larger
-// shapes are in gemv_test.cpp.
+// (gemv_columns.h). Every ISA this machine runs, every q8 variant. The q4 form has its own test
+// (gemv_q4_test.cpp), as have gemv_f32_columns' larger shapes (gemv_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>

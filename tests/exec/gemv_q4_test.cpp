@@ -164,19 +164,21 @@ TEST(GemvQ4, FusedGeluEqualsGeluOfTheProduct) {
   }
 }
 
-// Each vector of the batched form is the single call's bits, whatever its companions: n = 1..5,
-// with and without bias and GELU, on every kernel; the larger shape spans several row blocks.
+// Each vector of the batched form is the single call's bits, whatever its companions: n = 1..6
+// (one pass of the batched kernels, and a pass plus a remainder), with and without bias and GELU,
+// on every kernel; the larger shapes span several row blocks.
 TEST(GemvQ4, ColumnsEqualSingleCalls) {
   ThreadPool one(1), two(2);
-  for (const auto& [rows, cols, group] : {std::tuple<std::int64_t, std::int64_t, int>{7, 96, 32}, {45, 640, 64}, {400, 2048, 32}}) {
-    const Q4Case p(rows, cols, group, static_cast<std::uint64_t>(rows + cols), 5);
+  for (const auto& [rows, cols, group] :
+       {std::tuple<std::int64_t, std::int64_t, int>{7, 96, 32}, {45, 640, 64}, {400, 2048, 32}, {333, 1024 + 128 + 32, 32}}) {
+    const Q4Case p(rows, cols, group, static_cast<std::uint64_t>(rows + cols), 6);
     const Q4Weights W = p.weights();
     for (const detail::Q4Kernel& k : detail::q4_kernels()) {
       if (!k.supported()) continue;
       for (int variant = 0; variant < 2; ++variant) {
         const float* bias = variant == 1 ? p.bias.data() : nullptr;
         const Activation act = variant == 1 ? Activation::gelu : Activation::none;
-        for (std::int64_t n = 1; n <= 5; ++n) {
+        for (std::int64_t n = 1; n <= 6; ++n) {
           ThreadPool& pool = n % 2 == 0 ? one : two;
           std::vector<float> Y(static_cast<std::size_t>(n * rows), std::nanf(""));
           detail::gemv_q4_columns_with(k, W, p.x.data(), bias, Y.data(), n, pool, act);

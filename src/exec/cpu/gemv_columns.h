@@ -1,10 +1,11 @@
 #pragma once
-// The row-block driver of the batched GEMVs (gemv_f32_columns, gemv_f16_columns, gemv_q8_columns):
-// n vectors against one matrix, W streamed from memory once per call. The rows go to the pool's
-// threads in chunks (detail::for_rows); each chunk goes in blocks of rows that stay in L2 while
-// every vector passes over them, a pass taking up to `per_pass` vectors against each row (the
-// kernels' batched forms, kColumnVectors; 1 where an ISA has none). When one pass takes all the
-// vectors, nothing is read twice and the chunk is one block: its rows one long stream through W.
+// The row-block driver of the batched GEMVs (gemv_f32_columns, gemv_f16_columns, gemv_q8_columns,
+// gemv_q4_columns): n vectors against one matrix, W streamed from memory once per call. The rows
+// go to the pool's threads in chunks (detail::for_rows); each chunk goes in blocks of rows that
+// stay in L2 while every vector passes over them, a pass taking up to `per_pass` vectors against
+// each row (the kernels' batched forms, kColumnVectors; 1 where an ISA has none). When one pass
+// takes all the vectors, nothing is read twice and the chunk is one block: its rows one long
+// stream through W.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -27,13 +28,13 @@ void for_column_blocks(std::int64_t rows, std::int64_t cols, std::int64_t n, std
                        const std::function<void(std::int64_t j, int v, std::int64_t b0, std::int64_t b1)>& pass,
                        const std::function<void(std::int64_t b0, std::int64_t b1)>& done);
 
-// A quantised batched form's work after its checks (gemv_q8_columns'): the n vectors (X: rows of
-// W.cols floats) quantised once each by quantize(x, out) on the calling thread, then kernel k's
-// passes (k.rows for one vector, k.vectors for several) over W's blocks, rows `row_bytes` each,
-// into Y's rows, and `act` on each block of every output once all have passed. The quantised
-// activations are kept per calling thread and per type between calls, and the pool's threads
-// reach them through pointers taken here: a lambda that named the thread_locals would see a
-// worker's own.
+// A quantised batched form's work after its checks (gemv_q8_columns', gemv_q4_columns'): the n
+// vectors (X: rows of W.cols floats) quantised once each by quantize(x, out) on the calling
+// thread, then kernel k's passes (k.rows for one vector, k.vectors for several) over W's blocks,
+// rows `row_bytes` each, into Y's rows, and `act` on each block of every output once all have
+// passed. The quantised activations are kept per calling thread and per type between calls, and
+// the pool's threads reach them through pointers taken here: a lambda that named the
+// thread_locals would see a worker's own.
 template <class Quantised, class Kernel, class Weights, class Quantize>
 void quantised_columns(const Kernel& k, const Weights& W, std::int64_t row_bytes, const float* X, const float* bias,
                        float* Y, std::int64_t n, ThreadPool& pool, Activation act, const Quantize& quantize) {

@@ -9,6 +9,7 @@
 
 #include "core/cpu_features.h"
 #include "core/error.h"
+#include "exec/cpu/gemv_columns.h"
 #include "exec/cpu/gemv_q8.h"
 
 namespace orion::exec::cpu {
@@ -57,13 +58,13 @@ const Q4Kernel kQ4Kernels[] = {
     {"avx512-vnni", Isa::avx512, q4_has_avx512_vnni, q4_rows_avx512_vnni, q4_vectors_avx512_vnni},
     {"avx512-vnni-no-prefetch", Isa::avx512, q4_has_avx512_vnni, q4_rows_avx512_vnni_no_prefetch, nullptr},
     {"avx512bw", Isa::avx512, q4_has_avx512bw, q4_rows_avx512bw, q4_vectors_avx512bw},
-    {"avx-vnni", Isa::avx2, q4_has_avx_vnni, q4_rows_avx_vnni, nullptr},
-    {"avx2", Isa::avx2, q4_has_avx2, q4_rows_avx2, nullptr},
+    {"avx-vnni", Isa::avx2, q4_has_avx_vnni, q4_rows_avx_vnni, q4_vectors_avx_vnni},
+    {"avx2", Isa::avx2, q4_has_avx2, q4_rows_avx2, q4_vectors_avx2},
     {"avx2-no-prefetch", Isa::avx2, q4_has_avx2, q4_rows_avx2_no_prefetch, nullptr},
 #endif
 #if defined(__aarch64__)
-    {"neon-dotprod", Isa::neon, q4_has_neon_dotprod, q4_rows_neon_dotprod, nullptr},
-    {"neon", Isa::neon, q4_has_neon, q4_rows_neon, nullptr},
+    {"neon-dotprod", Isa::neon, q4_has_neon_dotprod, q4_rows_neon_dotprod, q4_vectors_neon_dotprod},
+    {"neon", Isa::neon, q4_has_neon, q4_rows_neon, q4_vectors_neon},
 #endif
     {"scalar", Isa::scalar, q4_always, q4_rows_scalar, nullptr},
 };
@@ -92,14 +93,6 @@ void check_q4_kernel(const char* what, const Q4Kernel& k, const Q4Weights& W) {
     throw Error(std::string(what) + ": this CPU cannot run the " + std::string(k.name) + " kernel");
 }
 
-// Rows per block of the batched form: about 256 KiB of weights and scales, which every vector
-// after the first reads from L2 (gemv_f32_columns's block).
-std::int64_t q4_block_rows(const Q4Weights& W) {
-  constexpr std::int64_t kBlockBytes = 256 * 1024;
-  const std::int64_t row_bytes = W.cols / 2 + 2 * static_cast<std::int64_t>(sizeof(float)) * (W.cols / W.group);
-  return std::max<std::int64_t>(4, kBlockBytes / row_bytes);
-}
-
 }  // namespace
 
 std::span<const Q4Kernel> q4_kernels() { return kQ4Kernels; }
@@ -123,45 +116,10 @@ void gemv_q4_columns_with(const Q4Kernel& k, const Q4Weights& W, const float* X,
                           std::int64_t n, ThreadPool& pool, Activation act) {
   check_q4_kernel("gemv_q4_columns", k, W);
   if (n < 0) throw Error("gemv_q4_columns: " + std::to_string(n) + " vectors");
-  if (n == 0) return;
-  if (W.cols == 0) {
-    for (std::int64_t j = 0; j < n; ++j) fill_bias(bias, Y + j * W.rows, W.rows, act);
-    return;
-  }
-  // Once per product, on the calling thread, as gemv_q4's; the lambda below reaches them through
-  // pointers taken here (it runs on the pool's threads, which have thread_locals of their own).
-  thread_local std::vector<Q4Activation> scratch;
-  thread_local std::vector<const Q4Activation*> activations;
-  thread_local std::vector<float*> outputs;
-  if (scratch.size() < static_cast<std::size_t>(n)) {
-    scratch.resize(static_cast<std::size_t>(n));
-    activations.resize(static_cast<std::size_t>(n));
-    outputs.resize(static_cast<std::size_t>(n));
-  }
-  for (std::int64_t j = 0; j < n; ++j) {
-    const auto v = static_cast<std::size_t>(j);
-    quantize_q4_activation(X + j * W.cols, W.cols, W.group, scratch[v]);
-    activations[v] = &scratch[v];
-    outputs[v] = Y + j * W.rows;
-  }
-  const Q4Activation* const* x = activations.data();
-  float* const* y = outputs.data();
-  // With a kernel for several vectors, up to kQ4Vectors of them a pass, and a pass of all the
-  // vectors streams its whole range; otherwise (or with more vectors) the rows go block by
-  // block, each block read from memory by the first pass and from L2 by the others.
-  const std::int64_t per_pass = k.vectors ? kQ4Vectors : 1;
-  const std::int64_t block = n <= per_pass ? W.rows : q4_block_rows(W);
-  for_rows(W.rows, W.cols * n, Y, pool, [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t b0 = r0; b0 < r1; b0 += block) {
-      const std::int64_t b1 = std::min(r1, b0 + block);
-      for (std::int64_t j = 0; j < n; j += per_pass) {
-        if (k.vectors)
-          k.vectors(W, x + j, static_cast<int>(std::min(per_pass, n - j)), bias, y + j, b0, b1);
-        else
-          k.rows(W, *x[j], bias, y[j], b0, b1);
-      }
-      for (std::int64_t j = 0; j < n; ++j) apply_activation(act, y[j] + b0, b1 - b0);
-    }
+  // Rows of weights and scales, read once a call.
+  const std::int64_t row_bytes = W.cols / 2 + 2 * static_cast<std::int64_t>(sizeof(float)) * (W.cols / W.group);
+  quantised_columns<Q4Activation>(k, W, row_bytes, X, bias, Y, n, pool, act, [&](const float* xj, Q4Activation& out) {
+    quantize_q4_activation(xj, W.cols, W.group, out);
   });
 }
 

@@ -65,7 +65,8 @@ void gemv_q4(const Q4Weights& W, const float* x, const float* bias, float* y, Th
 
 // n vectors at once (X: n rows of cols floats; Y: n rows of `rows` floats), each Y_j bit-identical to
 // gemv_q4(W, X_j) — the server batches decode steps and relies on a sequence's result not depending on its
-// companions; W is streamed from memory once per call (row blocks that stay in L2 while every vector passes).
+// companions; W is streamed from memory once per call (gemv_columns.h: row blocks that stay in L2 while every
+// vector passes, up to kColumnVectors vectors against each row in one pass on AVX-512, AVX2 and NEON).
 void gemv_q4_columns(const Q4Weights& W, const float* X, const float* bias, float* Y, std::int64_t n,
                      ThreadPool& pool, Isa isa = best_isa(), Activation act = Activation::none);
 
@@ -83,10 +84,9 @@ using Q4Rows = void (*)(const Q4Weights& W, const Q4Activation& x, const float* 
 // The q4 kernel variants, as gemv_q8's (gemv_q8.h): the avx512 request takes AVX-512 VNNI,
 // else AVX-512BW; avx2 takes AVX-VNNI, else AVX2; neon takes SDOT where the core has it, else
 // plain NEON. All give the scalar kernel's bits.
-// Rows [r0, r1) of n <= kQ4Vectors vectors' products at once (x[v], y[v]: vector v's activation
-// and output), each y[v] bit for bit what Q4Rows gives for x[v] alone: one pass over the rows
-// serves the n vectors, the nibbles and scales of each row unpacked once for all of them.
-inline constexpr int kQ4Vectors = 4;
+// Rows [r0, r1) of n <= kColumnVectors vectors' products at once (x[v], y[v]: vector v's
+// activation and output), each y[v] bit for bit what Q4Rows gives for x[v] alone: one pass over
+// the rows serves the n vectors, the nibbles and scales of each row unpacked once for all of them.
 using Q4Vectors = void (*)(const Q4Weights& W, const Q4Activation* const* x, int n, const float* bias,
                            float* const* y, std::int64_t r0, std::int64_t r1);
 
@@ -96,7 +96,7 @@ struct Q4Kernel {
   Isa isa;                // the Isa whose request may pick it
   bool (*supported)();    // whether this CPU (and build) can run it
   Q4Rows rows;
-  Q4Vectors vectors;      // the AVX-512 kernels'; elsewhere null, and the batched form runs `rows` per vector
+  Q4Vectors vectors;      // null in the scalar and no-prefetch variants: the batched form runs `rows` per vector
 };
 
 // Every variant this build has, best first within each Isa; the scalar one last.
@@ -139,10 +139,18 @@ void q4_rows_avx_vnni(const Q4Weights&, const Q4Activation&, const float*, float
 void q4_rows_avx2(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t, std::int64_t);
 void q4_rows_avx2_no_prefetch(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t,
                               std::int64_t);
+void q4_vectors_avx_vnni(const Q4Weights&, const Q4Activation* const*, int, const float*, float* const*, std::int64_t,
+                         std::int64_t);
+void q4_vectors_avx2(const Q4Weights&, const Q4Activation* const*, int, const float*, float* const*, std::int64_t,
+                     std::int64_t);
 #endif
 #if defined(__aarch64__)
 void q4_rows_neon_dotprod(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t, std::int64_t);
 void q4_rows_neon(const Q4Weights&, const Q4Activation&, const float*, float*, std::int64_t, std::int64_t);
+void q4_vectors_neon_dotprod(const Q4Weights&, const Q4Activation* const*, int, const float*, float* const*,
+                             std::int64_t, std::int64_t);
+void q4_vectors_neon(const Q4Weights&, const Q4Activation* const*, int, const float*, float* const*, std::int64_t,
+                     std::int64_t);
 #endif
 
 }  // namespace detail

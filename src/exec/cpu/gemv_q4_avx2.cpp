@@ -37,6 +37,11 @@ void q4_rows_avx2_no_prefetch(const Q4Weights& W, const Q4Activation& x, const f
   q4_rows_simd<0>(W, x, bias, y, r0, r1);
 }
 
+void q4_vectors_avx2(const Q4Weights& W, const Q4Activation* const* x, int n, const float* bias, float* const* y,
+                     std::int64_t r0, std::int64_t r1) {
+  q4_vectors_simd<kAvx2PrefetchBytes>(W, x, n, bias, y, r0, r1);
+}
+
 }  // namespace orion::exec::cpu::detail
 
 #endif  // __x86_64__

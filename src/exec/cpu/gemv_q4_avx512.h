@@ -129,65 +129,10 @@ ORION_Q4_TARGET inline void q4_group_vectors(const std::uint8_t* q, const float*
     for (int v = 0; v < NV; ++v) out[r * NV + v] = q4_reduce_lanes(acc[r][v]);
 }
 
-// One vector: what gemv_q4_rows.h's row loop calls.
-template <int R, int G, int P>
-ORION_Q4_TARGET inline void q4_group(const std::uint8_t* q, const float* sb, std::int64_t cols, std::int64_t stride,
-                                     const Q4Activation& x, float* out) {
-  const Q4Activation* one[1] = {&x};
-  q4_group_vectors<R, 1, G, P>(q, sb, cols, stride, one, out);
-}
-
-// Rows [r0, r1) of NV vectors' products, y[v] their outputs, in the order of for_row_groups
-// (which writes y[0]; the lambdas write the others).
-template <int NV, int G, int P>
-ORION_Q4_TARGET void q4_vectors_group(const Q4Weights& W, const Q4Activation* const* x, const float* bias,
-                                      float* const* y, std::int64_t r0, std::int64_t r1) {
-  const std::int64_t row_bytes = W.cols / 2, row_floats = 2 * (W.cols / G);
-  const auto put = [&](std::int64_t r, float v) { return bias ? v + bias[r] : v; };
-  for_row_groups(
-      r0, r1, bias, y[0],
-      [&](std::int64_t r, float* s) ORION_Q4_TARGET {
-        float o[NV];
-        q4_group_vectors<1, NV, G, P>(W.q + r * row_bytes, W.scale_bias + r * row_floats, W.cols, 1, x, o);
-        s[0] = o[0];
-        for (int v = 1; v < NV; ++v) y[v][r] = put(r, o[v]);
-      },
-      [&](std::int64_t r, std::int64_t stride, float* s) ORION_Q4_TARGET {
-        float o[4 * NV];
-        q4_group_vectors<4, NV, G, P>(W.q + r * row_bytes, W.scale_bias + r * row_floats, W.cols, stride, x, o);
-        for (int k = 0; k < 4; ++k) {
-          s[k] = o[k * NV];
-          for (int v = 1; v < NV; ++v) y[v][r + k * stride] = put(r + k * stride, o[k * NV + v]);
-        }
-      });
-}
-
-template <int NV, int P>
-ORION_Q4_TARGET void q4_vectors_simd(const Q4Weights& W, const Q4Activation* const* x, const float* bias,
-                                     float* const* y, std::int64_t r0, std::int64_t r1) {
-  if (W.group == 32)
-    q4_vectors_group<NV, 32, P>(W, x, bias, y, r0, r1);
-  else if (W.group == 64)
-    q4_vectors_group<NV, 64, P>(W, x, bias, y, r0, r1);
-  else
-    q4_vectors_group<NV, 128, P>(W, x, bias, y, r0, r1);
-}
-
-// Up to kQ4Vectors vectors a pass (detail::Q4Vectors, gemv_q4.h).
-template <int P>
-ORION_Q4_TARGET void q4_vectors_avx512(const Q4Weights& W, const Q4Activation* const* x, int n, const float* bias,
-                                       float* const* y, std::int64_t r0, std::int64_t r1) {
-  switch (n) {
-    case 1:
-      return q4_vectors_simd<1, P>(W, x, bias, y, r0, r1);
-    case 2:
-      return q4_vectors_simd<2, P>(W, x, bias, y, r0, r1);
-    case 3:
-      return q4_vectors_simd<3, P>(W, x, bias, y, r0, r1);
-    default:
-      return q4_vectors_simd<4, P>(W, x, bias, y, r0, r1);
-  }
-}
+// Rows a pass of NV vectors takes (gemv_q4_rows.h): four, as the single vector's, whose 16
+// accumulators at four vectors fill half the 32 registers.
+template <int NV>
+inline constexpr int kQ4VectorRows = 4;
 
 }  // namespace
 }  // namespace orion::exec::cpu::detail

@@ -37,7 +37,7 @@ void q4_rows_avx512_vnni_no_prefetch(const Q4Weights& W, const Q4Activation& x, 
 
 void q4_vectors_avx512_vnni(const Q4Weights& W, const Q4Activation* const* x, int n, const float* bias, float* const* y,
                             std::int64_t r0, std::int64_t r1) {
-  q4_vectors_avx512<kQ4Avx512PrefetchBytes>(W, x, n, bias, y, r0, r1);
+  q4_vectors_simd<kQ4Avx512PrefetchBytes>(W, x, n, bias, y, r0, r1);
 }
 
 }  // namespace orion::exec::cpu::detail

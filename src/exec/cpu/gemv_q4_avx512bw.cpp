@@ -34,7 +34,7 @@ void q4_rows_avx512bw(const Q4Weights& W, const Q4Activation& x, const float* bi
 
 void q4_vectors_avx512bw(const Q4Weights& W, const Q4Activation* const* x, int n, const float* bias, float* const* y,
                          std::int64_t r0, std::int64_t r1) {
-  q4_vectors_avx512<kQ4Avx512PrefetchBytes>(W, x, n, bias, y, r0, r1);
+  q4_vectors_simd<kQ4Avx512PrefetchBytes>(W, x, n, bias, y, r0, r1);
 }
 
 }  // namespace orion::exec::cpu::detail

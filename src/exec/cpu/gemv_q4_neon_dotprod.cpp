@@ -47,6 +47,11 @@ void q4_rows_neon_dotprod(const Q4Weights& W, const Q4Activation& x, const float
   q4_rows_simd<0>(W, x, bias, y, r0, r1);
 }
 
+void q4_vectors_neon_dotprod(const Q4Weights& W, const Q4Activation* const* x, int n, const float* bias, float* const* y,
+                             std::int64_t r0, std::int64_t r1) {
+  q4_vectors_simd<0>(W, x, n, bias, y, r0, r1);
+}
+
 }  // namespace orion::exec::cpu::detail
 
 #endif  // __aarch64__
