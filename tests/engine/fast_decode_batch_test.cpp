@@ -1,10 +1,11 @@
 // decode_batch (engine/decoder.h) on the fast engine's sessions (FastSession::decode_batch):
-// one token of each of several sessions of one model, at different positions, run together (each weight matrix read once for all rows by gemv_f32_columns, each
-// row's attention over its own cache), against each session decoding alone: the same logits
-// bit for bit, step after step, and the caches left such that decoding alone afterwards goes
-// on as if nothing had been batched. GPT-2, and Llama in Qwen3's form (grouped heads, q/k norms,
-// biases, an explicit head_dim). Sessions of other models, engines or weight formats are not
-// batched together.
+// one token of each of several sessions of one model, at different positions, run together (each
+// weight matrix read once for all rows by the gemv_*_columns kernels, each row's attention over
+// its own cache), against each session decoding alone: the same logits bit for bit, step after
+// step, and the caches left such that decoding alone afterwards goes on as if nothing had been
+// batched. GPT-2, and Llama in Qwen3's form (grouped heads, q/k norms, biases, an explicit
+// head_dim), each in f32, f16, q8 and q4. Sessions of other models or engines are not batched
+// together.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -78,28 +79,30 @@ void expect_batch_matches_alone(std::shared_ptr<const Model> model, const model:
   EXPECT_FALSE(can_decode_batch(std::span(sessions).first(1)));
 }
 
+const model::WeightDType kFormats[] = {model::WeightDType::f32, model::WeightDType::f16, model::WeightDType::q8,
+                                       model::WeightDType::q4};
+
 TEST(FastDecodeBatch, Gpt2RowsDecodedTogetherEqualEachAlone) {
   const model::Gpt2Config c = model::testing::small_gpt2_config({2, 64, 4, 320, 64});
   const model::Gpt2Model m = model::Gpt2Model::from_weights(c, model::gpt2_init_weights(c, 5), "m");
-  auto fast = std::make_shared<const Gpt2FastModel>(m, model::WeightDType::f32);
-  expect_batch_matches_alone<Gpt2FastSession>(fast, m, c.vocab_size);
+  for (model::WeightDType dtype : kFormats) {
+    SCOPED_TRACE(model::weight_dtype_name(dtype));
+    auto fast = std::make_shared<const Gpt2FastModel>(m, dtype);
+    expect_batch_matches_alone<Gpt2FastSession>(fast, m, c.vocab_size);
+  }
 }
 
+// q8's blocks and q4's groups take whole multiples of 32 columns: a width of 64 for those.
 TEST(FastDecodeBatch, Qwen3RowsDecodedTogetherEqualEachAlone) {
-  model::LlamaConfig c = model::testing::small_llama_config({2, 48, 4, 2, 96, 300, true, 64});
-  model::testing::make_family(c, "qwen3", 16, true);
-  const model::LlamaModel m = model::LlamaModel::from_weights(c, model::testing::llama_large_weights(c), "m");
-  auto fast = std::make_shared<const LlamaFastModel>(m, model::WeightDType::f32);
-  expect_batch_matches_alone<LlamaFastSession>(fast, m, c.vocab_size);
-  auto f16 = std::make_shared<const LlamaFastModel>(model::LlamaModel::from_weights(c, model::testing::llama_large_weights(c), "m"),
-                                                    model::WeightDType::f16);
-  LlamaFastSession s(f16, 1);
-  s.prefill(std::vector<std::int32_t>{1, 2});
-  FastSession* one[] = {&s};
-  EXPECT_FALSE(s.batchable());
-  EXPECT_EQ(s.batch_key(), nullptr);
-  std::vector<std::vector<float>> out;
-  EXPECT_THROW(FastSession::decode_batch(one, std::vector<std::int32_t>{3}, out), Error);
+  for (model::WeightDType dtype : kFormats) {
+    SCOPED_TRACE(model::weight_dtype_name(dtype));
+    const bool blocks = dtype == model::WeightDType::q8 || dtype == model::WeightDType::q4;
+    model::LlamaConfig c = model::testing::small_llama_config({2, blocks ? 64 : 48, 4, 2, 96, 300, true, 64});
+    model::testing::make_family(c, "qwen3", 16, true);
+    const model::LlamaModel m = model::LlamaModel::from_weights(c, model::testing::llama_large_weights(c), "m");
+    auto fast = std::make_shared<const LlamaFastModel>(m, dtype);
+    expect_batch_matches_alone<LlamaFastSession>(fast, m, c.vocab_size);
+  }
 }
 
 }  // namespace

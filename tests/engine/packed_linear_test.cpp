@@ -1,10 +1,12 @@
 // PackedLinear's two kinds of storage: a borrowed layer shares the given tensors (no copy)
-// and computes bit for bit what a packed layer of the same weights computes.
+// and computes bit for bit what a packed layer of the same weights computes; and its batched
+// form, each vector apply()'s bits.
 #include "engine/fast/packed_linear.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 #include "core/random.h"
@@ -50,6 +52,33 @@ TEST(PackedLinear, BorrowRefusesWrongTensors) {
   EXPECT_THROW(PackedLinear::borrow(Tensor(DType::f32, {64, 4}).permute(std::vector<int>{1, 0}), Tensor{}, Tensor{},
                                     model::WeightDType::f32), Error);  // not contiguous
   EXPECT_NO_THROW(PackedLinear::borrow(q, Tensor(DType::f32, {4, 2}), Tensor(DType::f32, {4}), model::WeightDType::q8));
+}
+
+// apply_columns, which the batched decode runs, reads W once for all its vectors in every format
+// and gives each vector apply()'s bits: bias and the fused GELU included, 1 to 6 vectors.
+TEST(PackedLinear, ColumnsEqualApplyInEveryFormat) {
+  Rng rng(8);
+  Tensor w(DType::f32, {45, 128});  // [out, in]
+  rng.fill_normal(w.span<float>(), 0.0f, 1.0f);
+  Tensor b(DType::f32, {45});
+  rng.fill_normal(b.span<float>(), 0.0f, 1.0f);
+  std::vector<float> X(6 * 128);
+  rng.fill_normal(std::span<float>(X), 0.0f, 1.0f);
+  ThreadPool pool(2);
+  for (model::WeightDType dtype : {model::WeightDType::f32, model::WeightDType::f16, model::WeightDType::q8, model::WeightDType::q4}) {
+    const PackedLinear lin = PackedLinear::pack(w, false, b, dtype);
+    EXPECT_TRUE(lin.reads_once_for_columns()) << model::weight_dtype_name(dtype);
+    for (exec::cpu::Activation act : {exec::cpu::Activation::none, exec::cpu::Activation::gelu})
+      for (std::int64_t n = 1; n <= 6; ++n) {
+        std::vector<float> Y(static_cast<std::size_t>(n * 45)), y(45);
+        lin.apply_columns(X.data(), n, Y.data(), pool, exec::cpu::best_isa(), act);
+        for (std::int64_t j = 0; j < n; ++j) {
+          lin.apply(X.data() + j * 128, y.data(), pool, exec::cpu::best_isa(), act);
+          EXPECT_EQ(std::memcmp(y.data(), Y.data() + j * 45, sizeof(float) * 45), 0)
+              << model::weight_dtype_name(dtype) << " n " << n << " vector " << j;
+        }
+      }
+  }
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ std::vector<float> FastSession::prefill(std::span<const std::int32_t> tokens) {
     return logits_;
   }
   if (T > 1 && batchable()) {
-    // A short prompt as one batched pass (gemv_f32_columns reads each matrix once for all its
+    // A short prompt as one batched pass (the gemv_*_columns kernels read each matrix once for all its
     // tokens): the same bits as stepping token by token, which reads every matrix T times.
     std::vector<BatchRow> rows;
     for (std::int64_t t = 0; t < T; ++t) rows.push_back({this, position_ + t});

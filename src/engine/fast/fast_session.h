@@ -103,13 +103,13 @@ class FastSession : public Decoder {
   // one pass over the weights: the linear layers and the head as matrix products over the
   // rows, each row's attention over its own session's cache: each session's logits, the
   // very bits decode() gives; every position advances by one. What a server's concurrent
-  // requests decode with, through engine::decode_batch (engine/decoder.h). f32 and q4 weights
-  // (batchable()): those have kernels that stream the matrix once for several vectors. Throws
+  // requests decode with, through engine::decode_batch (engine/decoder.h). Every weight format
+  // (batchable()): each has kernels that stream the matrix once for several vectors. Throws
   // orion::Error for sessions of different models, a full context or a bad token.
   // logits[b] gets session b's (the vectors' storage is reused from call to call).
   static void decode_batch(std::span<FastSession* const> sessions, std::span<const std::int32_t> tokens,
                            std::vector<std::vector<float>>& logits);
-  bool batchable() const { return shape_.dtype == model::WeightDType::f32 || shape_.dtype == model::WeightDType::q4; }
+  bool batchable() const { return true; }
   // The model's head: sessions of one model batch together (Decoder::batch_key), when batchable().
   const void* batch_key() const final { return batchable() ? shape_.head : nullptr; }
 
@@ -151,7 +151,7 @@ class FastSession : public Decoder {
   static RowCache row_cache(const BatchRow& r, std::size_t layer) {
     return {r.session->k_cache_[layer].get(), r.session->v_cache_[layer].get(), r.position};
   }
-  // Y[B, out] = X[B, in] W^T + b (Y += ... when `accumulate`) for batch_layers: f32 or q4 weights
+  // Y[B, out] = X[B, in] W^T + b (Y += ... when `accumulate`) for batch_layers: any weights
   // through PackedLinear::apply_columns, which reads W once for all rows and gives each row the
   // bits apply() gives it alone, so that a batched session decodes exactly as a lone one. X's rows
   // are `ldx` floats apart (0: in); `act` as apply()'s, after the bias.

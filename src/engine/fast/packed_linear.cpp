@@ -177,11 +177,13 @@ void PackedLinear::apply_columns(const float* X, std::int64_t n, float* Y, Threa
         }
       });
       return;
-    case model::WeightDType::q4: exec::cpu::gemv_q4_columns(q4_weights(), X, b, Y, n, pool, isa, act); return;
     case model::WeightDType::f16:
-    case model::WeightDType::q8:
-      for (std::int64_t j = 0; j < n; ++j) apply(X + j * cols_, Y + j * rows_, pool, isa, act);
+      exec::cpu::gemv_f16_columns(w_.data<std::uint16_t>(), X, b, Y, rows_, cols_, n, pool, isa, act);
       return;
+    case model::WeightDType::q8:
+      exec::cpu::gemv_q8_columns({w_.data<std::int8_t>(), scales_.data<float>(), rows_, cols_, block_}, X, b, Y, n, pool, isa, act);
+      return;
+    case model::WeightDType::q4: exec::cpu::gemv_q4_columns(q4_weights(), X, b, Y, n, pool, isa, act); return;
   }
 }
 
