@@ -81,10 +81,11 @@ ORION_Q8_TARGET inline void q8_group_vectors(const std::int8_t* q, const float* 
     for (int v = 0; v < NV; ++v) out[r * NV + v] = reduce_lanes(acc[r][v]);
 }
 
-// Rows a pass of NV vectors takes: all four (16 accumulators) with up to two vectors; two with
-// more, so that the accumulators and each chunk's activations fit in the 32 registers.
+// Rows a pass of NV vectors takes: four, as the single vector's, four streams through W (two
+// were slower: docs/PERFORMANCE.md, "Batched f16 and q8"). GCC keeps the 16 accumulators in
+// registers and takes each chunk's activations as memory operands.
 template <int NV>
-inline constexpr int kQ8VectorRows = NV <= 2 ? 4 : 2;
+inline constexpr int kQ8VectorRows = 4;
 
 }  // namespace
 }  // namespace orion::exec::cpu::detail
