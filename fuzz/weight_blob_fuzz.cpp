@@ -15,6 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       orion::fuzz::expect_ok_or_error([&] {
         (void)r.tensor(b.record_offset, orion::DType::u8, orion::Shape{static_cast<std::int64_t>(b.size)});
       });
+      // Sub-byte blobs (4-bit weights) as the values they hold.
+      if (orion::compile::is_sub_byte(b.dtype))
+        orion::fuzz::expect_ok_or_error([&] {
+          (void)r.sub_byte_tensor(b.record_offset, b.dtype, orion::Shape{static_cast<std::int64_t>(b.element_count())});
+        });
     }
   });
   return 0;

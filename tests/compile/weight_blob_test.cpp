@@ -139,6 +139,48 @@ TEST(WeightBlob, SubBytePacking) {
   }
 }
 
+// int4 and uint4 blobs, the forms 4-bit weights take: int4 two's complement nibbles low nibble
+// first, read back sign-extended one per byte; values outside a type's range are refused.
+TEST(WeightBlob, FourBitBlobsReadBackAsTensors) {
+  const std::vector<std::int32_t> s = {-8, -1, 0, 7, 3};
+  WeightBlobWriter w;
+  EXPECT_EQ(w.add_packed(BlobDType::int4, s), 64u);
+  const std::uint64_t u_at = w.add_packed(BlobDType::uint4, std::vector<std::int32_t>{15, 0, 9, 1});
+  const Bytes& f = w.bytes();
+  EXPECT_EQ(f[68], std::byte{8});  // int4
+  EXPECT_EQ(f[128], std::byte{0xf8});
+  EXPECT_EQ(f[129], std::byte{0x70});
+  EXPECT_EQ(f[130], std::byte{0x03});
+  EXPECT_EQ(f[88], std::byte{4});  // unused bits
+  const WeightBlobReader r = WeightBlobReader::from_bytes(f, "w4");
+  const Tensor t = r.sub_byte_tensor(64, BlobDType::int4, {5});
+  ASSERT_EQ(t.dtype(), DType::i8);
+  for (std::size_t i = 0; i < s.size(); ++i) EXPECT_EQ(t.data<std::int8_t>()[i], s[i]) << i;
+  const Tensor u = r.sub_byte_tensor(u_at, BlobDType::uint4, {2, 2});
+  ASSERT_EQ(u.dtype(), DType::u8);
+  EXPECT_EQ(u.data<std::uint8_t>()[0], 15);
+  EXPECT_EQ(u.data<std::uint8_t>()[2], 9);
+  EXPECT_TRUE(r.warnings().empty());
+  // The program's type is read, another code is a warning, as for whole-byte types.
+  const Tensor as_u = r.sub_byte_tensor(64, BlobDType::uint4, {5});
+  EXPECT_EQ(as_u.data<std::uint8_t>()[0], 8);
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_NE(r.warnings()[0].find("blob type code int4 read as uint4"), std::string::npos) << r.warnings()[0];
+  // Six values need 3 bytes, the blob holds 3; seven do not fit.
+  EXPECT_NE(error_of([&] { (void)r.sub_byte_tensor(64, BlobDType::int4, {7}); }).find("does not hold int4[7] (4 bytes)"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { (void)r.sub_byte_tensor(64, BlobDType::uint8, {3}); }).find("not a sub-byte type"),
+            std::string::npos);
+
+  WeightBlobWriter bad;
+  EXPECT_NE(error_of([&] { bad.add_packed(BlobDType::int4, std::vector<std::int32_t>{1, 8}); })
+                .find("int4 blob: value 8 at element 1 is outside [-8, 7]"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { bad.add_packed(BlobDType::uint4, std::vector<std::int32_t>{-1}); }).find("outside [0, 15]"),
+            std::string::npos);
+  EXPECT_EQ(bad.count(), 0u);
+}
+
 TEST(WeightBlob, Fp16BitPatternsPreserved) {
   // +0, -0, smallest subnormal, largest finite, inf, -inf, a quiet NaN with payload, a
   // signalling-looking NaN.

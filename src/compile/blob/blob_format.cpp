@@ -34,4 +34,15 @@ std::vector<std::uint32_t> unpack_bits(std::span<const std::byte> bytes, int bit
   return out;
 }
 
+std::vector<std::int32_t> unpack_values(std::span<const std::byte> bytes, BlobDType t, std::size_t count) {
+  if (!is_sub_byte(t)) throw Error("unpack_values: " + std::string(blob_dtype_name(t)) + " is not a sub-byte type");
+  const int bits = blob_dtype_bits(t);
+  const std::vector<std::uint32_t> u = unpack_bits(bytes, bits, count);
+  std::vector<std::int32_t> out(count);
+  const std::uint32_t sign = t == BlobDType::int4 ? 1u << (bits - 1) : 0u;
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = (u[i] & sign) != 0 ? static_cast<std::int32_t>(u[i]) - (std::int32_t{1} << bits) : static_cast<std::int32_t>(u[i]);
+  return out;
+}
+
 }  // namespace orion::compile

@@ -61,6 +61,12 @@ constexpr int blob_dtype_bits(BlobDType t) {
 
 constexpr bool is_sub_byte(BlobDType t) { return blob_dtype_bits(t) < 8; }
 
+// The values a sub-byte type holds: int4 is two's complement [-8, 7], the uintN types [0, 2^N).
+constexpr std::int32_t sub_byte_min(BlobDType t) { return t == BlobDType::int4 ? -8 : 0; }
+constexpr std::int32_t sub_byte_max(BlobDType t) {
+  return t == BlobDType::int4 ? 7 : (std::int32_t{1} << blob_dtype_bits(t)) - 1;
+}
+
 constexpr std::string_view blob_dtype_name(BlobDType t) {
   switch (t) {
     case BlobDType::fp16: return "fp16";
@@ -98,5 +104,8 @@ struct PackedBits {
 PackedBits pack_bits(std::span<const std::int32_t> values, int bits);
 // The inverse: `count` values of `bits` bits each, zero-extended.
 std::vector<std::uint32_t> unpack_bits(std::span<const std::byte> bytes, int bits, std::size_t count);
+// `count` values of sub-byte type `t`: int4 sign-extended (as Apple's reader reads it), the
+// unsigned types zero-extended.
+std::vector<std::int32_t> unpack_values(std::span<const std::byte> bytes, BlobDType t, std::size_t count);
 
 }  // namespace orion::compile

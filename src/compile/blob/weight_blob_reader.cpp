@@ -184,9 +184,8 @@ const BlobRecord& WeightBlobReader::at(std::uint64_t record_offset) const {
   return *it;
 }
 
-Tensor WeightBlobReader::tensor(std::uint64_t record_offset, DType dtype, const Shape& shape) const {
-  const std::uint64_t numel = static_cast<std::uint64_t>(shape_numel(shape));
-  const std::uint64_t want_bytes = numel * dtype_size(dtype);
+BlobRecord WeightBlobReader::record_for(std::uint64_t record_offset, BlobDType want, std::string_view want_name,
+                                        std::uint64_t want_bytes, const std::string& tensor_type) const {
   const auto it = std::lower_bound(records_.begin(), records_.end(), record_offset,
                                    [](const BlobRecord& r, std::uint64_t off) { return r.record_offset < off; });
   BlobRecord r;
@@ -203,12 +202,9 @@ Tensor WeightBlobReader::tensor(std::uint64_t record_offset, DType dtype, const 
                                  (is_data ? " (that is where a blob's data starts: BLOBFILE names its record, 64 bytes before)" : ""));
     r = read_record(record_offset);
   }
-  const std::optional<BlobDType> want = blob_type_of(dtype);
-  if (!want) throw Error::at_offset(name_, record_offset, "no blob type holds " + std::string(dtype_name(dtype)));
-  if (*want != r.dtype)
+  if (want != r.dtype)
     warn(record_offset + kRecordDTypeAt, "blob type code " + std::string(blob_dtype_name(r.dtype)) + " read as " +
-                                             std::string(dtype_name(dtype)) + ", the program's type (files written so ran on the ANE)");
-  const std::string tensor_type = std::string(dtype_name(dtype)) + shape_str(shape);
+                                             std::string(want_name) + ", the program's type (files written so ran on the ANE)");
   // The device reads the bytes the program's type and shape give, wherever the size field
   // points: a size of 0, or one larger than that, ran; a smaller one cannot hold the tensor.
   if (r.size == 0)
@@ -224,8 +220,37 @@ Tensor WeightBlobReader::tensor(std::uint64_t record_offset, DType dtype, const 
     throw Error::at_offset(name_, record_offset + kRecordSizeAt,
                            tensor_type + " (" + num(want_bytes) + " bytes) at " + num(r.data_offset) +
                                " runs past the end of the file (" + num(bytes_.size()) + " bytes)");
+  return r;
+}
+
+Tensor WeightBlobReader::tensor(std::uint64_t record_offset, DType dtype, const Shape& shape) const {
+  const std::uint64_t numel = static_cast<std::uint64_t>(shape_numel(shape));
+  const std::uint64_t want_bytes = numel * dtype_size(dtype);
+  const std::optional<BlobDType> want = blob_type_of(dtype);
+  if (!want) throw Error::at_offset(name_, record_offset, "no blob type holds " + std::string(dtype_name(dtype)));
+  const std::string tensor_type = std::string(dtype_name(dtype)) + shape_str(shape);
+  const BlobRecord r = record_for(record_offset, *want, dtype_name(dtype), want_bytes, tensor_type);
   auto buffer = Buffer::borrow(const_cast<std::byte*>(bytes_.data()), bytes_.size(), owner_);
   return Tensor::view_of(dtype, shape, std::move(buffer), static_cast<std::size_t>(r.data_offset));
+}
+
+Tensor WeightBlobReader::sub_byte_tensor(std::uint64_t record_offset, BlobDType type, const Shape& shape) const {
+  if (!is_sub_byte(type))
+    throw Error::at_offset(name_, record_offset, std::string(blob_dtype_name(type)) + " is not a sub-byte type");
+  const auto numel = static_cast<std::uint64_t>(shape_numel(shape));
+  const std::uint64_t want_bytes = (numel * static_cast<std::uint64_t>(blob_dtype_bits(type)) + 7) / 8;
+  const std::string tensor_type = std::string(blob_dtype_name(type)) + shape_str(shape);
+  const BlobRecord r = record_for(record_offset, type, blob_dtype_name(type), want_bytes, tensor_type);
+  const std::vector<std::int32_t> v = unpack_values(
+      bytes_.subspan(static_cast<std::size_t>(r.data_offset), static_cast<std::size_t>(want_bytes)), type,
+      static_cast<std::size_t>(numel));
+  const bool is_signed = sub_byte_min(type) < 0;
+  Tensor out(is_signed ? DType::i8 : DType::u8, shape);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (is_signed) out.data<std::int8_t>()[i] = static_cast<std::int8_t>(v[i]);
+    else out.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(v[i]);
+  }
+  return out;
 }
 
 }  // namespace orion::compile

@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compile/blob/blob_format.h"
@@ -59,6 +60,11 @@ class WeightBlobReader {
   // gives one, must be at least the tensor's byte size: a larger size is a warning, as is a type
   // code that is not the dtype's (f16: fp16, f32: fp32, bf16, i32: int32, i8: int8, u8: uint8).
   Tensor tensor(std::uint64_t record_offset, DType dtype, const Shape& shape) const;
+  // The blob at `record_offset` as values of a sub-byte type (int4, uint1..uint6) packed from the
+  // lowest bit up, unpacked one per byte into a tensor of `shape`: i8 for int4 (sign-extended),
+  // u8 for the unsigned types; a copy. The checks and tolerances are tensor()'s, for the
+  // ceil(n * bits / 8) bytes the values take.
+  Tensor sub_byte_tensor(std::uint64_t record_offset, BlobDType type, const Shape& shape) const;
 
  private:
   WeightBlobReader(std::string name, std::span<const std::byte> bytes, std::shared_ptr<const void> owner);
@@ -67,6 +73,10 @@ class WeightBlobReader {
   // walk's or the program's to say. Throws for a record no reader can use (no sentinel, an
   // unknown type code, unused bits that do not fit the type).
   BlobRecord read_record(std::uint64_t pos) const;
+  // The record at `record_offset` checked for a read of `want_bytes` bytes of type `want`
+  // (`want_name` and `tensor_type` for messages): tensor()'s checks and warnings.
+  BlobRecord record_for(std::uint64_t record_offset, BlobDType want, std::string_view want_name, std::uint64_t want_bytes,
+                        const std::string& tensor_type) const;
   // Whether `bytes` bytes from `offset` lie within the file.
   bool within(std::uint64_t offset, std::uint64_t bytes) const;
   void warn(std::uint64_t at, const std::string& what) const;

@@ -90,6 +90,11 @@ std::uint64_t WeightBlobWriter::add_fp32(std::span<const float> values) {
 std::uint64_t WeightBlobWriter::add_packed(BlobDType dtype, std::span<const std::int32_t> values) {
   if (!is_sub_byte(dtype))
     throw Error("weight blob writer: " + std::string(blob_dtype_name(dtype)) + " is not a sub-byte type");
+  const std::int32_t lo = sub_byte_min(dtype), hi = sub_byte_max(dtype);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i] < lo || values[i] > hi)
+      throw Error("weight blob writer: " + std::string(blob_dtype_name(dtype)) + " blob: value " + std::to_string(values[i]) +
+                  " at element " + std::to_string(i) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   const PackedBits packed = pack_bits(values, blob_dtype_bits(dtype));
   return add(dtype, packed.bytes, packed.unused_bits);
 }

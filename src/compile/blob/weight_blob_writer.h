@@ -28,7 +28,8 @@ class WeightBlobWriter {
   // fp16 values as their IEEE binary16 bit patterns (kept exactly, NaN payloads included).
   std::uint64_t add_fp16(std::span<const std::uint16_t> halves);
   std::uint64_t add_fp32(std::span<const float> values);
-  // Sub-byte values (uint1..uint6, int4), packed from the lowest bit up.
+  // Sub-byte values (uint1..uint6, int4), packed from the lowest bit up. Throws orion::Error for
+  // a value outside the type's range (as Apple's writer refuses it), naming the element.
   std::uint64_t add_packed(BlobDType dtype, std::span<const std::int32_t> values);
 
   std::size_t count() const { return count_; }
