@@ -31,6 +31,9 @@ constexpr AttrSpec kBroadcastAttrs[] = {{"shape", K::ints, true}};
 constexpr AttrSpec kCastAttrs[] = {{"dtype", K::dtype, true}};
 constexpr AttrSpec kClampAttrs[] = {{"min", K::real, true}, {"max", K::real, true}};
 constexpr AttrSpec kQuantizeAttrs[] = {{"dtype", K::dtype, true}};
+// The data's storage width: 8, or 4 (int4/uint4 values held one per i8/u8 element, stored packed
+// where the graph is written out: MIL's sub-byte types).
+constexpr AttrSpec kDequantizeAttrs[] = {{"bits", K::integer, false, 8}};
 
 using C = OpClass;
 
@@ -99,9 +102,10 @@ constexpr std::array<OpInfo, kOpCount> kOps = {{
      rules::softmax_cross_entropy_grad,
      "(softmax(logits) - one_hot(targets)) * dloss per row: inputs logits [..., V], targets [...], dloss [...]",
      nullptr, "a gradient op: second derivatives are not needed"},
-    {Op::dequantize, "dequantize", C::other, 2, 3, {}, rules::dequantize,
+    {Op::dequantize, "dequantize", C::other, 2, 3, kDequantizeAttrs, rules::dequantize,
      "(data - zero_point) * scale: data i8/u8, scale float and zero_point (default 0) either scalars or of data's "
-     "rank with each dim dividing data's (one value per block); the output has scale's dtype",
+     "rank with each dim dividing data's (one value per block); the output has scale's dtype; bits 4: the data "
+     "(and an integer zero point) hold int4 [-8, 7] (i8) or uint4 [0, 15] (u8) values",
      nullptr, "integer data takes no gradient"},
     {Op::quantize, "quantize", C::other, 2, 3, kQuantizeAttrs, rules::quantize,
      "round_half_even(x / scale + zero_point) clamped to dtype (i8/u8); scale and zero_point as dequantize's",

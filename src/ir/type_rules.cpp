@@ -350,8 +350,10 @@ void check_blockwise(const TensorType& data, const TensorType& t, std::string_vi
 }
 }  // namespace
 
-TensorType dequantize(std::span<const TensorType> in, const Node&) {
+TensorType dequantize(std::span<const TensorType> in, const Node& n) {
   if (in[0].dtype != DType::i8 && in[0].dtype != DType::u8) throw Error("data must be i8 or u8, not " + in[0].str());
+  const std::int64_t bits = n.attr_int("bits");
+  if (bits != 8 && bits != 4) throw Error("bits must be 8 or 4, not " + std::to_string(bits));
   require_float(in[1], "scale");
   check_blockwise(in[0], in[1], "scale");
   if (in.size() > 2) check_blockwise(in[0], in[2], "zero_point");

@@ -118,9 +118,9 @@ inline std::optional<Graph> graph_using(Op op) {
       b.output(b.where(cond, b.input("a", f32, {2, 3}), b.input("b", f32, {3})));
       return b.finish();
     }
-    case Op::dequantize:
+    case Op::dequantize:  // int4 values in i8 (bits 4), as 4-bit weights hold them
       b.output(b.op(Op::dequantize, {b.input("q", DType::i8, {4, 6}), b.input("scale", f32, {4, 2}),
-                                     b.input("zero", DType::i8, {4, 1})}));
+                                     b.input("zero", DType::i8, {4, 1})}, {{"bits", std::int64_t{4}}}));
       return b.finish();
     case Op::quantize:
       b.output(b.op(Op::quantize, {b.input("x", f32, {4, 6}), b.input("scale", f32, {})}, {{"dtype", DType::u8}}));
