@@ -20,7 +20,7 @@
 //
 //   IDENT [A-Za-z_][A-Za-z0-9_@]*; NUMBER -?(C99 hex float | decimal, fraction and exponent
 //   optional) and -inf, -nan; DTYPE bool int8 int16 int32 int64 uint8 uint16 uint32 uint64
-//   fp16 fp32 fp64 string.
+//   fp16 fp32 fp64 string, and the sub-byte int4 uint1 uint2 uint3 uint4 uint6.
 //
 // The program must carry a buildInfo dictionary, as Apple's parser requires. Limits: a type
 // has at most 64 dimensions and 2^40 elements; lists nest at most 64 deep.

@@ -43,7 +43,14 @@ bool is_mil_dtype_name(std::string_view name) {
   for (std::string_view n : {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                              "uint64", "fp16", "fp32", "fp64", "string"})
     if (n == name) return true;
-  return false;
+  return mil_sub_byte_type(name).has_value();
+}
+
+std::optional<BlobDType> mil_sub_byte_type(std::string_view name) {
+  for (BlobDType t : {BlobDType::int4, BlobDType::uint1, BlobDType::uint2, BlobDType::uint3, BlobDType::uint4,
+                      BlobDType::uint6})
+    if (blob_dtype_name(t) == name) return t;
+  return std::nullopt;
 }
 
 std::string mil_float(double v) {

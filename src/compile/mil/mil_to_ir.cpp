@@ -6,9 +6,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <optional>
 #include <unordered_map>
 
+#include "compile/mil/mil_constexpr.h"
 #include "compile/mil/mil_ops.h"
 #include "compile/mil/mil_parser.h"
 #include "compile/mil/mil_syntax.h"
@@ -16,6 +18,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/parse_real.h"
+#include "ir/builder.h"
 #include "ir/verifier.h"
 
 namespace orion::compile {
@@ -64,6 +67,14 @@ struct Defined {
   MilPos pos;
 };
 
+// An argument of an op, from its argument list (`value`) or its attribute block (`literal`).
+struct GivenArg {
+  const MilValue* value = nullptr;
+  const MilLiteral* literal = nullptr;
+  MilPos at;
+};
+using GivenArgs = std::map<std::string, GivenArg>;
+
 class Converter {
  public:
   Converter(std::string_view file, const std::string& folder) : file_(file), folder_(folder) {}
@@ -82,6 +93,17 @@ class Converter {
   void add_const(const MilOperation& op, bool node);
   void add_op(const MilOperation& op);
   void add_quantization_op(const MilOperation& op);
+  void add_lut_op(const MilOperation& op);
+  GivenArgs given_args(const MilOperation& op) const;
+  const MilLiteral* arg_literal(const GivenArg& a) const;
+  Tensor arg_tensor(const GivenArg& a, const std::string& what);
+  ValueId arg_value(const GivenArg& a, const std::string& what, const std::string& fallback);
+  std::string arg_dtype(const GivenArg& a) const;
+  // `wanted`, or a suffixed variant no node has.
+  std::string unique_ir_name(const std::string& wanted) const;
+  // The node of the const named `name`: a const read only by constexpr ops in a sub-byte type
+  // becomes one here, the first time an op reads it, under its own name.
+  ValueId const_value(const std::string& name, MilPos at, const std::string& what);
   void add_node(Node n, std::vector<std::pair<std::string, ir::AttrValue>> attrs, const MilOperation& op);
   ValueId const_node(Tensor t, const std::string& name);
 
@@ -99,6 +121,7 @@ class Converter {
   std::unordered_map<std::string, Defined> names_;
   std::unordered_map<std::string, std::string> ir_names_;  // IR name -> MIL name
   std::map<std::string, WeightBlobReader> blobs_;
+  std::set<ValueId> sub_byte_consts_;  // consts of a sub-byte MIL type
 };
 
 std::string Converter::ir_name(const std::string& mil, MilPos at) {
@@ -189,7 +212,10 @@ std::string Converter::string_of(const MilLiteral& lit, const std::string& what)
 }
 
 Tensor Converter::tensor_of(const MilLiteral& lit, const std::string& what) {
-  const ir::TensorType t = ir_type(lit.type, what);
+  // A sub-byte type is held one value per byte: int4 in i8, the unsigned types in u8.
+  const std::optional<BlobDType> sub_byte = mil_sub_byte_type(lit.type.dtype);
+  const ir::TensorType t = sub_byte ? ir::TensorType{sub_byte_min(*sub_byte) < 0 ? DType::i8 : DType::u8, lit.type.shape}
+                                    : ir_type(lit.type, what);
   if (lit.is_blob) {
     constexpr std::string_view kPrefix = "@model_path/";
     const std::string& p = lit.blob_path;
@@ -211,6 +237,7 @@ Tensor Converter::tensor_of(const MilLiteral& lit, const std::string& what) {
     try {
       auto it = blobs_.find(rel);
       if (it == blobs_.end()) it = blobs_.emplace(rel, WeightBlobReader::open(folder_ + "/" + rel)).first;
+      if (sub_byte) return it->second.sub_byte_tensor(lit.blob_offset, *sub_byte, t.shape);
       return it->second.tensor(lit.blob_offset, t.dtype, t.shape);
     } catch (const Error& e) {
       fail(lit.pos, what + ": " + e.what());
@@ -250,6 +277,12 @@ Tensor Converter::tensor_of(const MilLiteral& lit, const std::string& what) {
     const auto in = [&](std::int64_t lo, std::int64_t hi) {
       if (v < lo || v > hi) fail(e.pos, what + ": " + e.text + " is out of range for " + lit.type.dtype);
     };
+    if (sub_byte) {
+      in(sub_byte_min(*sub_byte), sub_byte_max(*sub_byte));
+      if (t.dtype == DType::i8) out.data<std::int8_t>()[i] = static_cast<std::int8_t>(v);
+      else out.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(v);
+      continue;
+    }
     switch (t.dtype) {
       case DType::i32:
         in(std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max());
@@ -277,12 +310,15 @@ void Converter::add_const(const MilOperation& op, bool node) {
     fail(val.pos, "the value of const " + out.name + " does not have its declared type");
   Defined d{Defined::Kind::constant, -1, &op, {}};
   if (node) {
+    // A sub-byte const is held one value per i8/u8 element; only constexpr ops read it.
+    Tensor value = tensor_of(val, "const " + out.name);
     Node n;
     n.op = Op::constant;
     n.name = ir_name(out.name, out.pos);
-    n.type = ir_type(out.type, "const " + out.name);
-    n.attrs = ir::make_attrs(Op::constant, {{"value", tensor_of(val, "const " + out.name)}});
+    n.type = {value.dtype(), value.shape()};
+    n.attrs = ir::make_attrs(Op::constant, {{"value", std::move(value)}});
     d.id = graph_.add(std::move(n));
+    if (mil_sub_byte_type(out.type.dtype)) sub_byte_consts_.insert(d.id);
   }
   define(out.name, out.pos, d);
 }
@@ -297,7 +333,14 @@ void Converter::add_const(const MilOperation& op, bool node) {
 // (the data's rank, 1 on every other axis).
 bool is_quantization_op(std::string_view op) {
   return op == "constexpr_blockwise_shift_scale" || op == "constexpr_affine_dequantize" || op == "dequantize" ||
+         op == "constexpr_lut_to_dense" ||
          op == "quantize";
+}
+
+std::string Converter::unique_ir_name(const std::string& wanted) const {
+  std::string name = wanted;
+  for (int i = 1; graph_.find(name) || ir_names_.contains(name); ++i) name = wanted + "_" + std::to_string(i);
+  return name;
 }
 
 ValueId Converter::const_node(Tensor t, const std::string& name) {
@@ -310,47 +353,86 @@ ValueId Converter::const_node(Tensor t, const std::string& name) {
   return graph_.add(std::move(n));
 }
 
+ValueId Converter::const_value(const std::string& name, MilPos at, const std::string& what) {
+  const auto it = names_.find(name);
+  if (it == names_.end()) fail(at, "undefined value '" + name + "' (a value must be defined before it is used)");
+  Defined& d = it->second;
+  if (d.id >= 0 || d.kind != Defined::Kind::constant) return d.id;
+  const MilVar& v = d.op->outputs[0];
+  d.id = const_node(tensor_of(const_val(*d.op), what), ir_name(v.name, v.pos));
+  return d.id;
+}
+
+// An op's arguments by name, from its argument list or its attribute block (where constexpr ops
+// of the iOS16 era and programs that ran put them, with inline literals).
+GivenArgs Converter::given_args(const MilOperation& op) const {
+  GivenArgs given;
+  for (const MilNamedArg& a : op.args) given[a.name] = {&a.value, nullptr, a.pos};
+  for (const MilNamedLiteral& a : op.attrs)
+    if (a.name != "name") given[a.name] = {nullptr, &a.value, a.pos};
+  return given;
+}
+
+const MilLiteral* Converter::arg_literal(const GivenArg& a) const {
+  if (a.literal) return a.literal;
+  if (a.value->kind == MilValue::Kind::literal) return &a.value->literal;
+  if (a.value->kind == MilValue::Kind::name) {
+    const Defined& d = lookup(a.value->name, a.value->pos);
+    if (d.kind == Defined::Kind::constant) return &const_val(*d.op);
+  }
+  return nullptr;
+}
+
+Tensor Converter::arg_tensor(const GivenArg& a, const std::string& what) {
+  if (!a.literal && a.value->kind == MilValue::Kind::tuple) fail(a.at, what + " must be a const or a literal");
+  const MilLiteral* lit = arg_literal(a);
+  if (!lit) fail(a.value->pos, what + " must be a const, and '" + a.value->name + "' is not one");
+  return tensor_of(*lit, what);
+}
+
+// A value given by name is used as it is (a const's node keeps its name); a literal becomes a
+// const of its own, named `fallback`.
+ValueId Converter::arg_value(const GivenArg& a, const std::string& what, const std::string& fallback) {
+  if (!a.literal && a.value->kind == MilValue::Kind::name) return const_value(a.value->name, a.value->pos, what);
+  return const_node(arg_tensor(a, what), fallback);
+}
+
+std::string Converter::arg_dtype(const GivenArg& a) const {
+  if (!a.literal && a.value->kind == MilValue::Kind::name) {
+    const Defined& d = lookup(a.value->name, a.value->pos);
+    if (d.kind == Defined::Kind::constant) return d.op->outputs[0].type.dtype;
+    if (d.id >= 0) return std::string(mil_dtype_name(graph_.node(d.id).type.dtype).value_or(""));
+    return {};
+  }
+  const MilLiteral* lit = arg_literal(a);
+  return lit ? lit->type.dtype : std::string();
+}
+
 void Converter::add_quantization_op(const MilOperation& op) {
+  if (op.op == "constexpr_lut_to_dense") return add_lut_op(op);
   const MilVar& out = op.outputs[0];
   const std::string who = op.op + " " + out.name;
   const bool constexpr_op = op.op.rfind("constexpr_", 0) == 0;
-  // Arguments by name, from the argument list or the attribute block.
-  std::map<std::string, std::pair<const MilValue*, const MilLiteral*>> given;
-  for (const MilNamedArg& a : op.args) given[a.name] = {&a.value, nullptr};
-  for (const MilNamedLiteral& a : op.attrs)
-    if (a.name != "name") given[a.name] = {nullptr, &a.value};
-  const auto find = [&](std::initializer_list<const char*> names) -> std::optional<std::pair<const MilValue*, const MilLiteral*>> {
+  const GivenArgs given = given_args(op);
+  const auto find = [&](std::initializer_list<const char*> names) -> std::optional<GivenArg> {
     for (const char* n : names)
       if (const auto it = given.find(n); it != given.end()) return it->second;
     return std::nullopt;
   };
-  const auto tensor_arg = [&](const std::pair<const MilValue*, const MilLiteral*>& a, const std::string& what) -> Tensor {
-    if (a.second) return tensor_of(*a.second, what);
-    if (a.first->kind == MilValue::Kind::literal) return tensor_of(a.first->literal, what);
-    if (a.first->kind != MilValue::Kind::name) fail(a.first->pos, what + " must be a const or a literal");
-    const Defined& d = lookup(a.first->name, a.first->pos);
-    if (d.kind != Defined::Kind::constant) fail(a.first->pos, what + " must be a const, and '" + a.first->name + "' is not one");
-    return tensor_of(const_val(*d.op), what);
-  };
-  const char* data_names[] = {"data", "quantized_data", "input"};
-  const auto data_arg = find({data_names[0], data_names[1], data_names[2]});
+  const auto data_arg = find({"data", "quantized_data", "input"});
   const auto scale_arg = find({"scale"});
   if (!data_arg || !scale_arg) fail(op.op_pos, who + ": needs its data and scale arguments");
-  // A value given by name is used as it is (a const's node keeps its name); a literal becomes a
-  // const of its own.
-  const auto named = [&](const std::pair<const MilValue*, const MilLiteral*>& a) -> ValueId {
-    if (a.second || a.first->kind != MilValue::Kind::name) return -1;
-    return lookup(a.first->name, a.first->pos).id;
-  };
-  ValueId data = named(*data_arg);
-  if (data < 0) data = const_node(tensor_arg(*data_arg, "the data of " + who), out.name + "_data");
+  const ValueId data = arg_value(*data_arg, "the data of " + who, out.name + "_data");
   if (constexpr_op && graph_.node(data).op != Op::constant) fail(op.op_pos, who + ": its data must be a const");
+  // int4 and uint4 data (iOS18) are 4-bit values held one per i8/u8 element.
+  const std::string data_dtype = arg_dtype(*data_arg);
+  const bool four_bit = data_dtype == "int4" || data_dtype == "uint4";
+  if (mil_sub_byte_type(data_dtype) && !four_bit)
+    fail(data_arg->at, who + ": " + data_dtype + " data has no dequantize form (int4, uint4, int8 and uint8 do)");
   const Shape data_shape = graph_.node(data).type.shape;
   std::optional<std::int64_t> axis;
   if (const auto a = find({"axis"})) {
-    const MilLiteral* lit = a->second;
-    if (!lit && a->first->kind == MilValue::Kind::literal) lit = &a->first->literal;
-    if (!lit && a->first->kind == MilValue::Kind::name) lit = &const_val(*lookup(a->first->name, a->first->pos).op);
+    const MilLiteral* lit = arg_literal(*a);
     if (!lit) fail(op.op_pos, who + ": axis must be a const");
     axis = int_of(*lit, "axis of " + who);
     if (*axis < 0) *axis += static_cast<std::int64_t>(data_shape.size());
@@ -367,17 +449,36 @@ void Converter::add_quantization_op(const MilOperation& op) {
     return t;
   };
   // Scale and zero point: the named const as it is when already blockwise, else reshaped.
-  const auto operand = [&](const std::pair<const MilValue*, const MilLiteral*>& a, const std::string& what,
-                           const std::string& suffix) {
-    // A const the program names is already a node: its value, not the literal read again.
-    const ValueId id = named(a);
-    const bool node = id >= 0 && graph_.node(id).op == Op::constant;
-    Tensor t = node ? graph_.node(id).attr<Tensor>("value") : tensor_arg(a, what + " of " + who);
-    if (node && blockwise(t).shape() == t.shape()) return id;
-    return const_node(blockwise(std::move(t)), out.name + suffix);
+  const auto operand = [&](const GivenArg& a, const std::string& what, const std::string& suffix) {
+    const ValueId id = arg_value(a, what + " of " + who, out.name + suffix);
+    if (id < 0 || graph_.node(id).op != Op::constant) fail(a.at, what + " of " + who + " must be a const");
+    const Tensor t = graph_.node(id).attr<Tensor>("value");
+    if (blockwise(t).shape() == t.shape()) return id;
+    return const_node(blockwise(t), out.name + suffix);
   };
   std::vector<ValueId> inputs{data, operand(*scale_arg, "the scale", "_scale")};
-  if (const auto z = find({"offset", "zero_point"})) inputs.push_back(operand(*z, "the zero point", "_zero_point"));
+  const auto zero_arg = find({"offset", "zero_point"});
+  if (zero_arg) {
+    // An integer zero point has the data's type (coremltools' constexpr_blockwise_shift_scale).
+    const std::string z = arg_dtype(*zero_arg);
+    if (four_bit && z != data_dtype && z != "fp16" && z != "fp32")
+      fail(zero_arg->at, who + ": the offset is " + z + ", the data " + data_dtype + ": an integer offset has the data's type");
+    inputs.push_back(operand(*zero_arg, "the zero point", "_zero_point"));
+  }
+  // Blocks tile the data: each dim of a blockwise scale (and offset) divides the data's.
+  if (op.op == "constexpr_blockwise_shift_scale")
+    for (std::size_t i = 1; i < inputs.size(); ++i) {
+      const Shape& bs = graph_.node(inputs[i]).type.shape;
+      const char* what = i == 1 ? "scale" : "offset";
+      if (bs.size() != data_shape.size())
+        fail(op.op_pos, who + ": the " + what + " " + shape_str(bs) + " must have the data's rank (" +
+                            std::to_string(data_shape.size()) + ")");
+      for (std::size_t d = 0; d < bs.size(); ++d)
+        if (bs[d] <= 0 || data_shape[d] % bs[d] != 0)
+          fail(op.op_pos, who + ": the " + what + "'s dim " + std::to_string(d) + " (" + std::to_string(bs[d]) +
+                              ") does not divide the data's " + shape_str(data_shape) +
+                              ": blocks must tile the data");
+    }
 
   Node n;
   n.name = ir_name(out.name, out.pos);
@@ -387,17 +488,113 @@ void Converter::add_quantization_op(const MilOperation& op) {
     n.op = Op::quantize;
     const auto dt = find({"output_dtype"});
     if (!dt) fail(op.op_pos, who + ": needs output_dtype (\"int8\" or \"uint8\")");
-    const MilLiteral* lit = dt->second ? dt->second
-                            : dt->first->kind == MilValue::Kind::literal ? &dt->first->literal
-                                                                         : &const_val(*lookup(dt->first->name, dt->first->pos).op);
+    const MilLiteral* lit = arg_literal(*dt);
+    if (!lit) fail(dt->at, who + ": output_dtype must be a const");
     const std::string s = string_of(*lit, "output_dtype of " + who);
     const auto d = ir_dtype_from_mil(s);
     if (!d) fail(lit->pos, who + ": output_dtype '" + s + "' is not int8 or uint8");
     attrs.emplace_back("dtype", *d);
   } else {
     n.op = Op::dequantize;
+    if (four_bit) attrs.emplace_back("bits", std::int64_t{4});
   }
   add_node(std::move(n), std::move(attrs), op);
+}
+
+// constexpr_lut_to_dense as the IR's LUT form (mil_constexpr.h), from either opset's arguments:
+//   iOS18: indices uintN [D0..Dr-1]; lut [T0..Tr-1, 2^N, VECTOR_SIZE]; vector_axis optional
+//   iOS16: indices uint8 [M], the N-bit codes packed; lut [2^N]; shape uint32 [r]
+void Converter::add_lut_op(const MilOperation& op) {
+  const MilVar& out = op.outputs[0];
+  const std::string who = op.op + " " + out.name;
+  const GivenArgs given = given_args(op);
+  const auto get = [&](const char* name) -> const GivenArg& {
+    const auto it = given.find(name);
+    if (it == given.end()) fail(op.op_pos, who + ": needs its " + name + " argument");
+    return it->second;
+  };
+  for (const auto& [name, a] : given)
+    if (name != "indices" && name != "lut" && name != "shape" && name != "vector_axis")
+      fail(a.at, who + " has no argument '" + name + "' (its arguments: indices, lut, shape, vector_axis)");
+  const GivenArg& lut_arg = get("lut");
+  const GivenArg& idx_arg = get("indices");
+  const bool ios16 = given.contains("shape");
+  const ValueId lut = arg_value(lut_arg, "the LUT of " + who, out.name + "_lut");
+  const ir::TensorType lut_type = graph_.node(lut).type;
+  if (graph_.node(lut).op != Op::constant) fail(lut_arg.at, who + ": its LUT must be a const");
+  if (!is_float(lut_type.dtype))
+    fail(lut_arg.at, who + ": a LUT of " + lut_type.str() + " has no IR form here (fp16 and fp32 LUTs do)");
+  const std::string idx_dtype = arg_dtype(idx_arg);
+  Shape dims;
+  std::vector<std::int32_t> codes;
+  Shape tables;
+  std::int64_t entries = 0;
+  if (ios16) {
+    const MilLiteral* shape_lit = arg_literal(get("shape"));
+    if (!shape_lit) fail(get("shape").at, who + ": shape must be a const");
+    for (std::int64_t d : ints_of(*shape_lit, "shape of " + who)) {
+      if (d <= 0) fail(shape_lit->pos, who + ": shape " + shape_str(dims) + " has a dimension " + std::to_string(d));
+      dims.push_back(d);
+    }
+    if (lut_type.rank() != 1 || !is_lut_palette_size(lut_type.shape[0], true))
+      fail(lut_arg.at, who + ": the LUT " + lut_type.str() + " is not one table of 2, 4, 16, 64 or 256 entries (the iOS16 form)");
+    entries = lut_type.shape[0];
+    if (idx_dtype != "uint8") fail(idx_arg.at, who + ": the iOS16 form's indices are packed uint8 bytes, not " + idx_dtype);
+    const Tensor packed = arg_tensor(idx_arg, "the indices of " + who).contiguous();
+    int bits = 0;
+    while ((std::int64_t{1} << bits) < entries) ++bits;
+    const std::uint64_t n = static_cast<std::uint64_t>(shape_numel(dims));
+    const std::uint64_t need = (n * static_cast<std::uint64_t>(bits) + 7) / 8;
+    if (packed.rank() != 1 || static_cast<std::uint64_t>(packed.numel()) != need)
+      fail(idx_arg.at, who + ": " + std::to_string(packed.numel()) + " bytes of packed indices; " + std::to_string(n) + " " +
+                           std::to_string(bits) + "-bit indices of " + shape_str(dims) + " take " + std::to_string(need));
+    const std::span<const std::byte> bytes(static_cast<const std::byte*>(packed.raw()), packed.nbytes());
+    for (std::uint32_t c : unpack_bits(bytes, bits, static_cast<std::size_t>(n))) codes.push_back(static_cast<std::int32_t>(c));
+  } else {
+    const std::optional<BlobDType> sub_byte = mil_sub_byte_type(idx_dtype);
+    int bits = idx_dtype == "uint8" ? 8 : 0;
+    if (sub_byte && *sub_byte != BlobDType::int4) bits = blob_dtype_bits(*sub_byte);
+    if (bits == 0) fail(idx_arg.at, who + ": indices of " + idx_dtype + "; the LUT's indices are uint1, uint2, uint3, uint4, uint6 or uint8");
+    const Tensor idx = arg_tensor(idx_arg, "the indices of " + who).contiguous();
+    dims = idx.shape();
+    const Shape& ls = lut_type.shape;
+    if (ls.size() != dims.size() + 2)
+      fail(lut_arg.at, who + ": the LUT " + lut_type.str() + " needs the indices' rank + 2 (" +
+                           std::to_string(dims.size() + 2) + ") dims: tables per axis, entries, vector size");
+    entries = ls[ls.size() - 2];
+    if (entries != (std::int64_t{1} << bits))
+      fail(lut_arg.at, who + ": the LUT has " + std::to_string(entries) + " entries per table; " + idx_dtype +
+                           " indices need " + std::to_string(std::int64_t{1} << bits));
+    if (ls.back() != 1)
+      fail(lut_arg.at, who + ": vector palettization (VECTOR_SIZE " + std::to_string(ls.back()) + ") has no IR form");
+    tables.assign(ls.begin(), ls.end() - 2);
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      if (tables[d] <= 0 || dims[d] % tables[d] != 0)
+        fail(lut_arg.at, who + ": the LUT's " + std::to_string(tables[d]) + " tables along axis " + std::to_string(d) +
+                             " do not divide the indices' " + std::to_string(dims[d]) + ": tables must tile the weight");
+    for (std::int64_t i = 0; i < idx.numel(); ++i) codes.push_back(idx.data<std::uint8_t>()[i]);
+  }
+  Tensor flat_indices;
+  try {
+    flat_indices = lut_flat_indices(dims, tables, entries, codes);
+  } catch (const Error& e) {
+    fail(idx_arg.at, who + ": " + e.what());
+  }
+  // The flat layout's name is the LUT's, suffixed, as the compiler names it; no MIL value has it.
+  const std::string lut_name = graph_.node(lut).name;
+  const std::string flat_name = unique_ir_name(lut_name + "_flat");
+  ir_names_.emplace(flat_name, "<the flat layout of " + lut_name + ">");
+  const ValueId flat = ir::append_op(graph_, Op::reshape, {lut}, {{"shape", std::vector<std::int64_t>{lut_type.numel()}}},
+                                     flat_name);
+  const std::string idx_name =
+      !idx_arg.literal && idx_arg.value->kind == MilValue::Kind::name ? idx_arg.value->name : out.name + "_indices";
+  const ValueId indices = const_node(std::move(flat_indices), ir_name(idx_name, idx_arg.at));
+  if (!idx_arg.literal && idx_arg.value->kind == MilValue::Kind::name) names_.at(idx_arg.value->name).id = indices;
+  Node n;
+  n.op = Op::gather;
+  n.name = ir_name(out.name, out.pos);
+  n.inputs = {flat, indices};
+  add_node(std::move(n), {{"axis", std::int64_t{0}}}, op);
 }
 
 void Converter::add_op(const MilOperation& op) {
@@ -441,6 +638,8 @@ void Converter::add_op(const MilOperation& op) {
       if (arg.enc == MilEnc::input) {
         if (a->value.kind != MilValue::Kind::name) fail(a->value.pos, what + " must name a value");
         const Defined& d = lookup(a->value.name, a->value.pos);
+        if (sub_byte_consts_.contains(d.id))
+          fail(a->value.pos, what + ": '" + a->value.name + "' is of a sub-byte type, which only constexpr ops read");
         inputs[arg.input] = d.id;
       } else {
         if (a->value.kind != MilValue::Kind::tuple) fail(a->value.pos, what + " must be a tuple of values, as in (a, b)");
@@ -585,7 +784,9 @@ Graph Converter::run(const MilAst& ast) {
     if (op.op == "const") continue;
     if (is_quantization_op(op.op)) {
       for (const MilNamedArg& a : op.args)
-        if (a.value.kind == MilValue::Kind::name) value_use[a.value.name] |= a.name != "axis" && a.name != "output_dtype";
+        if (a.value.kind == MilValue::Kind::name)
+          value_use[a.value.name] |= a.name != "axis" && a.name != "output_dtype" && a.name != "indices" &&
+                                     a.name != "shape" && a.name != "vector_axis";
       continue;
     }
     const std::optional<Op> irop = ir_op_from_mil(op.op);

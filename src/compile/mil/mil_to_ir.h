@@ -12,6 +12,9 @@
 //   under it may be named (no absolute paths, no ".."). Blobs are read by WeightBlobReader;
 //   the oddities it tolerates (as the hardware did) are printed to stderr as warnings.
 // - Every op states its output type; it must equal the type the IR infers.
+// - The compile-time weight ops become their IR forms (mil_constexpr.h): int8 and 4-bit
+//   dequantization (int4/uint4 data held one value per i8/u8 element, bits 4), LUTs of either
+//   opset's constexpr_lut_to_dense. Sub-byte consts are read only by these ops.
 // - Multi-output ops (split) and ops without an IR form are errors.
 // The graph is verified (ir::verify). Errors throw orion::Error "FILE:LINE:COL: message";
 // verifier problems "FILE: message".

@@ -1,9 +1,12 @@
 #include "compile/mil/mil_writer.h"
 
 #include <filesystem>
+#include <functional>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
 
+#include "compile/mil/mil_constexpr.h"
 #include "compile/mil/mil_lexer.h"
 #include "compile/mil/mil_ops.h"
 #include "core/atomic_file.h"
@@ -53,15 +56,30 @@ class Writer {
   std::string int_list(const std::vector<std::int64_t>& v, const Node& who) const;
   std::string element(const Tensor& t, std::size_t i) const;
   void line_const(const std::string& type_text, const std::string& name, const std::string& val);
+  // BLOBFILE(path = ..., offset = ...) of the blob `add` appends to the file a tensor named `var`
+  // goes to.
+  std::string blobfile(const std::string& var, const std::function<std::uint64_t(WeightBlobWriter&)>& add);
+  std::string blob_of(const Tensor& t, const std::string& var);
   void emit_const_node(const Node& n, const std::string& var);
   void emit_op(const Node& n, const std::string& var);
   std::string arg_const(const Node& n, const std::string& var, const MilArg& arg);
+  // The compile-time weight forms (mil_constexpr.h): which consts the MIL stores packed, which
+  // nodes a LUT form absorbs; then their lines.
+  void find_constexpr_forms();
+  void mark_sub_byte(ir::ValueId id, BlobDType type, const Node& user);
+  void emit_sub_byte_const(const Node& n, const std::string& var, BlobDType type);
+  void emit_lut_table(const LutForm& f, const std::string& var);
+  void emit_lut_indices(const LutForm& f, const std::string& var);
+  void emit_lut(const LutForm& f, const std::string& var);
 
   const Graph& g_;
   const MilWriteOptions& opt_;
   bool ios18_;
   std::unordered_set<std::string> used_;
   std::vector<std::string> var_;
+  std::unordered_map<ir::ValueId, BlobDType> sub_byte_;  // consts stored packed (4-bit data, zero points)
+  std::unordered_map<ir::ValueId, LutForm> luts_;        // LUT forms by their gather
+  std::unordered_map<ir::ValueId, ir::ValueId> lut_part_;  // lut, flat and indices -> their gather
   std::string body_;
   MilProgram prog_;
 };
@@ -111,6 +129,30 @@ void Writer::line_const(const std::string& type_text, const std::string& name, c
   body_ += type_text + " " + name + " = const()[name = " + string_lit(name) + ", val = " + val + "];\n";
 }
 
+std::string Writer::blobfile(const std::string& var, const std::function<std::uint64_t(WeightBlobWriter&)>& add) {
+  std::string path = opt_.blob_path;
+  WeightBlobWriter* blob = &prog_.weights;
+  if (opt_.one_file_per_tensor) {
+    path = "@model_path/weights/" + var + ".bin";
+    blob = &prog_.tensor_files.emplace_back(path, WeightBlobWriter{}).second;
+  }
+  const std::uint64_t at = add(*blob);
+  return "BLOBFILE(path = " + string_lit(path) + ", offset = " + scalar("uint64", std::to_string(at)) + ")";
+}
+
+// fp16, fp32, int8 and uint8 tensors as their blob type.
+std::string Writer::blob_of(const Tensor& t, const std::string& var) {
+  return blobfile(var, [&](WeightBlobWriter& w) {
+    switch (t.dtype()) {
+      case DType::f16: return w.add_fp16(t.span<const std::uint16_t>());
+      case DType::f32: return w.add_fp32(t.span<const float>());
+      default:
+        return w.add(t.dtype() == DType::i8 ? BlobDType::int8 : BlobDType::uint8,
+                     std::span<const std::byte>(static_cast<const std::byte*>(t.raw()), t.nbytes()));
+    }
+  });
+}
+
 void Writer::emit_const_node(const Node& n, const std::string& var) {
   const Tensor t = n.attr<Tensor>("value").contiguous();
   const std::string dt = dtype(t.dtype(), n);
@@ -120,19 +162,7 @@ void Writer::emit_const_node(const Node& n, const std::string& var) {
     val = scalar(dt, element(t, 0));
   } else if ((t.dtype() == DType::f16 || t.dtype() == DType::i8 || t.dtype() == DType::u8) &&
              t.numel() > opt_.max_inline_elements) {
-    std::string path = opt_.blob_path;
-    WeightBlobWriter* blob = &prog_.weights;
-    if (opt_.one_file_per_tensor) {
-      path = "@model_path/weights/" + var + ".bin";
-      blob = &prog_.tensor_files.emplace_back(path, WeightBlobWriter{}).second;
-    }
-    const std::uint64_t at =
-        t.dtype() == DType::f16
-            ? blob->add_fp16(t.span<const std::uint16_t>())
-            : blob->add(t.dtype() == DType::i8 ? BlobDType::int8 : BlobDType::uint8,
-                        std::span<const std::byte>(static_cast<const std::byte*>(t.raw()), t.nbytes()));
-    val = ty + "(BLOBFILE(path = " + string_lit(path) + ", offset = " +
-          scalar("uint64", std::to_string(at)) + "))";
+    val = ty + "(" + blob_of(t, var) + ")";
   } else {
     val = ty + "([";
     for (std::size_t i = 0; i < static_cast<std::size_t>(t.numel()); ++i) {
@@ -142,6 +172,126 @@ void Writer::emit_const_node(const Node& n, const std::string& var) {
     val += "])";
   }
   line_const(ty, var, val);
+}
+
+void Writer::mark_sub_byte(ir::ValueId id, BlobDType type, const Node& user) {
+  const auto [it, fresh] = sub_byte_.emplace(id, type);
+  if (!fresh && it->second != type)
+    throw Error(describe(g_.node(id)) + ": stored as " + std::string(blob_dtype_name(it->second)) + " for one dequantize and " +
+                std::string(blob_dtype_name(type)) + " for " + describe(user));
+}
+
+void Writer::find_constexpr_forms() {
+  for (ir::ValueId id = 0; id < g_.size(); ++id) {
+    const Node& n = g_.node(id);
+    if (n.op == ir::Op::dequantize && n.attr_int("bits") == 4) {
+      const std::string who = describe(n) + " (4-bit constexpr_blockwise_shift_scale)";
+      if (!is_constant_dequantize(g_, id)) throw Error(who + ": its data, scale and zero point must be consts");
+      if (!ios18_)
+        throw Error(who + ": int4 and uint4 data are an iOS18 form; the ios16 dialect has no 4-bit dequantize "
+                    "(palettize instead: constexpr_lut_to_dense)");
+      const ir::TensorType& data = g_.node(n.inputs[0]).type;
+      for (std::size_t i = 1; i < n.inputs.size(); ++i)
+        if (g_.node(n.inputs[i]).type.rank() != data.rank())
+          throw Error(who + ": " + (i == 1 ? "the scale " : "the zero point ") + g_.node(n.inputs[i]).type.str() +
+                      " must have the data's rank (one value per block)");
+      const BlobDType t = data.dtype == DType::i8 ? BlobDType::int4 : BlobDType::uint4;
+      mark_sub_byte(n.inputs[0], t, n);
+      if (n.inputs.size() > 2 && !is_float(g_.node(n.inputs[2]).type.dtype)) {
+        if (g_.node(n.inputs[2]).type.dtype != data.dtype)
+          throw Error(who + ": an integer zero point must have the data's type (" + std::string(blob_dtype_name(t)) + ")");
+        mark_sub_byte(n.inputs[2], t, n);
+      }
+    }
+    if (const std::optional<LutForm> f = lut_form(g_, id)) {
+      if (!ios18_ && !f->ios16)
+        for (std::int64_t tables : f->tables)
+          if (tables != 1)
+            throw Error(describe(n) + " (constexpr_lut_to_dense): a LUT per block of " + shape_str(f->tables) +
+                        " is the iOS18 form; the ios16 dialect takes one LUT per weight");
+      luts_.emplace(id, *f);
+      for (ir::ValueId part : {f->lut, f->flat, f->indices}) lut_part_[part] = id;
+    }
+  }
+  // Each const stored packed, and each part of a LUT form, is read by its own op alone: the
+  // MIL holds it in a form only that op reads.
+  for (ir::ValueId id = 0; id < g_.size(); ++id) {
+    const Node& n = g_.node(id);
+    for (ir::ValueId in : n.inputs) {
+      if (sub_byte_.contains(in) && !(n.op == ir::Op::dequantize && n.attr_int("bits") == 4))
+        throw Error(describe(g_.node(in)) + " holds 4-bit values stored packed, and " + describe(n) + " reads it too");
+      const auto part = lut_part_.find(in);
+      if (part == lut_part_.end()) continue;
+      const LutForm& f = luts_.at(part->second);
+      const bool own = (in == f.lut && id == f.flat) || (id == f.gather && (in == f.flat || in == f.indices));
+      if (!own) throw Error(describe(g_.node(in)) + " is part of the LUT of " + describe(g_.node(f.gather)) + ", and " +
+                            describe(n) + " reads it too");
+    }
+  }
+  for (ir::ValueId out : g_.outputs())
+    if (sub_byte_.contains(out) || lut_part_.contains(out))
+      throw Error(describe(g_.node(out)) + " is a part of a compile-time weight and cannot be an output");
+}
+
+void Writer::emit_sub_byte_const(const Node& n, const std::string& var, BlobDType type) {
+  const Tensor t = n.attr<Tensor>("value").contiguous();
+  std::vector<std::int32_t> v(static_cast<std::size_t>(t.numel()));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = t.dtype() == DType::i8 ? t.data<std::int8_t>()[i] : t.data<std::uint8_t>()[i];
+    if (v[i] < sub_byte_min(type) || v[i] > sub_byte_max(type))
+      throw Error(describe(n) + ": " + std::string(blob_dtype_name(type)) + " value " + std::to_string(v[i]) + " at element " +
+                  std::to_string(i) + " is outside [" + std::to_string(sub_byte_min(type)) + ", " +
+                  std::to_string(sub_byte_max(type)) + "] (data of a 4-bit dequantize)");
+  }
+  const std::string ty = "tensor<" + std::string(blob_dtype_name(type)) + ", [" + join_ints(t.shape()) + "]>";
+  line_const(ty, var, ty + "(" + blobfile(var, [&](WeightBlobWriter& w) { return w.add_packed(type, v); }) + ")");
+}
+
+// The iOS18 LUT [T0..Tr-1, K, 1] (the iOS16 form's [K] gets unit table dims), always in the
+// blob, as programs that ran held it.
+void Writer::emit_lut_table(const LutForm& f, const std::string& var) {
+  const Node& n = g_.node(f.lut);
+  const Tensor t = n.attr<Tensor>("value").contiguous();
+  Shape shape = f.tables;
+  if (f.ios16) shape.assign(g_.node(f.indices).type.rank(), 1);
+  shape.push_back(f.entries);
+  shape.push_back(1);
+  const std::string ty = "tensor<" + dtype(t.dtype(), n) + ", [" + join_ints(shape) + "]>";
+  line_const(ty, var, ty + "(" + blob_of(t, var) + ")");
+}
+
+void Writer::emit_lut_indices(const LutForm& f, const std::string& var) {
+  const std::vector<std::int32_t> codes = lut_codes(g_, f);
+  const std::string ty = "tensor<uint" + std::to_string(f.bits) + ", [" + join_ints(g_.node(f.indices).type.shape) + "]>";
+  line_const(ty, var, ty + "(" + blobfile(var, [&](WeightBlobWriter& w) {
+               if (f.bits < 8) return w.add_packed(*mil_sub_byte_type("uint" + std::to_string(f.bits)), codes);
+               std::vector<std::byte> b(codes.size());
+               for (std::size_t i = 0; i < codes.size(); ++i) b[i] = static_cast<std::byte>(codes[i]);
+               return w.add(BlobDType::uint8, b);
+             }) + ")");
+}
+
+void Writer::emit_lut(const LutForm& f, const std::string& var) {
+  const Node& n = g_.node(f.gather);
+  const std::string ty = type(n.type, n);
+  body_ += kOpIndent;
+  if (ios18_) {
+    body_ += ty + " " + var + " = constexpr_lut_to_dense(indices = " + var_[static_cast<std::size_t>(f.indices)] +
+             ", lut = " + var_[static_cast<std::size_t>(f.lut)] + ")[name = " + string_lit(var) + "];\n";
+    return;
+  }
+  // The iOS16 form: every argument in the attribute block, the indices packed into uint8 bytes
+  // and the output's shape given, as the iOS16 op takes them.
+  const std::vector<std::int32_t> codes = lut_codes(g_, f);
+  const PackedBits packed = pack_bits(codes, f.bits);
+  const Tensor lut = g_.node(f.lut).attr<Tensor>("value").contiguous();
+  // One file per tensor names them after the IR's LUT and indices consts, which have no line.
+  const std::string idx_blob = blobfile(var_[static_cast<std::size_t>(f.indices)],
+                                        [&](WeightBlobWriter& w) { return w.add(BlobDType::uint8, packed.bytes); });
+  body_ += ty + " " + var + " = constexpr_lut_to_dense()[indices = tensor<uint8, [" + std::to_string(packed.bytes.size()) +
+           "]>(" + idx_blob + "), lut = tensor<" + dtype(lut.dtype(), n) + ", [" + std::to_string(f.entries) + "]>(" +
+           blob_of(lut, var_[static_cast<std::size_t>(f.lut)]) + "), name = " + string_lit(var) + ", shape = tensor<uint32, [" +
+           std::to_string(n.type.rank()) + "]>([" + join_ints(n.type.shape) + "])];\n";
 }
 
 std::string Writer::arg_const(const Node& n, const std::string& var, const MilArg& arg) {
@@ -235,6 +385,7 @@ void Writer::emit_op(const Node& n, const std::string& var) {
 
 MilProgram Writer::run() {
   ir::verify(g_);
+  find_constexpr_forms();
   // Value names first, in node order, so that they keep their names ahead of the consts made
   // for arguments.
   for (const Node& n : g_.nodes()) {
@@ -242,7 +393,7 @@ MilProgram Writer::run() {
     if (n.op == ir::Op::param)
       throw Error(describe(n) + ": a param has no MIL form: the ANE bakes weights in, so it must be "
                   "a const (or an input) before the graph is written as MIL");
-    if (n.op != ir::Op::input && m.mil_name.empty())
+    if (n.op != ir::Op::input && m.mil_name.empty() && !luts_.contains(static_cast<ir::ValueId>(var_.size())))
       throw Error(describe(n) + ": op " + std::string(n.info().name) +
                   " has no MIL form; it must be legalised first (rewritten into ops the ANE runs)");
     var_.push_back(unique(n.name));
@@ -253,6 +404,19 @@ MilProgram Writer::run() {
     if (n.op == ir::Op::input) {
       if (!params.empty()) params += ", ";
       params += type(n.type, n) + " " + var_[i];
+      continue;
+    }
+    const auto id = static_cast<ir::ValueId>(i);
+    if (const auto part = lut_part_.find(id); part != lut_part_.end()) {
+      // The flat reshape is the LUT's layout in the IR alone; the iOS16 op holds its LUT and
+      // indices itself.
+      const LutForm& f = luts_.at(part->second);
+      if (ios18_ && id == f.lut) emit_lut_table(f, var_[i]);
+      if (ios18_ && id == f.indices) emit_lut_indices(f, var_[i]);
+    } else if (const auto lut = luts_.find(id); lut != luts_.end()) {
+      emit_lut(lut->second, var_[i]);
+    } else if (const auto sb = sub_byte_.find(id); sb != sub_byte_.end()) {
+      emit_sub_byte_const(n, var_[i], sb->second);
     } else if (n.op == ir::Op::constant) {
       emit_const_node(n, var_[i]);
     } else {

@@ -14,6 +14,12 @@
 // - Arguments are listed alphabetically; every op carries `[name = string("<value>")]`.
 // - IR consts of fp16 with more than max_inline_elements elements go to the weight blob
 //   (BLOBFILE, offset of their record); smaller ones are inline tensor literals.
+// - The compile-time weight forms (mil_constexpr.h) are their constexpr ops: a dequantize of
+//   consts is constexpr_blockwise_shift_scale, its 4-bit data (and integer offset) int4/uint4
+//   blobs; a LUT form is constexpr_lut_to_dense, its codes uintN and its LUT in the blob, in the
+//   iOS18 form or, in the ios16 dialect, the iOS16 one (one LUT, packed uint8 indices, the
+//   arguments in the attribute block). What has no MIL form (a 4-bit value out of range, an
+//   index outside its table, a grouped LUT or 4-bit data in ios16) throws, naming the node.
 // - Floats are C99 hex floats, exact for fp16 and fp32.
 // - Value names are IR names with '.' made '_' (MIL identifiers have no '.'), made unique by
 //   a numeric suffix in node order; MIL's keywords and dtype names get a trailing '_'.
