@@ -81,6 +81,27 @@ TEST(AneMilRules, EachRuleHasATrigger) {
   EXPECT_EQ(slots(weights(17, false)), 17);
   EXPECT_EQ(slots(weights(15, true)), 16);
   EXPECT_EQ(slots(weights(16, true)), 17);
+  // ANE045: the iOS18 forms of the weight ops in an ios16 program; the iOS16 LUT form is clean.
+  const std::string blob = "(BLOBFILE(path = tensor<string, []>(\"@model_path/weights/weight.bin\"), offset = tensor<uint64, []>(64)))";
+  const std::string lut_tail = "    tensor<fp16, [1, 64, 1, 384]> y = conv(weight = w, x = x);\n";
+  EXPECT_EQ(ids_of(program("1.0", "ios16",
+                           "    tensor<uint4, [64, 64, 1, 1]> i = const()[name = tensor<string, []>(\"i\"), val = tensor<uint4, [64, 64, 1, 1]>" + blob +
+                               "];\n    tensor<fp16, [64, 64, 1, 1]> w = constexpr_lut_to_dense(indices = i, lut = l);\n" + lut_tail)),
+            std::set<std::string>{"ANE045"});
+  EXPECT_EQ(ids_of(program("1.0", "ios16", "    tensor<fp16, [64, 64, 1, 1]> w = constexpr_blockwise_shift_scale(data = q, scale = s);\n" + lut_tail)),
+            std::set<std::string>{"ANE045"});
+  std::string lut_blob = blob;  // one file per tensor on M1/M2 (ANE039)
+  lut_blob.replace(lut_blob.find("weight.bin"), 10, "lut.bin");
+  EXPECT_TRUE(ids_of(program("1.0", "ios16",
+                             "    tensor<fp16, [64, 64, 1, 1]> w = constexpr_lut_to_dense()[indices = tensor<uint8, [2048]>" + blob +
+                                 ", lut = tensor<fp16, [16]>" + lut_blob + ", shape = tensor<uint32, [4]>([64, 64, 1, 1])];\n" + lut_tail),
+                     {.m1_m2 = true})
+                  .empty());
+  // A constexpr op's weight tensors may be inline BLOBFILE arguments, as Core ML writes them.
+  EXPECT_TRUE(ids_of(program("1.3", "ios18",
+                             "    tensor<fp16, [64, 64, 1, 1]> w = constexpr_lut_to_dense(indices = tensor<uint4, [64, 64, 1, 1]>" + blob +
+                                 ", lut = tensor<fp16, [1, 1, 1, 1, 16, 1]>" + blob + ");\n" + lut_tail))
+                  .empty());
   // ANE039: several tensors in one file on an M1/M2 target (the dialect right for it).
   std::string m1 = weights(2, false);
   m1.replace(m1.find("program(1.3)"), 12, "program(1.0)");

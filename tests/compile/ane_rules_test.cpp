@@ -101,6 +101,19 @@ TEST(AneValidator, EachGraphRuleHasATrigger) {
     return c.b.add(c.y, c.b.cast(c.b.constant(big), DType::f16));
   });
   expect_rules({"ANE038"}, [](Clean& c) { return c.b.rsqrt(c.b.relu(c.y)); });
+  // ANE043: a conv on int4 data dequantized by blocks; ANE044: a LUT per 4 output channels.
+  expect_rules({"ANE043"}, [](Clean& c) {
+    const Value q = c.b.constant(Tensor(DType::i8, {64, 64, 1, 1}));
+    const Value s = c.b.constant(Tensor(DType::f16, {64, 2, 1, 1}));
+    return c.b.conv(c.y, c.b.op(ir::Op::dequantize, {q, s}, {{"bits", std::int64_t{4}}}));
+  });
+  const auto lut_conv = [](Clean& c, std::int64_t tables) {
+    const Value lut = c.b.constant(Tensor(DType::f16, {tables, 1, 1, 1, 16, 1}));
+    const Value idx = c.b.constant(Tensor(DType::i32, {64, 64, 1, 1}));
+    return c.b.conv(c.y, c.b.gather(c.b.reshape(lut, {tables * 16}), idx));
+  };
+  expect_rules({}, [&](Clean& c) { return lut_conv(c, 8); });  // 8 channels a LUT: the recommended group
+  expect_rules({"ANE044"}, [&](Clean& c) { return lut_conv(c, 16); });
   expect_rules({"ANE040"}, [](Clean& c) { return c.b.softmax(c.y, 3); });  // over 384 values
   expect_rules({"ANE017"}, [](Clean& c) {
     const Value s = c.b.reduce_sum(c.y, {1, 3}, true);  // 64 * 384 values

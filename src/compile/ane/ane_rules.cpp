@@ -212,6 +212,32 @@ constexpr std::array kRules = {
             "docs/ane/HARDWARE.md, Reported since (mechramc/Orion paper against maderix/ANE train_large_ane and "
             "ANE-LM)",
             AneEvidence::disputed},
+    AneRule{"ANE043",
+            "4-bit weights as `constexpr_blockwise_shift_scale` over int4 or uint4 data were not seen on the ANE: "
+            "Apple's guide runs per-block 4-bit weights on the GPU and recommends per-channel scales on the Neural "
+            "Engine, and Anemll lists block quantization as missing there.",
+            F::loud, S::graph,
+            "palettize instead (--weights lut4, the 4-bit form seen on the ANE); int4 and uint4 are compiled as "
+            "asked, and ane-sim runs them",
+            "docs/ane/HARDWARE.md, Reported since (4-bit weights: coremltools' optimization guide; Anemll README)",
+            AneEvidence::single},
+    AneRule{"ANE044",
+            "A palettized weight's LUTs each cover whole rows of at least 8 output channels: Apple's guide reports "
+            "runtime falling as the LUTs of a weight grow in number and recommends groups of 8 or 16 channels, the "
+            "grouping Anemll's LUT4 models use.",
+            F::slow, S::graph, "compile with --weights lut4 --weight-block 8 (the default) or 16",
+            "docs/ane/HARDWARE.md, Reported since (4-bit weights: coremltools' palettization performance page; "
+            "Anemll's converters)",
+            AneEvidence::single},
+    AneRule{"ANE045",
+            "An ios16 program uses the iOS16 forms of the compile-time weight ops: `constexpr_lut_to_dense` with one "
+            "LUT, indices packed into uint8 and the output's shape; no `constexpr_blockwise_shift_scale` and no "
+            "sub-byte types (int4, uint1 to uint6), which are iOS18's.",
+            F::loud, S::mil,
+            "the MIL writer writes the iOS16 LUT form for --dialect ios16 and refuses grouped LUTs and int4/uint4 "
+            "data there; compile for ios18, or with --weights lut4 (one table per weight on ios16)",
+            "docs/ane/FORMATS.md, Op signatures (coremltools' iOS16 and iOS18 op definitions); docs/ane/HARDWARE.md, "
+            "Program text and compilation (M1/M2 take the ios16 dialect only)"},
 };
 
 constexpr bool ids_in_order() {
@@ -301,6 +327,12 @@ std::string ane_rules_markdown() {
       "| int8 weights through constexpr_blockwise_shift_scale and constexpr_affine_dequantize ran; W8A8 measured "
       "35.1 TOPS on an M4 | a capability: `orion compile --weights int8`, and ane-sim reads both forms and "
       "quantize/dequantize |\n"
+      "| 4-bit palettized weights (constexpr_lut_to_dense, k-means, a LUT per 8 output channels, iOS18) run in "
+      "Anemll's ANE models; Apple's guide: palettization works best on the Neural Engine | a capability: "
+      "`orion compile --weights lut4` writes that form, ane-sim reads both of the op's forms; ANE044 keeps the "
+      "group, ANE045 the iOS16 form |\n"
+      "| maderix/ANE's PR 16 probes int4 and LUT weights through the private framework, without published "
+      "results | no result either way: nothing to check |\n"
       "| Weights as inputs (\"dynamic\" training), one packed input or separate inputs | ANE035 and ANE036 "
       "hold what it constrains; the rest is how Orion trains (docs/ane/DEVICE.md) |\n"
       "| Plain reload kept the old weights on an M5; the donor-plist variant worked | ANE029 |\n"

@@ -3,7 +3,9 @@
 #include <cmath>
 
 #include "compile/ane/weight_slots.h"
+#include "compile/mil/mil_constexpr.h"
 #include "compile/mil/mil_ops.h"
+#include "compile/mil/mil_syntax.h"
 #include "core/error.h"
 #include "core/half.h"
 
@@ -33,8 +35,9 @@ class Checker {
   }
   void add(std::string_view id, const Node& n, std::string problem) {
     add(id, ir::describe(n), std::move(problem));
-    out_.back().node = static_cast<ir::ValueId>(&n - g_.nodes().data());
+    out_.back().node = id_of(n);
   }
+  ir::ValueId id_of(const Node& n) const { return static_cast<ir::ValueId>(&n - g_.nodes().data()); }
 
   void check_node(const Node& n) {
     switch (n.op) {
@@ -52,6 +55,14 @@ class Checker {
       case Op::reduce_sum:
       case Op::reduce_mean:
       case Op::reduce_max: return check_reduce(n);
+      case Op::gather:
+        if (const std::optional<LutForm> f = lut_form(g_, id_of(n))) return check_lut(n, *f);
+        break;
+      case Op::dequantize:
+        if (n.attr_int("bits") == 4)
+          add("ANE043", n, "int4/uint4 data through constexpr_blockwise_shift_scale, blocks of " +
+                               g_.node(n.inputs[1]).type.str() + " scales");
+        break;
       default: break;
     }
     if (mil_op_info(n.op).mil_name.empty())
@@ -71,18 +82,9 @@ class Checker {
       add("ANE016", n, std::to_string(bad) + " value(s) are infinite or beyond fp16's 65504");
   }
 
-  // A compile-time const: a const, or the dequantization of consts (constexpr_* in MIL).
-  bool is_compile_time_const(const Node& w) const {
-    if (w.op == Op::constant) return true;
-    if (w.op != Op::dequantize) return false;
-    for (ir::ValueId in : w.inputs)
-      if (g_.node(in).op != Op::constant) return false;
-    return true;
-  }
-
   void check_conv(const Node& n) {
     const Node& w = g_.node(n.inputs[1]);
-    if (!is_compile_time_const(w)) {
+    if (!is_constexpr_weight(g_, n.inputs[1])) {
       add("ANE005", n, "its weight " + ir::describe(w) + " is not a const");
       if (n.attr_int("groups") > 1)
         add("ANE006", n, "groups = " + std::to_string(n.attr_int("groups")) + " with a runtime weight");
@@ -107,6 +109,19 @@ class Checker {
     if (axis < 0 || axis >= static_cast<std::int64_t>(x.size())) return;
     const std::int64_t len = x[static_cast<std::size_t>(axis)];
     if (len > 0 && (len & (len - 1)) != 0) add("ANE040", n, "softmax over " + std::to_string(len) + " values");
+  }
+
+  // A palettized weight (constexpr_lut_to_dense): whole rows of at least 8 output channels a LUT.
+  void check_lut(const Node& n, const LutForm& f) {
+    constexpr std::int64_t kMinRows = 8;
+    const Shape& dims = n.type.shape;
+    if (f.tables.empty()) return;  // one LUT for the whole weight
+    bool whole_rows = true;
+    for (std::size_t d = 1; d < f.tables.size(); ++d) whole_rows = whole_rows && f.tables[d] == 1;
+    const std::int64_t rows = dims[0] / f.tables[0];
+    if (!whole_rows || rows < kMinRows)
+      add("ANE044", n, std::to_string(shape_numel(f.tables)) + " LUTs over " + shape_str(dims) + " (" +
+                           (whole_rows ? std::to_string(rows) + " output channels each" : "LUTs along the input channels") + ")");
   }
 
   void check_reduce(const Node& n) {
@@ -180,6 +195,26 @@ std::vector<AneViolation> check_kernel_graph(const ir::Graph& kernel, const AneT
 }
 
 
+namespace {
+
+// ANE045: the iOS18 additions to the compile-time weight ops, in a program of the iOS16 opset.
+template <class Add>
+void check_ios16_weight_forms(const MilOperation& op, const Add& add) {
+  if (op.op == "constexpr_blockwise_shift_scale") add("constexpr_blockwise_shift_scale is an iOS18 op");
+  if (op.op == "constexpr_lut_to_dense") {
+    bool shape = false;
+    for (const MilNamedArg& a : op.args) shape = shape || a.name == "shape";
+    for (const MilNamedLiteral& a : op.attrs) shape = shape || a.name == "shape";
+    if (!shape) add("constexpr_lut_to_dense without a shape: the iOS18 form (LUTs per block, typed indices)");
+  }
+  for (const MilVar& v : op.outputs)
+    if (mil_sub_byte_type(v.type.dtype)) add(v.name + " is " + v.type.dtype + ", a type iOS16 does not have");
+  for (const MilNamedLiteral& a : op.attrs)
+    if (mil_sub_byte_type(a.value.type.dtype)) add(a.name + " is " + a.value.type.dtype + ", a type iOS16 does not have");
+}
+
+}  // namespace
+
 std::vector<AneViolation> check_mil_program(const MilAst& program, const AneTarget& target,
                                             std::string_view file) {
   std::vector<AneViolation> out;
@@ -196,6 +231,9 @@ std::vector<AneViolation> check_mil_program(const MilAst& program, const AneTarg
     if (target.m1_m2 && f.opset != "ios16")
       add("ANE024", at(f.pos, f.name), "opset " + f.opset + " on an M1/M2 target");
     for (const MilOperation& op : f.ops) {
+      if (f.opset == "ios16") check_ios16_weight_forms(op, [&](std::string problem) {
+        add("ANE045", at(op.op_pos, op.op), std::move(problem));
+      });
       if (op.op == "tile") add("ANE020", at(op.op_pos, op.op), "tile is emitted");
       if (op.op == "concat") {
         bool interleave = false;
@@ -211,7 +249,11 @@ std::vector<AneViolation> check_mil_program(const MilAst& program, const AneTarg
       if (op.op == "const") continue;
       for (const MilNamedArg& a : op.args) {
         const bool concat_form = op.op == "concat" && (a.name == "axis" || a.name == "interleave");  // ANE004's
-        if (a.value.kind == MilValue::Kind::literal && !concat_form)
+        // A constexpr op's weight tensor in the blob is neither a scalar nor a list: Core ML's own
+        // files give them inline.
+        const bool weight_tensor = op.op.starts_with("constexpr_") && a.value.kind == MilValue::Kind::literal &&
+                                   a.value.literal.is_blob;
+        if (a.value.kind == MilValue::Kind::literal && !concat_form && !weight_tensor)
           add("ANE018", at(a.pos, op.op), "argument " + a.name + " is an inline literal");
         if (op.op == "conv" && a.name == "bias")
           add("ANE019", at(a.pos, op.op), "conv has a bias argument");
