@@ -21,6 +21,7 @@ quiet init -o "$work/m" --layers 1 --dim 32 --heads 2 --context 16
 quiet convert -m "$work/m" --dtype f16 -o "$work/m16"
 quiet convert -m "$work/m" --dtype q8 -o "$work/m8"
 quiet compile -m "$work/m" --target ane --seq 8 -o "$work/pkg"
+quiet compile -m "$work/m" --target ane --seq 8 --weights lut4 --weight-block 0 -o "$work/pkg4"
 # A token file of a short text and two training steps on it: a checkpoint and a metrics file.
 printf 'In the beginning God created the heaven and the earth. And the earth was without form.\n' >"$work/text.txt"
 quiet data prepare -m "$work/m" --in "$work/text.txt" --out "$work/tokens.bin" --val-fraction 0.3
@@ -53,6 +54,8 @@ for f in "$work"/pkg/*/model.mil; do cp "$f" "$out/mil/$(basename "$(dirname "$f
 # The prefill kernel's weights (over 1 MB) would slow every mutation; the others are small.
 for f in "$work"/pkg/decode_*/weights/weight.bin; do cp "$f" "$out/weight_blob/$(basename "$(dirname "$(dirname "$f")")").bin"; done
 cp "$work/pkg/host_weights.bin" "$out/weight_blob/host_weights.bin"
+# A kernel's 4-bit weights: uint4 codes and fp16 tables (model.mil's text is the hand-written seeds').
+cp "$work/pkg4/decode_ane0/weights/weight.bin" "$out/weight_blob/decode_ane0_lut4.bin"
 # .npy files as `orion mil run` writes them: a kernel's inputs and outputs.
 quiet mil run "$work/pkg/decode_ane0" --out "$work/mil-run"
 cp "$work"/mil-run/*.npy "$work"/mil-run/inputs/*.npy "$out/npy/"

@@ -14,7 +14,9 @@ Partition plan_segments(const ir::Graph& graph, const PartitionOptions& options)
 
 BuiltKernel build_kernel(const ir::Graph& graph, const TensorMap& weights, const std::string& folder,
                          const KernelOptions& options) {
-  BuiltKernel k{lower_for_ane(graph, weights, options.lowering), {}, {}};
+  AneLoweringOptions lowering = options.lowering;
+  lowering.dialect = options.mil.dialect;
+  BuiltKernel k{lower_for_ane(graph, weights, lowering), {}, {}};
   MilWriteOptions mil = options.mil;
   mil.one_file_per_tensor = mil.one_file_per_tensor || options.lowering.target.m1_m2;  // ANE039
   k.mil = write_mil(k.lowered.graph, mil);

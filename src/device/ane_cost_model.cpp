@@ -79,13 +79,27 @@ KernelWork kernel_work(const compile::KernelIo& io, const ir::Graph& kernel_grap
   return w;
 }
 
-KernelWork kernel_work(const compile::PackageStep& step, bool int8_weights) {
+namespace {
+
+// The bytes a weight form reads for each byte of the fp16 weights it stands for.
+double bytes_per_fp16_byte(compile::WeightForm form) {
+  switch (form) {
+    case compile::WeightForm::fp16: return 1.0;
+    case compile::WeightForm::int8: return 0.5;
+    case compile::WeightForm::int4: case compile::WeightForm::uint4: case compile::WeightForm::lut4: return 0.25;
+  }
+  return 1.0;
+}
+
+}  // namespace
+
+KernelWork kernel_work(const compile::PackageStep& step, compile::WeightForm form) {
   double weight_values = 0;
   KernelWork w = io_work(step.io, weight_values);
   const auto tokens = static_cast<double>(step.io.seq);
   if (step.weights == compile::KernelWeights::baked) {
     weight_values = static_cast<double>(step.weight_bytes) / 2;  // fp16 measure (PackageStep)
-    w.bytes += static_cast<double>(step.weight_bytes) / (int8_weights ? 2 : 1);
+    w.bytes += static_cast<double>(step.weight_bytes) * bytes_per_fp16_byte(form);
   }
   w.flops += 2 * weight_values * tokens;
   return w;
@@ -103,7 +117,7 @@ std::vector<ProgramProjection> project_package(const compile::PackageManifest& m
     ProgramProjection r{p.name};
     for (const compile::PackageStep& s : p.steps) {
       if (s.placement != compile::Placement::ane) continue;
-      const KernelWork w = kernel_work(s, manifest.target.int8_block >= 0);
+      const KernelWork w = kernel_work(s, manifest.target.weights);
       r.ms += projected_ms(chip, w);
       r.flops += w.flops;
       r.bytes += w.bytes;

@@ -38,9 +38,9 @@ struct KernelWork {
 
 // A kernel step of a package: 2 flops per weight per token, plus attention over each fixed-length
 // activation input (a KV cache: 2 flops per cached value per token); the bytes of its surfaces
-// and, baked, of its weights (one byte a weight when `int8_weights`: dequantized in the kernel,
-// so the arithmetic stays fp16).
-KernelWork kernel_work(const compile::PackageStep& step, bool int8_weights = false);
+// and, baked, of its weights in their `form` (int8 a byte a weight, the 4-bit forms half a byte:
+// dequantized in the kernel, so the arithmetic stays fp16; their scales and tables are left out).
+KernelWork kernel_work(const compile::PackageStep& step, compile::WeightForm form = compile::WeightForm::fp16);
 // A kernel of a training graph: the flops of its matmuls and convs (every product: forward,
 // the inputs' gradients, the weights' gradients), the bytes of its surfaces.
 KernelWork kernel_work(const compile::KernelIo& io, const ir::Graph& kernel_graph);

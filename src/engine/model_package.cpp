@@ -18,20 +18,20 @@ compile::PackageReport compile_model_package(const model::CausalLm& m, const std
   po.target.m1_m2 = o.m1_m2;
   po.target.allow_concat = o.allow_concat;
   po.target.on_chip_bytes = static_cast<std::int64_t>(o.on_chip_mb * 1e6);
-  if (o.weights == "int8") {
-    if (o.dialect != "ios18")
-      throw Error("compile: --weights int8 writes constexpr_blockwise_shift_scale, an ios18 op: it needs --dialect ios18");
-    po.target.int8_block = o.int8_block;
-  } else if (o.weights != "fp16") {
-    throw Error("compile: --weights " + o.weights + ": expected fp16 or int8");
-  }
+  const std::optional<compile::WeightForm> form = compile::weight_form_from_name(o.weights);
+  if (!form) throw Error("compile: --weights " + o.weights + ": expected fp16, int8, int4, uint4 or lut4");
+  const bool blockwise = *form == compile::WeightForm::int8 || *form == compile::WeightForm::int4 || *form == compile::WeightForm::uint4;
+  if (blockwise && o.dialect != "ios18")
+    throw Error("compile: --weights " + o.weights + " writes constexpr_blockwise_shift_scale, an ios18 op: it needs --dialect ios18");
+  po.target.weights = *form;
+  po.target.weight_block = o.weight_block >= 0 ? o.weight_block : compile::default_weight_block(*form);
   po.dialect = o.dialect == "ios16" ? compile::MilDialect::ios16 : compile::MilDialect::ios18;
   if (o.ane_weights == "baked") po.kernel_weights = compile::KernelWeights::baked;
   else if (o.ane_weights == "inputs") po.kernel_weights = compile::KernelWeights::inputs;
   else if (o.ane_weights != "auto") throw Error("compile: --ane-weights " + o.ane_weights + ": expected auto, baked or inputs");
-  if (o.weights == "int8") {  // int8 weights are baked constants, dequantized in the kernel
+  if (*form != compile::WeightForm::fp16) {  // baked constants, dequantized in the kernel
     if (po.kernel_weights == compile::KernelWeights::inputs)
-      throw Error("compile: --weights int8 bakes int8 weights into the kernels: it needs --ane-weights baked");
+      throw Error("compile: --weights " + o.weights + " bakes " + o.weights + " weights into the kernels: it needs --ane-weights baked");
     po.kernel_weights = compile::KernelWeights::baked;
   }
   po.replace = replace;
@@ -58,7 +58,7 @@ std::string package_key(const model::CausalLm& m, const AnePackageOptions& o) {
            (o.batch > 1 ? "batch " + std::to_string(o.batch) + " " : "") +
            (o.chunk > 1 ? "chunk " + std::to_string(o.chunk) + " " : "") + o.dialect +
            (o.m1_m2 ? " m1" : "") + (o.allow_concat ? " concat" : "") + " chip " + std::to_string(o.on_chip_mb) +
-           (o.weights == "int8" ? " int8 block " + std::to_string(o.int8_block) : "") + " weights " + o.ane_weights);
+           (o.weights != "fp16" ? " " + o.weights + " block " + std::to_string(o.weight_block) : "") + " weights " + o.ane_weights);
   if (o.lora) {
     h.update("lora rank " + std::to_string(o.lora->rank));
     for (const std::string& t : o.lora->targets) h.update(" " + t);

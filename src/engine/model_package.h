@@ -22,10 +22,11 @@ struct AnePackageOptions {
   bool m1_m2 = false;
   bool allow_concat = false;
   double on_chip_mb = 32.0;
-  // "fp16", or "int8": baked weights as int8 with fp16 scales, one per output channel
-  // (int8_block 0) or per int8_block input channels.
+  // "fp16", or baked weights in fewer bits dequantized in the kernel (compile::WeightForm):
+  // "int8", "int4", "uint4" (ios18 ops), "lut4"; weight_block as compile::AneTarget's, -1 the
+  // form's default (compile::default_weight_block).
   std::string weights = "fp16";
-  std::int64_t int8_block = 0;
+  std::int64_t weight_block = -1;
   // "baked", "inputs" (compile::KernelWeights), or "auto": baked while the kernels fit the
   // compile budget.
   std::string ane_weights = "auto";

@@ -91,10 +91,12 @@ TEST_F(Manifest, EveryBrokenFieldIsNamed) {
     const char* says;
   };
   const Case cases[] = {
-      {"/version", 1, "at /version: this Orion reads version 2"},
+      {"/version", 2, "at /version: this Orion reads version 3"},
       {"/format", "zip", "at /format"},
       {"/dialect", "ios99", "at /dialect"},
       {"/target/on_chip_bytes", -1, "at /target/on_chip_bytes: expected at least 1"},
+      {"/target/weights", "int3", "at /target/weights: \"int3\" is not fp16, int8, int4, uint4 or lut4"},
+      {"/target/weight_block", -1, "at /target/weight_block: expected at least 0"},
       {"/programs/0/steps/0/kind", "gpu", "at /programs/0/steps/0/kind"},
       {"/programs/0/steps/0/name", "../etc", "not a plain folder name"},
       {"/programs/0/steps/1/io/padded_seq", "32", "at /programs/0/steps/1/io/padded_seq: expected an integer"},

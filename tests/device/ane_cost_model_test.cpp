@@ -49,9 +49,11 @@ TEST(AneCostModel, KernelWorkCountsWeightsCacheAndSurfaces) {
   const KernelWork b = kernel_work(baked);
   EXPECT_DOUBLE_EQ(b.flops, w.flops);
   EXPECT_DOUBLE_EQ(b.bytes, w.bytes);
-  // int8 weights: a byte each, the arithmetic unchanged.
-  EXPECT_DOUBLE_EQ(kernel_work(baked, true).bytes, w.bytes - 128 * 64);
-  EXPECT_DOUBLE_EQ(kernel_work(baked, true).flops, w.flops);
+  // int8 weights: a byte each, the 4-bit forms half a byte, the arithmetic unchanged.
+  EXPECT_DOUBLE_EQ(kernel_work(baked, compile::WeightForm::int8).bytes, w.bytes - 128 * 64);
+  EXPECT_DOUBLE_EQ(kernel_work(baked, compile::WeightForm::int8).flops, w.flops);
+  for (compile::WeightForm f : {compile::WeightForm::int4, compile::WeightForm::uint4, compile::WeightForm::lut4})
+    EXPECT_DOUBLE_EQ(kernel_work(baked, f).bytes, w.bytes - 128 * 64 * 1.5);
 }
 
 TEST(AneCostModel, TheSlowerOfComputeAndMemoryPlusDispatch) {

@@ -31,18 +31,20 @@ void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o, const 
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option(kernel_weights_names, o.weights,
-                  "Baked weights in the kernels: fp16, or int8 with fp16 scales dequantized in the kernel (half the bytes; ios18)")
-      ->check(CLI::IsMember({"fp16", "int8"}))
+                  "Baked weights in the kernels: fp16; or dequantized in the kernel: int8 with fp16 scales (half the bytes; "
+                  "ios18), int4 with fp16 scales or uint4 with scales and offsets (a quarter; ios18), lut4, 4-bit codes into "
+                  "16-entry fp16 tables fitted by k-means (a quarter; the form seen on the ANE)")
+      ->check(CLI::IsMember({"fp16", "int8", "int4", "uint4", "lut4"}))
       ->capture_default_str();
   cmd->add_option("--ane-weights", o.ane_weights,
                   "How kernels hold the weights: baked into each kernel, as inputs (kernels of one shape shared by the layers, "
                   "compiled once), or auto (baked while the kernels fit the compile budget)")
       ->check(CLI::IsMember({"auto", "baked", "inputs"}))
       ->capture_default_str();
-  cmd->add_option("--int8-block", o.int8_block,
-                  "With --weights int8: input channels per scale (0: one scale per output channel)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  cmd->add_option("--weight-block,--int8-block", o.weight_block,
+                  "With --weights int8, int4, uint4: input channels per scale (0: one per output channel; default 0 for "
+                  "int8, 64 for int4 and uint4); lut4: output channels per table (0: one per weight; default 8)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 void add_device_run_options(CLI::App* cmd, engine::DeviceRunOptions& o) {

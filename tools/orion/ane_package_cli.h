@@ -9,8 +9,8 @@
 
 namespace orion::cli {
 
-// `kernel_weights_names`: the option choosing fp16 or int8 kernel weights ("--weights" too for
-// `orion compile`, where no CPU weight format takes that name).
+// `kernel_weights_names`: the option choosing the kernel weights' form, fp16, int8, int4, uint4
+// or lut4 ("--weights" too for `orion compile`, where no CPU weight format takes that name).
 void add_ane_package_options(CLI::App* cmd, engine::AnePackageOptions& o,
                              const std::string& kernel_weights_names = "--kernel-weights");
 // --package, --ane-prefill, --no-cache and the package options.

@@ -97,6 +97,10 @@ void run(const CompileOptions& o) {
   auto [graph, params] = block_and_weights(o);
   compile::KernelOptions ko;
   ko.lowering.target.m1_m2 = o.pkg.m1_m2;
+  if (const std::optional<compile::WeightForm> form = compile::weight_form_from_name(o.pkg.weights)) {
+    ko.lowering.target.weights = *form;
+    ko.lowering.target.weight_block = o.pkg.weight_block >= 0 ? o.pkg.weight_block : compile::default_weight_block(*form);
+  }
   ko.lowering.kernel_name = o.arch;
   if (!o.dump_after.empty()) {
     std::vector<std::string> only = o.dump_after;

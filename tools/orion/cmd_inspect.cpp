@@ -55,9 +55,12 @@ void print_weight_slots(const std::string& mil, const compile::AneTarget& target
 void print(const compile::PackageManifest& m, const std::string& dir) {
   std::printf("package %s\n", dir.c_str());
   std::printf("  model:   %s\n", m.model.dump().c_str());
-  std::printf("  target:  MIL %s%s, concat %s, %s on chip per kernel; %zu rules checked\n", m.dialect.c_str(),
+  std::string weights(compile::weight_form_name(m.target.weights));
+  if (m.target.weights == compile::WeightForm::lut4) weights += " (a table per " + std::to_string(m.target.weight_block) + " channels)";
+  else if (m.target.weights != compile::WeightForm::fp16) weights += " (block " + std::to_string(m.target.weight_block) + ")";
+  std::printf("  target:  MIL %s%s, concat %s, %s on chip per kernel, %s weights; %zu rules checked\n", m.dialect.c_str(),
               m.target.m1_m2 ? ", M1/M2" : "", m.target.allow_concat ? "on the ANE" : "on the host",
-              mb(m.target.on_chip_bytes).c_str(), m.rules_checked.size());
+              mb(m.target.on_chip_bytes).c_str(), weights.c_str(), m.rules_checked.size());
   std::int64_t host_bytes = 0;
   for (const compile::HostWeight& w : m.host_weights) host_bytes += shape_numel(w.shape) * 4;
   std::printf("  host weights (%s, fp32): ", mb(host_bytes).c_str());

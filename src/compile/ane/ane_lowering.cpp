@@ -20,8 +20,14 @@ AneLowered lower_for_ane(const ir::Graph& graph, const TensorMap& weights, const
   p.add(ir::fold_constants_pass()).add(legalize_pass(options.legalize));
   p.add(lower_layout_pass(&runtime)).add(legalize_io_pass(out.io, io)).add(ir::cse_pass({.merge_tensor_constants = !options.weights_vary})).add(ir::dce_pass());
   p.add(clamp_boundaries_pass(&runtime));
-  if (options.target.int8_block >= 0) p.add(quantize_weights_pass(options.target.int8_block)).add(ir::dce_pass());
+  const AneTarget& t = options.target;
+  const bool four_bit = t.weights == WeightForm::int4 || t.weights == WeightForm::uint4 || t.weights == WeightForm::lut4;
+  std::unordered_set<std::string> model_weights;
+  if (t.weights != WeightForm::fp16) model_weights = model_weight_names(graph);
+  if (t.weights == WeightForm::int8)
+    p.add(quantize_weights_pass(t.weights, t.weight_block, options.dialect, model_weights)).add(ir::dce_pass());
   p.add(to_fp16_pass()).add(ir::fold_constants_pass());
+  if (four_bit) p.add(quantize_weights_pass(t.weights, t.weight_block, options.dialect, model_weights)).add(ir::dce_pass());
   ir::PipelineOptions po;
   po.after_pass = options.after_pass;
   out.diagnostics = p.run(out.graph, po).diagnostics;

@@ -10,16 +10,19 @@
 //   legalize_io       the sequence padded to a bucket that makes every surface legal; KernelIo
 //   cse, dce          merge the scalars the expansions repeat, drop the IR-shaped consts
 //   clamp_boundaries  +-65504 where values cross host/device
-//   quantize_weights  with int8_weights: baked conv weights as int8 + scales, dequantized in
+//   quantize_weights  with int8 weights: baked conv weights as int8 + scales, dequantized in
 //                     the kernel (half the bytes on the device)
 //   to_fp16           every f32 value and weight to fp16 (the mask's -inf saturates)
 //   fold_constants    anything the rewrites left foldable
+//   quantize_weights  with 4-bit weights (int4, uint4, lut4): the same, last, so that nothing
+//                     folds the LUT's layout away (a quarter of fp16's bytes)
 //   validate          every graph-stage rule of the catalogue; errors throw, warnings are returned
 // The pipeline verifies the IR after every pass.
 #include <string>
 #include <vector>
 
 #include "compile/ane/ane_validator.h"
+#include "compile/mil/mil_syntax.h"
 #include "ir/transforms/bind_params.h"
 #include "compile/passes/legalize.h"
 #include "compile/passes/legalize_io.h"
@@ -29,6 +32,7 @@ namespace orion::compile {
 
 struct AneLoweringOptions {
   AneTarget target;
+  MilDialect dialect = MilDialect::ios18;  // the program's; its ops decide a LUT's form
   LegalizeOptions legalize;
   LegalizeIoOptions io;
   std::string kernel_name = "kernel";  // in the validator's messages

@@ -293,7 +293,8 @@ json manifest_to_json(const PackageManifest& m) {
           {"version", kPackageVersion},
           {"dialect", m.dialect},
           {"target", {{"m1_m2", m.target.m1_m2}, {"allow_concat", m.target.allow_concat},
-                      {"on_chip_bytes", m.target.on_chip_bytes}, {"int8_block", m.target.int8_block}}},
+                      {"on_chip_bytes", m.target.on_chip_bytes},
+                      {"weights", std::string(weight_form_name(m.target.weights))}, {"weight_block", m.target.weight_block}}},
           {"rules_checked", m.rules_checked},
           {"model", m.model},
           {"host_weights", {{"file", kHostWeightsFile}, {"tensors", weights_json(m.host_weights)}}},
@@ -321,7 +322,11 @@ PackageManifest manifest_from_json(const json& j, const std::string& file) {
   m.target.m1_m2 = r.boolean(t, "/target", "m1_m2");
   m.target.allow_concat = r.boolean(t, "/target", "allow_concat");
   m.target.on_chip_bytes = r.integer(t, "/target", "on_chip_bytes", 1);
-  m.target.int8_block = r.integer(t, "/target", "int8_block", -1);
+  const std::string form = r.str(t, "/target", "weights");
+  const std::optional<WeightForm> f = weight_form_from_name(form);
+  if (!f) r.fail("/target/weights", "\"" + form + "\" is not fp16, int8, int4, uint4 or lut4");
+  m.target.weights = *f;
+  m.target.weight_block = r.integer(t, "/target", "weight_block", 0);
   m.rules_checked = r.strings(j, "", "rules_checked");
   m.model = r.field(j, "", "model");
   const auto read_weights = [&](const char* key, const char* blob_file, std::vector<HostWeight>& list) {

@@ -33,7 +33,7 @@
 namespace orion::compile {
 
 inline constexpr const char* kPackageFormat = "orion-ane-package";
-inline constexpr int kPackageVersion = 2;
+inline constexpr int kPackageVersion = 3;
 inline constexpr const char* kManifestFile = "manifest.json";
 inline constexpr const char* kHostWeightsFile = "host_weights.bin";
 inline constexpr const char* kDeviceWeightsFile = "device_weights.bin";

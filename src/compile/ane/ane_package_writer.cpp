@@ -201,8 +201,8 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
           say(step.warnings.back());
         }
         step.io = k.io;
-        // What the device reads: the weight files as written (int8 or fp16, one file or one per
-        // tensor on M1/M2).
+        // What the device reads: the weight files as written (in the target's weight form, one
+        // file or one per tensor on M1/M2).
         auto written = static_cast<std::int64_t>(built.mil.weights.count() > 0 ? built.mil.weights.bytes().size() : 0);
         for (const auto& [path, w] : built.mil.tensor_files) written += static_cast<std::int64_t>(w.bytes().size());
         step.weight_bytes = seg.weight_bytes;  // the on-chip budget's measure: the weights in fp16

@@ -207,11 +207,11 @@ class Partitioner {
   }
 
   // The BLOBFILE tensors a use of weight `w` costs: none when small enough to be written inline,
-  // two for an int8 matrix (data and scales), else one.
+  // a matrix's in the target's weight form (int8: data and scales...), else one.
   std::int64_t weight_slots(ValueId w) const {
     const ir::TensorType& t = g_.node(w).type;
     if (t.numel() <= MilWriteOptions{}.max_inline_elements) return 0;
-    return o_.target.int8_block >= 0 && t.rank() == 2 ? 2 : 1;
+    return t.rank() == 2 ? weight_form_tensors(o_.target.weights) : 1;
   }
 
   bool token_major(ValueId id) const {
