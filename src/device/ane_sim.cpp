@@ -6,6 +6,7 @@
 #include <map>
 
 #include "compile/ane/ane_validator.h"
+#include "compile/mil/mil_constexpr.h"
 #include "compile/mil/mil_parser.h"
 #include "compile/mil/mil_to_ir.h"
 #include "core/atomic_file.h"
@@ -16,6 +17,7 @@
 #include "core/stopwatch.h"
 #include "device/ane_live_columns.h"
 #include "exec/cpu/executor.h"
+#include "ir/transforms/dce.h"
 
 namespace orion::device {
 
@@ -76,27 +78,35 @@ void zero_node(ir::Graph& g, ir::ValueId id) {
   n.attrs = {Tensor(n.type.dtype, n.type.shape)};
 }
 
-// The dequantization of consts (constexpr_* weights) computed once, at compile, into fp16 consts:
-// the same values every evaluation would compute (the executor's f16 numerics), without
-// dequantizing the weights again for every token.
-void fold_constant_dequantize(ir::Graph& g) {
+// The compile-time weights (MIL's constexpr_* ops: a dequantize of consts, a LUT form) computed
+// once, at compile, into consts: the same values every evaluation would compute (the executor's
+// f16 numerics: fp16 results), without dequantizing the weights again for every token. The
+// consts they were made from are dropped.
+void fold_constexpr_weights(ir::Graph& g) {
+  bool folded = false;
   for (ir::ValueId id = 0; id < g.size(); ++id) {
-    ir::Node& n = g.node(id);
-    if (n.op != ir::Op::dequantize) continue;
-    bool consts = true;
-    for (ir::ValueId in : n.inputs) consts = consts && g.node(in).op == ir::Op::constant;
-    if (!consts) continue;
-    ir::Graph one("dequantize");
-    std::vector<ir::ValueId> ins;
-    for (ir::ValueId in : n.inputs) ins.push_back(one.add(g.node(in)));
+    const std::optional<compile::LutForm> lut = compile::lut_form(g, id);
+    if (!lut && !compile::is_constant_dequantize(g, id)) continue;
+    ir::Graph one("constexpr");
+    const ir::Node& n = g.node(id);
     ir::Node copy = n;
-    copy.inputs = ins;
+    copy.inputs.clear();
+    for (ir::ValueId in : n.inputs) {
+      ir::Node src = g.node(in);
+      if (lut && in == lut->flat) {  // the LUT's flat layout: a reshape of the LUT const
+        src.inputs = {one.add(g.node(lut->lut))};
+      }
+      copy.inputs.push_back(one.add(std::move(src)));
+    }
     one.outputs().push_back(one.add(std::move(copy)));
     Tensor value = exec::CpuExecutor(std::move(one), exec::CpuOptions{exec::Numerics::f16, 1}).run({})[0].to(n.type.dtype);
-    n.op = ir::Op::constant;
-    n.inputs.clear();
-    n.attrs = {std::move(value)};
+    ir::Node& target = g.node(id);
+    target.op = ir::Op::constant;
+    target.inputs.clear();
+    target.attrs = {std::move(value)};
+    folded = true;
   }
+  if (folded) ir::dce(g);
 }
 
 // Copies `rows` rows of `bytes` bytes each, rows `from_pitch` and `to_pitch` bytes apart.
@@ -241,7 +251,7 @@ void AneSim::bake(Program& p) {
     n.attrs[0] = std::get<Tensor>(n.attrs[0]).clone();
   }
 
-  fold_constant_dequantize(graph);
+  fold_constexpr_weights(graph);
   auto violations = compile::check_kernel_graph(graph, options_.target);
   if (!faithful) compile::refuse_errors(violations, p.folder);
   for (const auto& v : violations) {
