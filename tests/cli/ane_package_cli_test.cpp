@@ -169,6 +169,35 @@ TEST_P(AnePackageArchCli, Int8WeightsRunOnAneSimCloseToF32) {
   EXPECT_GT(eq, ef);  // int8 weights cost precision that fp16 ones do not
 }
 
+// --weights lut4, int4: the kernels hold 4-bit weights (constexpr_lut_to_dense over uint4 codes,
+// constexpr_blockwise_shift_scale over int4 data; their size: tests/runtime/package_4bit_test);
+// `orion mil check` passes them (int4 with ANE043's warning), `orion mil run` runs them on
+// ane-sim close to the same program in f32; the ios16 dialect refuses int4 and says why.
+TEST_F(AnePackageCli, FourBitWeightsCompileCheckAndRun) {
+  const auto compile = [&](const std::string& weights, const std::string& extra = "") {
+    return orion("compile -m " + model_ + " --target ane --seq 32 --weights " + weights + extra + " -o " + path(weights));
+  };
+  for (const std::string w : {"lut4", "int4"}) {
+    const CliResult c = compile(w);
+    ASSERT_EQ(c.status, 0) << c.out;
+    const fs::path kernel = fs::path(path(w)) / "prefill_ane0";
+    const std::string mil = read(kernel / "model.mil");
+    EXPECT_NE(mil.find(w == "lut4" ? "= constexpr_lut_to_dense(indices = " : "= constexpr_blockwise_shift_scale(data = "), std::string::npos);
+    EXPECT_NE(mil.find(w == "lut4" ? "tensor<uint4, [" : "tensor<int4, ["), std::string::npos);
+    const CliResult check = orion("mil check " + kernel.string());
+    EXPECT_EQ(check.status, 0) << check.out;
+    EXPECT_EQ(check.out.find("ANE043") != std::string::npos, w == "int4") << check.out;
+    const CliResult run = orion("mil run " + kernel.string() + " --compare --out " + path(w + "-run"));
+    ASSERT_EQ(run.status, 0) << run.out;
+    const auto at = run.out.find("relative rms error ");
+    ASSERT_NE(at, std::string::npos) << run.out;
+    EXPECT_LT(std::stod(run.out.substr(at + 19)), 5e-3) << run.out;
+  }
+  const CliResult refused = compile("int4", " --dialect ios16");
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.out.find("--weights int4 writes constexpr_blockwise_shift_scale, an ios18 op"), std::string::npos) << refused.out;
+}
+
 // generate --device ane-sim compiles into the package cache on first use; the second run finds
 // the package and the device's program cache, and compiles nothing.
 TEST_P(AnePackageArchCli, GenerateOnAneSimCompilesOnceIntoTheCache) {
