@@ -10,6 +10,12 @@ PackedBits pack_bits(std::span<const std::int32_t> values, int bits) {
   PackedBits out;
   out.bytes.assign(static_cast<std::size_t>((total + 7) / 8), std::byte{0});
   const std::uint32_t mask = (1u << bits) - 1;
+  if (bits == 4) {  // 4-bit weights, the common case: two a byte, the first in the low nibble
+    for (std::size_t i = 0; i < values.size(); ++i)
+      out.bytes[i / 2] |= std::byte((static_cast<std::uint32_t>(values[i]) & mask) << (i % 2 ? 4 : 0));
+    out.unused_bits = values.size() % 2 ? 4 : 0;
+    return out;
+  }
   std::uint64_t at = 0;  // bit position
   for (std::int32_t v : values) {
     const std::uint32_t u = static_cast<std::uint32_t>(v) & mask;
@@ -27,6 +33,10 @@ std::vector<std::uint32_t> unpack_bits(std::span<const std::byte> bytes, int bit
     throw Error("unpack_bits: " + std::to_string(count) + " values of " + std::to_string(bits) +
                 " bits need more than " + std::to_string(bytes.size()) + " bytes");
   std::vector<std::uint32_t> out(count, 0);
+  if (bits == 4) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = (std::to_integer<std::uint32_t>(bytes[i / 2]) >> (i % 2 ? 4 : 0)) & 0xfu;
+    return out;
+  }
   std::uint64_t at = 0;
   for (std::uint32_t& v : out)
     for (int b = 0; b < bits; ++b, ++at)

@@ -1,5 +1,6 @@
 #include "compile/mil/mil_constexpr.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.h"
@@ -58,6 +59,12 @@ std::vector<std::int64_t> lut_table_of_elements(const Shape& dims, const Shape& 
   const std::int64_t n = shape_numel(dims);
   std::vector<std::int64_t> out(static_cast<std::size_t>(n), 0);
   if (tables.empty() || n == 0) return out;
+  // Tables along the first axis alone (a LUT per group of output channels): runs of n / T0.
+  if (std::all_of(tables.begin() + 1, tables.end(), [](std::int64_t t) { return t == 1; })) {
+    const std::int64_t run = n / tables[0];
+    for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = i / run;
+    return out;
+  }
   // Per axis, what each coordinate adds to the table's row-major index; then the elements in
   // row-major order, their coordinates counted like an odometer.
   const std::size_t rank = dims.size();
@@ -113,11 +120,12 @@ Tensor lut_flat_indices(const Shape& dims, const Shape& tables, std::int64_t ent
   if (codes.size() != table.size())
     throw Error("LUT: " + std::to_string(codes.size()) + " codes for weights of " + shape_str(dims));
   Tensor out(DType::i32, dims);
+  std::int32_t* flat = out.data<std::int32_t>();
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (codes[i] < 0 || codes[i] >= entries)
       throw Error("LUT: code " + std::to_string(codes[i]) + " of element " + std::to_string(i) + " is outside [0, " +
                   std::to_string(entries) + ")");
-    out.data<std::int32_t>()[i] = static_cast<std::int32_t>(table[i] * entries + codes[i]);
+    flat[i] = static_cast<std::int32_t>(table[i] * entries + codes[i]);
   }
   return out;
 }

@@ -236,8 +236,10 @@ void Writer::find_constexpr_forms() {
 void Writer::emit_sub_byte_const(const Node& n, const std::string& var, BlobDType type) {
   const Tensor t = n.attr<Tensor>("value").contiguous();
   std::vector<std::int32_t> v(static_cast<std::size_t>(t.numel()));
+  const bool is_signed = t.dtype() == DType::i8;
+  const void* data = t.raw();
   for (std::size_t i = 0; i < v.size(); ++i) {
-    v[i] = t.dtype() == DType::i8 ? t.data<std::int8_t>()[i] : t.data<std::uint8_t>()[i];
+    v[i] = is_signed ? static_cast<const std::int8_t*>(data)[i] : static_cast<const std::uint8_t*>(data)[i];
     if (v[i] < sub_byte_min(type) || v[i] > sub_byte_max(type))
       throw Error(describe(n) + ": " + std::string(blob_dtype_name(type)) + " value " + std::to_string(v[i]) + " at element " +
                   std::to_string(i) + " is outside [" + std::to_string(sub_byte_min(type)) + ", " +

@@ -35,6 +35,8 @@ Int4Weight quantize_int4(const Tensor& w, std::int64_t block, Int4Mode mode, std
   const std::int64_t nb = cols / b;
   Int4Weight out{Tensor(affine ? DType::u8 : DType::i8, {rows, cols}), Tensor(DType::f16, {rows, nb}), std::nullopt};
   if (affine) out.offset = Tensor(DType::u8, {rows, nb});
+  void* values = out.values.raw();
+  std::uint16_t* scales = out.scale.data<std::uint16_t>();
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t k = 0; k < nb; ++k) {
       const float* v = x + r * cols + k * b;
@@ -50,13 +52,14 @@ Int4Weight quantize_int4(const Tensor& w, std::int64_t block, Int4Mode mode, std
       for (std::int64_t j = 0; j < b && integers; ++j) integers = v[j] == std::nearbyint(v[j]);
       const bool exact = integers && (affine ? hi - lo <= 15.0f : absmax <= 7.0f);
       const float s = exact && hi > lo ? 1.0f : round_fp16(affine ? (hi - lo) / 15.0f : absmax / 7.0f);
-      out.scale.data<std::uint16_t>()[r * nb + k] = float_to_half(s);
+      scales[r * nb + k] = float_to_half(s);
       const float z = affine && s > 0 ? std::clamp(std::nearbyint(-lo / s), 0.0f, 15.0f) : 0.0f;
       if (affine) out.offset->data<std::uint8_t>()[r * nb + k] = static_cast<std::uint8_t>(z);
       for (std::int64_t j = 0; j < b; ++j) {
         const float q = s > 0 ? std::nearbyint(v[j] / s) + z : z;
-        if (affine) out.values.data<std::uint8_t>()[r * cols + k * b + j] = static_cast<std::uint8_t>(std::clamp(q, 0.0f, 15.0f));
-        else out.values.data<std::int8_t>()[r * cols + k * b + j] = static_cast<std::int8_t>(std::clamp(q, -8.0f, 7.0f));
+        const std::int64_t at = r * cols + k * b + j;
+        if (affine) static_cast<std::uint8_t*>(values)[at] = static_cast<std::uint8_t>(std::clamp(q, 0.0f, 15.0f));
+        else static_cast<std::int8_t*>(values)[at] = static_cast<std::int8_t>(std::clamp(q, -8.0f, 7.0f));
       }
     }
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,30 +21,63 @@ using Table = std::array<float, kLut4Entries>;
   throw Error("LUT4 weight " + std::string(name) + ": " + problem);
 }
 
-// The midpoints between neighbouring entries of an ascending table: the value v is nearest entry
-// (the number of midpoints below v), the lower one on a tie, as fit_table assigns it.
+// The code of v in an ascending table: how many midpoints between neighbouring entries lie below
+// it, so the nearest entry, the lower one on a tie (as fit_table assigns values).
+int code_of(const std::array<float, kLut4Entries - 1>& mid, float v) {
+  int code = 0;
+  for (float m : mid) code += v > m ? 1 : 0;
+  return code;
+}
+
 std::array<float, kLut4Entries - 1> midpoints(const Table& c) {
   std::array<float, kLut4Entries - 1> m;
   for (std::size_t k = 0; k < m.size(); ++k) m[k] = 0.5f * (c[k] + c[k + 1]);
   return m;
 }
 
-// Lloyd's k-means on sorted values: the values nearest centroid k are a contiguous run, found by
-// binary search at the midpoints, and their mean comes from prefix sums.
-Table fit_table(std::vector<float>& v, int iterations) {
-  std::sort(v.begin(), v.end());
+// The fp16 bits of v as a key that sorts as the values do (negatives reversed below positives).
+std::uint16_t order_key(float v) {
+  const std::uint16_t h = float_to_half(v);
+  return (h & 0x8000u) != 0 ? static_cast<std::uint16_t>(~h) : static_cast<std::uint16_t>(h | 0x8000u);
+}
+float key_value(std::uint16_t k) {
+  return half_to_float((k & 0x8000u) != 0 ? static_cast<std::uint16_t>(k & 0x7fffu) : static_cast<std::uint16_t>(~k));
+}
+
+// The values as fp16 (what a kernel's weights are by then), ascending: a radix sort of their
+// order keys, two passes of a byte.
+std::vector<float> sorted_fp16(std::span<const float> v) {
+  std::vector<std::uint16_t> a(v.size()), b(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) a[i] = order_key(v[i]);
+  for (int shift : {0, 8}) {
+    std::array<std::size_t, 257> at{};
+    for (std::uint16_t k : a) ++at[static_cast<std::size_t>((k >> shift) & 0xffu) + 1];
+    for (std::size_t d = 1; d < at.size(); ++d) at[d] += at[d - 1];
+    for (std::uint16_t k : a) b[at[(k >> shift) & 0xffu]++] = k;
+    a.swap(b);
+  }
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = key_value(a[i]);
+  return out;
+}
+
+// Lloyd's k-means in one dimension on the sorted values: the values nearest centroid k are a
+// contiguous run, found by binary search at the midpoints, and their mean comes from prefix
+// sums, so that an iteration costs 16 searches, not the values.
+Table fit_table(std::span<const float> values, int iterations) {
+  const std::vector<float> v = sorted_fp16(values);
   const float lo = v.front(), hi = v.back();
   Table c;
   for (std::size_t k = 0; k < c.size(); ++k) c[k] = lo + (hi - lo) * static_cast<float>(k) / static_cast<float>(c.size() - 1);
   std::vector<double> prefix(v.size() + 1, 0.0);
   for (std::size_t i = 0; i < v.size(); ++i) prefix[i + 1] = prefix[i] + v[i];
   for (int it = 0; it < iterations; ++it) {
+    const auto mid = midpoints(c);
     bool moved = false;
     std::size_t begin = 0;
     for (std::size_t k = 0; k < c.size(); ++k) {
-      const std::size_t end = k + 1 == c.size()
-                                  ? v.size()
-                                  : static_cast<std::size_t>(std::upper_bound(v.begin(), v.end(), 0.5f * (c[k] + c[k + 1])) - v.begin());
+      const std::size_t end =
+          k == mid.size() ? v.size() : static_cast<std::size_t>(std::upper_bound(v.begin(), v.end(), mid[k]) - v.begin());
       if (end > begin) {  // an empty cluster keeps its centroid
         const auto mean = static_cast<float>((prefix[end] - prefix[begin]) / static_cast<double>(end - begin));
         moved = moved || mean != c[k];
@@ -72,16 +106,16 @@ Lut4Weight palettize_lut4(const Tensor& w, std::int64_t group, std::string_view 
   for (std::int64_t i = 0; i < f.numel(); ++i)
     if (!std::isfinite(x[i])) fail_lut(name, "weight " + std::to_string(i) + " is not finite");
   Lut4Weight out{Tensor(DType::f16, {rows / g, kLut4Entries}), Tensor(DType::u8, {rows, cols})};
-  std::vector<float> values;
+  std::uint16_t* lut = out.lut.data<std::uint16_t>();
+  std::uint8_t* codes = out.codes.data<std::uint8_t>();
+  const std::int64_t per_table = g * cols;
   for (std::int64_t t = 0; t < rows / g; ++t) {
-    const float* first = x + t * g * cols;
-    values.assign(first, first + g * cols);
+    const std::span<const float> values(x + t * per_table, static_cast<std::size_t>(per_table));
     const Table c = fit_table(values, iterations);
-    for (std::size_t k = 0; k < c.size(); ++k) out.lut.data<std::uint16_t>()[t * kLut4Entries + static_cast<std::int64_t>(k)] = float_to_half(c[k]);
+    for (std::size_t k = 0; k < c.size(); ++k) lut[t * kLut4Entries + static_cast<std::int64_t>(k)] = float_to_half(c[k]);
     const auto mid = midpoints(c);
-    for (std::int64_t i = 0; i < g * cols; ++i)
-      out.codes.data<std::uint8_t>()[t * g * cols + i] =
-          static_cast<std::uint8_t>(std::lower_bound(mid.begin(), mid.end(), first[i]) - mid.begin());
+    for (std::size_t i = 0; i < values.size(); ++i)
+      codes[static_cast<std::size_t>(t * per_table) + i] = static_cast<std::uint8_t>(code_of(mid, values[i]));
   }
   return out;
 }

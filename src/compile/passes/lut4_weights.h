@@ -3,10 +3,11 @@
 // table of 16 fp16 values, one table per group of `group` output channels, the iOS18
 // per-grouped-channel form Anemll's ANE models use (docs/ane/FORMATS.md, "Weights in 4 bits").
 //
-// The tables are fitted by k-means (Lloyd's iterations in one dimension, exact: each group's
-// values sorted once, every iteration moving the 16 centroids to the means of the values nearest
-// them), started from the uniform 16-level table over the group's [min, max] and stopped when no
-// centroid moves or after `iterations`. Deterministic: the same weight gives the same table.
+// The tables are fitted by k-means (Lloyd's iterations in one dimension, exact on the group's
+// values as fp16, sorted once: every iteration moves the 16 centroids to the means of the values
+// nearest them), started from the uniform 16-level table over the group's [min, max] and stopped
+// when no centroid moves or after `iterations`; each weight then takes the code of its nearest
+// entry. Deterministic: the same weight gives the same table.
 #include <cstdint>
 #include <string_view>
 

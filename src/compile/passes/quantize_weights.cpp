@@ -21,21 +21,26 @@ float fp16_value(std::uint16_t h) { return half_to_float(h); }
 // Whether the 4-bit form gives back exactly the fp16 values of `w` [O, C].
 bool exact(const Tensor& w, const Int4Weight& q) {
   const std::int64_t cols = w.shape()[1], nb = q.scale.shape()[1], b = cols / nb;
+  const float* x = w.data<float>();
+  const std::uint16_t* s = q.scale.data<std::uint16_t>();
+  const bool is_signed = q.values.dtype() == DType::i8;
   for (std::int64_t i = 0; i < w.numel(); ++i) {
     const std::int64_t k = i / cols * nb + i % cols / b;
     const float z = !q.offset ? 0.0f
                     : q.offset->dtype() == DType::u8 ? q.offset->data<std::uint8_t>()[k]
                                                       : fp16_value(q.offset->data<std::uint16_t>()[k]);
-    const float v = q.values.dtype() == DType::i8 ? q.values.data<std::int8_t>()[i] : q.values.data<std::uint8_t>()[i];
-    if (float_to_half(fp16_value(q.scale.data<std::uint16_t>()[k]) * (v - z)) != float_to_half(w.data<float>()[i])) return false;
+    const float v = is_signed ? reinterpret_cast<const std::int8_t*>(q.values.raw())[i] : reinterpret_cast<const std::uint8_t*>(q.values.raw())[i];
+    if (float_to_half(fp16_value(s[k]) * (v - z)) != float_to_half(x[i])) return false;
   }
   return true;
 }
 bool exact(const Tensor& w, const Lut4Weight& q) {
   const std::int64_t per_table = w.numel() / q.lut.shape()[0];
+  const float* x = w.data<float>();
+  const std::uint16_t* lut = q.lut.data<std::uint16_t>();
+  const std::uint8_t* codes = q.codes.data<std::uint8_t>();
   for (std::int64_t i = 0; i < w.numel(); ++i)
-    if (q.lut.data<std::uint16_t>()[i / per_table * kLut4Entries + q.codes.data<std::uint8_t>()[i]] != float_to_half(w.data<float>()[i]))
-      return false;
+    if (lut[i / per_table * kLut4Entries + codes[i]] != float_to_half(x[i])) return false;
   return true;
 }
 
