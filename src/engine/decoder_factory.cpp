@@ -30,7 +30,8 @@ ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o
   // An MLX folder in 4 bits decodes from its own words; in other bits, from the dequantized f32.
   const auto* llama = std::get_if<model::LlamaModel>(&md.model);
   const bool mlx_4bit = llama && !llama->quantized().empty() &&
-                        std::ranges::all_of(llama->quantized(), [](const auto& kv) { return kv.second.format.bits == 4; });
+                        std::all_of(llama->quantized().begin(), llama->quantized().end(),
+                                    [](const auto& kv) { return kv.second.format.bits == 4; });
   const model::WeightDType dtype =
       weights.empty() ? (stored ? stored->format().dtype : mlx_4bit ? model::WeightDType::q4 : model::WeightDType::f32)
                       : model::weight_dtype_from_name(weights);
