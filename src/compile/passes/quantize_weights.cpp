@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "compile/passes/int4_weights.h"
+#include "compile/mil/mil_writer.h"
 #include "compile/passes/lut4_weights.h"
 #include "core/absmax_int8.h"
 #include "core/half.h"
