@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "conformance_test_util.h"
+#include "core/error.h"
 #include "core/half.h"
 #include "core/testing_temp_dir.h"
 #include "device/ane_sim.h"

@@ -84,7 +84,9 @@ void expect_columns_as_single(const std::string& what, const ColumnsInputs& p, c
 TEST(GemvColumns, F32AndF16EqualSingleCalls) {
   const std::pair<std::int64_t, std::int64_t> shapes[] = {{3, 3}, {7, 16 * 21 + 5}, {45, 768}, {333, 1008}};
   std::uint64_t seed = 1;
-  for (const auto& [rows, cols] : shapes) {
+  for (const auto& shape : shapes) {
+    // Named copies, not a structured binding: clang 14 cannot capture those in the lambdas.
+    const std::int64_t rows = shape.first, cols = shape.second;
     const ColumnsInputs p(rows, cols, seed++);
     std::vector<float> w(p.W.size() + 1);
     std::copy(p.W.begin(), p.W.end(), w.begin() + 1);
@@ -125,7 +127,9 @@ TEST(GemvColumns, F32AndF16EqualSingleCalls) {
 TEST(GemvColumns, Q8EqualsSingleCalls) {
   const std::tuple<std::int64_t, std::int64_t, int> shapes[] = {{3, 96, 32}, {7, 640, 64}, {45, 768, 32}, {333, 992, 32}};
   std::uint64_t seed = 50;
-  for (const auto& [rows, cols, block] : shapes) {
+  for (const auto& shape : shapes) {
+    const std::int64_t rows = std::get<0>(shape), cols = std::get<1>(shape);
+    const int block = std::get<2>(shape);
     const ColumnsInputs p(rows, cols, seed++);
     std::vector<std::int8_t> q(p.W.size());
     std::vector<float> scales(p.W.size() / static_cast<std::size_t>(block));
