@@ -295,7 +295,8 @@ TEST(GemvQ4, EmptyShapes) {
     gemv_q4_columns({nullptr, nullptr, 3, 0, 64}, x, nullptr, Y, 2, pool, isa);  // no bias: zeros
     EXPECT_EQ(Y[5], 0.0f);
     y[0] = 9;
-    gemv_q4({nullptr, nullptr, 0, 32, 32}, x, nullptr, y, pool, isa);  // no rows: nothing written
+    const std::vector<float> x32(32, 1.0f);  // x holds cols floats even when there are no rows
+    gemv_q4({nullptr, nullptr, 0, 32, 32}, x32.data(), nullptr, y, pool, isa);  // no rows: nothing written
     EXPECT_EQ(y[0], 9.0f);
   }
 }
