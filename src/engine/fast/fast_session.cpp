@@ -55,7 +55,7 @@ std::vector<float> FastSession::prefill(std::span<const std::int32_t> tokens) {
     logits_of(bx_.data() + (T - 1) * shape_.width);
     return logits_;
   }
-  if (T > 1 && batchable()) {
+  if (T > 1) {
     // A short prompt as one batched pass (the gemv_*_columns kernels read each matrix once for all its
     // tokens): the same bits as stepping token by token, which reads every matrix T times.
     std::vector<BatchRow> rows;
@@ -82,7 +82,6 @@ void FastSession::decode_batch(std::span<FastSession* const> sessions, std::span
   for (std::size_t b = 0; b < sessions.size(); ++b) {
     FastSession& x = *sessions[b];
     if (x.shape_.head != s.head) throw Error("decode_batch: the sessions are of different models");
-    if (!x.batchable()) throw Error("decode_batch: f32 weights only");
     check_decoder_tokens(tokens.subspan(b, 1), x.position_, s.positions, s.vocab, s.arch);
   }
   std::vector<BatchRow> rows;
@@ -118,8 +117,6 @@ void FastSession::run_rows(std::span<const BatchRow> rows, std::span<const std::
 void FastSession::batch_linear(const PackedLinear& lin, const float* X, std::int64_t B, float* Y, bool accumulate,
                                std::int64_t ldx, exec::cpu::Activation act) {
   const std::int64_t N = lin.rows(), K = lin.cols();
-  if (!lin.reads_once_for_columns())
-    throw Error("decode_batch: f32 or q4 weights only, not " + std::string(model::weight_dtype_name(lin.dtype())));
   if (ldx != 0 && ldx != K) {
     bin_.resize(static_cast<std::size_t>(B * K));
     for (std::int64_t b = 0; b < B; ++b) std::copy_n(X + b * ldx, K, bin_.data() + b * K);

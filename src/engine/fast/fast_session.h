@@ -104,14 +104,13 @@ class FastSession : public Decoder {
   // rows, each row's attention over its own session's cache: each session's logits, the
   // very bits decode() gives; every position advances by one. What a server's concurrent
   // requests decode with, through engine::decode_batch (engine/decoder.h). Every weight format
-  // (batchable()): each has kernels that stream the matrix once for several vectors. Throws
+  // batches: each has kernels that stream the matrix once for several vectors. Throws
   // orion::Error for sessions of different models, a full context or a bad token.
   // logits[b] gets session b's (the vectors' storage is reused from call to call).
   static void decode_batch(std::span<FastSession* const> sessions, std::span<const std::int32_t> tokens,
                            std::vector<std::vector<float>>& logits);
-  bool batchable() const { return true; }
-  // The model's head: sessions of one model batch together (Decoder::batch_key), when batchable().
-  const void* batch_key() const final { return batchable() ? shape_.head : nullptr; }
+  // The model's head: sessions of one model batch together (Decoder::batch_key).
+  const void* batch_key() const final { return shape_.head; }
 
  protected:
   // engine::decode_batch's sessions, all of this model (they share its batch_key): decode_batch.

@@ -45,8 +45,6 @@ class PackedLinear {
   // once for them all (every dtype has a batched kernel), each Y_j the bits apply() gives X_j alone.
   void apply_columns(const float* X, std::int64_t n, float* Y, ThreadPool& pool, exec::cpu::Isa isa = exec::cpu::best_isa(),
                      exec::cpu::Activation act = exec::cpu::Activation::none) const;
-  // Whether apply_columns reads W once for all the vectors: for every dtype.
-  bool reads_once_for_columns() const { return true; }
   // Row r of W as floats (embedding lookups from a tied head).
   void row(std::int64_t r, float* out) const;
 

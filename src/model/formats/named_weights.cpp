@@ -29,8 +29,9 @@ TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& pa
   std::set<std::string, std::less<>> quantized_extras;  // the modules' ".scales" and ".biases"
   for (const auto& [pname, shape] : params) {
     const std::string name = prefix + pname;
-    if (const std::string module = quantized_module_of(name); !module.empty() && checkpoint.file_of(module + ".scales")) {
-      const std::string& path = checkpoint.file_of(module + ".scales")->path();
+    const std::string module = quantized_module_of(name);
+    if (const SafetensorsFile* scales = module.empty() ? nullptr : checkpoint.file_of(module + ".scales")) {
+      const std::string& path = scales->path();
       if (!quant)
         throw Error::in_file(path, "tensor " + module + ".scales is quantized weights' scales, but config.json has no "
                                    "\"quantization\"");
