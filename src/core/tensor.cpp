@@ -193,6 +193,19 @@ Tensor Tensor::permute(std::span<const int> perm) const {
   return t;
 }
 
+Tensor Tensor::view_bytes(DType dtype, Shape shape) const {
+  check_contiguous();
+  check_shape(shape);
+  if (static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype) != nbytes())
+    throw Error("cannot view the " + std::to_string(nbytes()) + " bytes of " + shape_str(shape_) + " as " +
+                std::string(dtype_name(dtype)) + shape_str(shape));
+  Tensor t = *this;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.strides_ = contiguous_strides(t.shape_);
+  return t;
+}
+
 Tensor Tensor::slice(int axis, std::int64_t begin, std::int64_t end) const {
   std::int64_t n = dim(axis);
   if (begin < 0 || end < begin || end > n)

@@ -82,6 +82,9 @@ class Tensor {
   Tensor reshape(Shape shape) const;  // contiguous only; one dimension may be -1
   Tensor permute(std::span<const int> perm) const;
   Tensor slice(int axis, std::int64_t begin, std::int64_t end) const;
+  // A contiguous tensor's bytes as `dtype` of `shape`, the same number of bytes (the words of a
+  // packed format as the bytes an op reads).
+  Tensor view_bytes(DType dtype, Shape shape) const;
 
   // Copies.
   Tensor clone() const;

@@ -34,6 +34,8 @@ constexpr AttrSpec kQuantizeAttrs[] = {{"dtype", K::dtype, true}};
 // The data's storage width: 8, or 4 (int4/uint4 values held one per i8/u8 element, stored packed
 // where the graph is written out: MIL's sub-byte types).
 constexpr AttrSpec kDequantizeAttrs[] = {{"bits", K::integer, false, 8}};
+// The packed width of each value: 2, 3, 4, 5, 6 or 8, as MLX's quantize takes.
+constexpr AttrSpec kDequantizeAffineAttrs[] = {{"bits", K::integer, true}};
 
 using C = OpClass;
 
@@ -110,6 +112,11 @@ constexpr std::array<OpInfo, kOpCount> kOps = {{
     {Op::quantize, "quantize", C::other, 2, 3, kQuantizeAttrs, rules::quantize,
      "round_half_even(x / scale + zero_point) clamped to dtype (i8/u8); scale and zero_point as dequantize's",
      nullptr, "its output is integer: no gradient"},
+    {Op::dequantize_affine, "dequantize_affine", C::other, 3, 3, kDequantizeAffineAttrs, rules::dequantize_affine,
+     "scale * q + bias per group (MLX's affine quantization): data u8 [..., cols * bits / 8], the little-endian "
+     "bytes of MLX's uint32 words (values packed from the lowest bit up); scale and bias float [..., cols / group], "
+     "group 32, 64 or 128; the output [..., cols] has scale's dtype",
+     nullptr, "a frozen quantized weight: its words are integers and its scales and biases are not trained"},
 }};
 
 constexpr bool table_in_enum_order() {

@@ -42,6 +42,8 @@ enum class Op : std::uint8_t {
   softmax_cross_entropy, softmax_cross_entropy_grad,
   // Integer weights and activations: affine (de)quantization with blockwise scales.
   dequantize, quantize,
+  // MLX's affine form of a quantized matrix, as its folders store it (a frozen 4-bit base).
+  dequantize_affine,
   count_  // not an op: the number of ops
 };
 

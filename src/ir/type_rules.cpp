@@ -360,6 +360,31 @@ TensorType dequantize(std::span<const TensorType> in, const Node& n) {
   return {in[1].dtype, in[0].shape};
 }
 
+TensorType dequantize_affine(std::span<const TensorType> in, const Node& n) {
+  const TensorType &data = in[0], &scale = in[1], &bias = in[2];
+  const std::int64_t bits = n.attr_int("bits");
+  if (bits < 2 || bits > 8 || bits == 7) throw Error("bits must be 2, 3, 4, 5, 6 or 8, not " + std::to_string(bits));
+  if (data.dtype != DType::u8 || data.rank() == 0) throw Error("data must be u8 of rank >= 1, not " + data.str());
+  require_float(scale, "scale");
+  if (bias.dtype != scale.dtype || bias.shape != scale.shape)
+    throw Error("bias " + bias.str() + " must have scale's type " + scale.str());
+  const std::int64_t bytes = data.shape.back();
+  // A row is whole uint32 words of a whole number of values.
+  if (bytes % 4 != 0 || (bytes * 8) % bits != 0)
+    throw Error("data " + data.str() + ": a row of " + std::to_string(bytes) + " bytes is not whole words of " +
+                std::to_string(bits) + "-bit values");
+  const std::int64_t cols = bytes * 8 / bits;
+  const bool leading = scale.rank() == data.rank() &&
+                       std::equal(data.shape.begin(), data.shape.end() - 1, scale.shape.begin());
+  const std::int64_t groups = leading ? scale.shape.back() : 0;
+  if (groups <= 0 || cols % groups != 0 || (cols / groups != 32 && cols / groups != 64 && cols / groups != 128))
+    throw Error("scale " + scale.str() + " must be data's leading dims and " + std::to_string(cols) +
+                " / (32, 64 or 128) groups");
+  Shape out = data.shape;
+  out.back() = cols;
+  return {scale.dtype, out};
+}
+
 TensorType quantize(std::span<const TensorType> in, const Node& n) {
   require_float(in[0], "x");
   require_float(in[1], "scale");

@@ -35,6 +35,7 @@ TensorType clamp(std::span<const TensorType> in, const Node& n);
 TensorType where(std::span<const TensorType> in, const Node& n);
 TensorType dequantize(std::span<const TensorType> in, const Node& n);
 TensorType quantize(std::span<const TensorType> in, const Node& n);
+TensorType dequantize_affine(std::span<const TensorType> in, const Node& n);
 }  // namespace rules
 
 // The resolved target shape of a reshape node (its -1 filled in).

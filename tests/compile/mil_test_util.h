@@ -41,6 +41,7 @@ inline std::optional<ir::Graph> ane_graph_using(Op op) {
     case Op::input: case Op::param: case Op::neg: case Op::gelu: case Op::silu: case Op::layer_norm:
     case Op::rms_norm: case Op::gather: case Op::scatter_add: case Op::broadcast_to:
     case Op::softmax_cross_entropy: case Op::softmax_cross_entropy_grad: case Op::count_:
+    case Op::dequantize_affine:  // rewritten as dequantize before MIL (compile/passes/affine_weights.h)
       return std::nullopt;
     case Op::constant: {
       // Inline and blob consts, a scalar, int32 and bool consts feeding a select.

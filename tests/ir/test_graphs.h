@@ -125,6 +125,10 @@ inline std::optional<Graph> graph_using(Op op) {
     case Op::quantize:
       b.output(b.op(Op::quantize, {b.input("x", f32, {4, 6}), b.input("scale", f32, {})}, {{"dtype", DType::u8}}));
       return b.finish();
+    case Op::dequantize_affine:  // 2 rows of 64 4-bit values in one group each
+      b.output(b.op(Op::dequantize_affine, {b.input("words", DType::u8, {2, 32}), b.input("scale", f32, {2, 1}),
+                                            b.input("bias", f32, {2, 1})}, {{"bits", std::int64_t{4}}}));
+      return b.finish();
     case Op::count_:
       break;
   }

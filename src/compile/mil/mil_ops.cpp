@@ -100,6 +100,7 @@ constexpr std::array<MilOpInfo, ir::kOpCount> kMilOps = {{
     {Op::softmax_cross_entropy_grad, {}, {}},
     {Op::dequantize, "constexpr_blockwise_shift_scale", kBlockwiseShiftScale},  // of consts: mil_to_ir reads the other forms
     {Op::quantize, "quantize", kQuantize},  // W8A8 activations
+    {Op::dequantize_affine, {}, {}},  // a 4-bit base for the CPU; a device gets it widened (train/model_loss.h)
 }};
 
 // Completeness: one entry per IR op, in the op enum's order, arguments alphabetical (so the

@@ -46,6 +46,7 @@ constexpr KernelTable make_table() {
   set(Op::softmax_cross_entropy_grad, kernels::softmax_cross_entropy_grad);
   set(Op::dequantize, kernels::dequantize);
   set(Op::quantize, kernels::quantize);
+  set(Op::dequantize_affine, kernels::dequantize_affine);
   return t;
 }
 

@@ -39,6 +39,7 @@ void unary(const KernelArgs& a);      // neg exp log sqrt rsqrt tanh sigmoid rel
 void softmax(const KernelArgs& a);
 void dequantize(const KernelArgs& a);  // kernels/quantize.cpp
 void quantize(const KernelArgs& a);
+void dequantize_affine(const KernelArgs& a);  // kernels/quantize.cpp
 void layer_norm(const KernelArgs& a);
 void rms_norm(const KernelArgs& a);
 void reduce(const KernelArgs& a);     // reduce_sum reduce_mean reduce_max

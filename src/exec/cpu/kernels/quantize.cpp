@@ -8,6 +8,7 @@
 
 #include "exec/cpu/kernels.h"
 #include "exec/cpu/kernels/common.h"
+#include "exec/cpu/quantize_affine.h"
 
 namespace orion::exec::cpu::kernels {
 
@@ -88,6 +89,22 @@ void quantize(const KernelArgs& a) {
       if (is_signed) a.output.data<std::int8_t>()[i] = static_cast<std::int8_t>(q);
       else a.output.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(q);
     }
+  });
+}
+
+// MLX's form, by the same routine that reads its folders: each row's words as uint32 (a row is
+// whole words, and the bytes are their little-endian layout).
+void dequantize_affine(const KernelArgs& a) {
+  const Tensor& data = a.inputs[0];
+  const Tensor& scale = a.inputs[1];
+  const Tensor& bias = a.inputs[2];
+  const std::int64_t cols = a.output.dim(-1), rows = a.output.numel() / cols;
+  const AffineFormat f{.bits = static_cast<int>(a.node.attr_int("bits")), .group = static_cast<int>(cols / scale.dim(-1))};
+  const std::int64_t words = data.dim(-1) / 4, groups = scale.dim(-1);
+  const auto* q = reinterpret_cast<const std::uint32_t*>(data.raw());
+  a.pool.parallel_for(0, rows, detail::grain_for(cols), [&](std::int64_t lo, std::int64_t hi) {
+    cpu::dequantize_affine(q + lo * words, scale.data<float>() + lo * groups, bias.data<float>() + lo * groups, hi - lo,
+                           cols, f, a.output.data<float>() + lo * cols);
   });
 }
 
