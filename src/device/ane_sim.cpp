@@ -99,7 +99,7 @@ void fold_constexpr_weights(ir::Graph& g) {
       copy.inputs.push_back(one.add(std::move(src)));
     }
     one.outputs().push_back(one.add(std::move(copy)));
-    Tensor value = exec::CpuExecutor(std::move(one), exec::CpuOptions{exec::Numerics::f16, 1}).run({})[0].to(n.type.dtype);
+    Tensor value = exec::CpuExecutor(std::move(one), exec::CpuOptions{.numerics = exec::Numerics::f16, .threads = 1}).run({})[0].to(n.type.dtype);
     ir::Node& target = g.node(id);
     target.op = ir::Op::constant;
     target.inputs.clear();
@@ -286,7 +286,7 @@ void AneSim::bake(Program& p) {
   // Such a program's convs compute column by column, in full evaluations too: that is what
   // makes a narrowed evaluation's live columns the same bits.
   p.exec = std::make_unique<exec::CpuExecutor>(
-      std::move(graph), exec::CpuOptions{exec::Numerics::f16, options_.threads, p.column_width > 0});
+      std::move(graph), exec::CpuOptions{.numerics = exec::Numerics::f16, .threads = options_.threads, .column_independent = p.column_width > 0});
 }
 
 namespace {

@@ -18,6 +18,10 @@ struct MemoryPlan {
   std::size_t unplanned_bytes = 0;      // what the same values would take without reuse
 };
 
+// A free slot takes a value at most kMaxSlotSlack times smaller, or wasting at most
+// kSmallSlotWaste bytes.
+inline constexpr std::size_t kMaxSlotSlack = 4, kSmallSlotWaste = std::size_t{64} << 10;
+
 // `order` is a topological order of the graph; `bytes_of(node)` the bytes a value needs.
 template <class BytesOf>
 MemoryPlan plan_memory(const ir::Graph& graph, const std::vector<ir::ValueId>& order,
@@ -43,18 +47,23 @@ MemoryPlan plan_memory(const ir::Graph& graph, const std::vector<ir::ValueId>& o
     if (n.info().cls != ir::OpClass::source && !is_output[u]) {
       const std::size_t need = bytes_of(n);
       plan.unplanned_bytes += need;
-      // Best fit: the smallest free slot that holds the value, else grow the largest free one,
-      // else open a new slot.
+      // Best fit: the smallest free slot that holds the value without wasting most of it, else
+      // grow the largest free one that is too small, else open a new slot. A small value in a
+      // far larger slot would pin it for its whole life (an activation kept for the backward
+      // pass in the slot of a weight widened for one product), and the next large value would
+      // need a slot of its own.
       int best = -1;
       for (int s : free_slots) {
         const std::size_t have = plan.slot_bytes[static_cast<std::size_t>(s)];
-        if (have >= need && (best < 0 || have < plan.slot_bytes[static_cast<std::size_t>(best)])) best = s;
+        const bool fits = have >= need && (have / kMaxSlotSlack <= need || have - need <= kSmallSlotWaste);
+        if (fits && (best < 0 || have < plan.slot_bytes[static_cast<std::size_t>(best)])) best = s;
       }
-      if (best < 0 && !free_slots.empty()) {
-        best = free_slots.front();
-        for (int s : free_slots)
-          if (plan.slot_bytes[static_cast<std::size_t>(s)] > plan.slot_bytes[static_cast<std::size_t>(best)]) best = s;
-        plan.slot_bytes[static_cast<std::size_t>(best)] = need;
+      if (best < 0) {
+        for (int s : free_slots) {
+          const std::size_t have = plan.slot_bytes[static_cast<std::size_t>(s)];
+          if (have < need && (best < 0 || have > plan.slot_bytes[static_cast<std::size_t>(best)])) best = s;
+        }
+        if (best >= 0) plan.slot_bytes[static_cast<std::size_t>(best)] = need;
       }
       if (best < 0) {
         best = static_cast<int>(plan.slot_bytes.size());

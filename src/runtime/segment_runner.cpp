@@ -43,7 +43,7 @@ StepTiming SegmentRunner::run_host(std::size_t step, int lane, TensorMap& table)
   StepTiming t;
   t.beside_device = on_device_ > 0;
   std::unique_ptr<exec::CpuExecutor>& ex = host_[step][static_cast<std::size_t>(lane)];
-  if (!ex) ex = std::make_unique<exec::CpuExecutor>(source_.host_graph(step), exec::CpuOptions{exec::Numerics::f32, threads_});
+  if (!ex) ex = std::make_unique<exec::CpuExecutor>(source_.host_graph(step), exec::CpuOptions{.numerics = exec::Numerics::f32, .threads = threads_});
   Stopwatch sw;
   TensorMap b;
   for (const std::string& in : s.inputs) b[in] = lookup_value(table, in, s.name);

@@ -91,13 +91,34 @@ struct CpuExecutor::State {
   }
 };
 
+void SharedSlots::reserve(std::size_t slot, std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (buffers_.size() <= slot) buffers_.resize(slot + 1);
+  if (!buffers_[slot] || buffers_[slot]->size() < bytes) buffers_[slot] = Buffer::allocate(bytes);
+}
+
+std::shared_ptr<Buffer> SharedSlots::slot(std::size_t i) const {
+  std::lock_guard lock(mutex_);
+  return buffers_.at(i);
+}
+
+std::size_t SharedSlots::bytes() const {
+  std::lock_guard lock(mutex_);
+  std::size_t sum = 0;
+  for (const auto& b : buffers_) sum += b ? b->size() : 0;
+  return sum;
+}
+
 CpuExecutor::CpuExecutor(ir::Graph graph, CpuOptions options)
     : state_(std::make_unique<State>(std::move(graph), options)) {
   ir::verify(state_->graph);
   State& s = *state_;
   s.order = s.graph.topological_order();
   s.plan = plan_memory(s.graph, s.order, compute_bytes);
-  for (std::size_t b : s.plan.slot_bytes) s.slots.push_back(Buffer::allocate(b));
+  for (std::size_t i = 0; i < s.plan.slot_bytes.size(); ++i) {
+    if (s.options.shared_slots) s.options.shared_slots->reserve(i, s.plan.slot_bytes[i]);
+    else s.slots.push_back(Buffer::allocate(s.plan.slot_bytes[i]));
+  }
   s.values.resize(static_cast<std::size_t>(s.graph.size()));
   s.bound_constants.resize(static_cast<std::size_t>(s.graph.size()));
   s.unplanned.resize(static_cast<std::size_t>(s.graph.size()));
@@ -113,6 +134,10 @@ const CpuOptions& CpuExecutor::options() const { return state_->options; }
 
 std::vector<Tensor> CpuExecutor::run(const TensorMap& bindings) {
   State& s = *state_;
+  if (s.options.shared_slots) {
+    s.slots.clear();
+    for (std::size_t i = 0; i < s.plan.slot_bytes.size(); ++i) s.slots.push_back(s.options.shared_slots->slot(i));
+  }
   for (ir::ValueId id : s.order) {
     const ir::Node& n = s.graph.node(id);
     Tensor& out = s.values[static_cast<std::size_t>(id)];
@@ -154,6 +179,7 @@ std::vector<Tensor> CpuExecutor::run(const TensorMap& bindings) {
     else outputs.push_back(n.info().cls == ir::OpClass::source ? v.clone() : v);
   }
   for (Tensor& v : s.values) v = Tensor{};
+  if (s.options.shared_slots) s.slots.clear();  // a slot regrown for another executor frees the old one
   return outputs;
 }
 

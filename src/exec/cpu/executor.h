@@ -8,6 +8,7 @@
 // stays fp32.
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,21 @@ namespace orion::exec {
 
 enum class Numerics { f32, f16 };
 
+// The memory plans' slots of executors that take turns (one model's graphs, one per sequence
+// length, of which one runs at a time): slot i is as large as the largest of theirs, so together
+// they take about the largest plan rather than the sum. Executors size it when they are made and
+// fetch their slots at every run; two of them must never run at once.
+class SharedSlots {
+ public:
+  void reserve(std::size_t slot, std::size_t bytes);
+  std::shared_ptr<Buffer> slot(std::size_t i) const;
+  std::size_t bytes() const;  // what the slots hold together
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<Buffer>> buffers_;
+};
+
 std::string_view numerics_name(Numerics n);
 
 struct CpuOptions {
@@ -33,6 +49,8 @@ struct CpuOptions {
   // cache). ane-sim sets it for the programs whose live columns it evaluates alone
   // (device/ane_live_columns.h).
   bool column_independent = false;
+  // Slots shared with other executors (null: this executor's own).
+  std::shared_ptr<SharedSlots> shared_slots = nullptr;
 };
 
 class CpuExecutor {
