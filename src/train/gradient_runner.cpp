@@ -4,6 +4,7 @@
 #include <map>
 
 #include "device/ane_cost_model.h"
+#include "ir/transforms/rematerialize.h"
 #include "train/autodiff.h"
 #include "train/trainer.h"
 
@@ -16,8 +17,13 @@ namespace {
 // once.
 class CpuGradients final : public GradientRunner {
  public:
-  CpuGradients(const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& c)
-      : loss_(loss), wrt_(wrt.begin(), wrt.end()), batch_(c.batch), options_{.numerics = c.precision, .threads = c.threads} {
+  // The buckets' graphs run one at a time: they share one set of slots.
+  CpuGradients(const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& c,
+               std::shared_ptr<exec::SharedSlots> slots)
+      : loss_(loss),
+        wrt_(wrt.begin(), wrt.end()),
+        batch_(c.batch),
+        options_{.numerics = c.precision, .threads = c.threads, .shared_slots = std::move(slots)} {
     flops_ = device::product_flops(executor(c.seq).graph());
     for (std::int64_t seq : c.buckets) executor(seq);
   }
@@ -47,8 +53,9 @@ class CpuGradients final : public GradientRunner {
 
 ir::Graph loss_gradient_graph(const LossGraphFn& loss, std::int64_t batch, std::int64_t seq,
                               std::span<const std::string> wrt) {
-  return gradient_graph(loss(batch, seq), "loss", wrt,
-                        GradientOptions{.seed_input = "loss_scale", .name_gradients_of = "layer_out."});
+  // A quantized base's widened weights are made again where the backward pass reads them.
+  return ir::rematerialize(gradient_graph(loss(batch, seq), "loss", wrt,
+                                          GradientOptions{.seed_input = "loss_scale", .name_gradients_of = "layer_out."}));
 }
 
 void add_into(Tensor& sum, const Tensor& term) {
@@ -58,8 +65,8 @@ void add_into(Tensor& sum, const Tensor& term) {
 }
 
 std::unique_ptr<GradientRunner> cpu_gradient_runner(const LossGraphFn& loss, std::span<const std::string> wrt,
-                                                    const TrainConfig& config) {
-  return std::make_unique<CpuGradients>(loss, wrt, config);
+                                                    const TrainConfig& config, std::shared_ptr<exec::SharedSlots> slots) {
+  return std::make_unique<CpuGradients>(loss, wrt, config, slots ? std::move(slots) : std::make_shared<exec::SharedSlots>());
 }
 
 }  // namespace orion::train

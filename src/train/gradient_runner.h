@@ -51,9 +51,11 @@ class GradientRunner {
 using GradientRunnerFactory = std::function<std::unique_ptr<GradientRunner>(
     const LossGraphFn& loss, std::span<const std::string> wrt, const TrainConfig& config)>;
 
-// The gradient graph of loss(batch, seq) on the CPU executor, in the config's numerics.
+// The gradient graph of loss(batch, seq) on the CPU executor, in the config's numerics; its
+// graphs' memory in `slots` (null: slots of its own), which nothing may use while it runs.
 std::unique_ptr<GradientRunner> cpu_gradient_runner(const LossGraphFn& loss, std::span<const std::string> wrt,
-                                                    const TrainConfig& config);
+                                                    const TrainConfig& config,
+                                                    std::shared_ptr<exec::SharedSlots> slots = nullptr);
 
 
 // The gradient graph every runner runs: loss(batch, seq) differentiated for `wrt`, the seed

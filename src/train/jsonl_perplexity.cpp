@@ -37,12 +37,14 @@ JsonlPerplexity jsonl_perplexity(const JsonlPerplexityOptions& o) {
   out.records = loader->stats().records;
   out.truncated = loader->stats().truncated;
   LossGraphFn loss = model_loss_graph(model);
-  TensorMap params = lm.weights();
+  TensorMap params;
   if (!o.lora.empty()) {
     // As training evaluates an adapter: the base weights constants, the adapter the params.
     const model::LoraAdapter adapter = model::read_lora_adapter(o.lora, lm.decoding_graph(1, 0, false), lm.arch());
-    loss = lora_loss_graph(loss, lm.weights(), adapter.config);
+    loss = lora_loss_graph(loss, frozen_base(model), adapter.config);
     params = adapter.weights;
+  } else {
+    params = lm.weights();
   }
   LossEvaluator evaluator(loss, o.batch, o.numerics, o.threads);
   RecordPass pass(loader);

@@ -23,8 +23,13 @@ void fill_batch_feed(TensorMap& feed, const Batch& b, float scale) {
   feed["loss_weights"] = weights;
 }
 
-LossEvaluator::LossEvaluator(LossGraphFn loss, std::int64_t batch, exec::Numerics numerics, int threads)
-    : loss_(std::move(loss)), batch_(batch), options_{.numerics = numerics, .threads = threads} {}
+LossEvaluator::LossEvaluator(LossGraphFn loss, std::int64_t batch, exec::Numerics numerics, int threads,
+                             std::shared_ptr<exec::SharedSlots> slots)
+    : loss_(std::move(loss)),
+      batch_(batch),
+      options_{.numerics = numerics,
+               .threads = threads,
+               .shared_slots = slots ? std::move(slots) : std::make_shared<exec::SharedSlots>()} {}
 
 EvalResult LossEvaluator::run(const TensorMap& params, BatchSource& source, std::int64_t batches) {
   double sum = 0;

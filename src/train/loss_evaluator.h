@@ -25,7 +25,10 @@ void fill_batch_feed(TensorMap& feed, const Batch& batch, float scale);
 
 class LossEvaluator {
  public:
-  LossEvaluator(LossGraphFn loss, std::int64_t batch, exec::Numerics numerics, int threads);
+  // The buckets' graphs share `slots` (null: slots of their own), which nothing may use while
+  // run() runs.
+  LossEvaluator(LossGraphFn loss, std::int64_t batch, exec::Numerics numerics, int threads,
+                std::shared_ptr<exec::SharedSlots> slots = nullptr);
   // `batches` batches of `source` with the weights `params` (bound by name).
   EvalResult run(const TensorMap& params, BatchSource& source, std::int64_t batches);
 

@@ -4,6 +4,7 @@
 #include "model/gpt2/gpt2.h"
 #include "model/lora/lora_graph.h"
 #include "model/llama/llama.h"
+#include "model/quantized_graph.h"
 
 namespace orion::train {
 
@@ -37,10 +38,21 @@ LossGraphFn model_ane_loss_graph(const model::AnyModel& model) {
   return std::visit([](const auto& m) { return model_ane_loss_graph(m.config()); }, model);
 }
 
-LossGraphFn lora_loss_graph(const LossGraphFn& loss, const TensorMap& frozen, const model::LoraConfig& config) {
+FrozenBase frozen_base(const model::AnyModel& model) {
+  if (const auto* llama = std::get_if<model::LlamaModel>(&model); llama && !llama->quantized().empty())
+    return {llama->float_weights(), llama->quantized()};
+  return {model::causal_lm(model).weights(), {}};
+}
+
+LossGraphFn lora_loss_graph(const LossGraphFn& loss, const FrozenBase& frozen, const model::LoraConfig& config) {
   return [loss, frozen, config](std::int64_t batch, std::int64_t seq) {
     ir::Graph g = model::with_lora(loss(batch, seq), config, config.scale());
-    ir::bind_params(g, frozen, {.require_all = false});
+    ir::bind_params(g, frozen.floats, {.require_all = false});
+    if (!frozen.widen) return model::bind_quantized(g, frozen.quantized, frozen.chunk_bytes);
+    TensorMap widened;
+    for (const auto& [name, m] : frozen.quantized)
+      if (g.find(name)) widened.emplace(name, model::dequantize(m));
+    ir::bind_params(g, widened, {.require_all = false});
     return g;
   };
 }

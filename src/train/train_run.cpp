@@ -115,13 +115,18 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
   std::function<void()> save_now;  // set below, once there is a trainer to save
   GradientRunnerFactory gradients;
   LossGraphFn loss = model_loss_graph(model), ane_loss = model_ane_loss_graph(model);
-  TensorMap initial = lm.weights();
+  TensorMap initial;
   if (o.lora) {
-    // The base weights become constants of the graphs: the adapter is all the trainer sees.
+    // The base weights become constants of the graphs: the adapter is all the trainer sees (a
+    // 4-bit base stays in its words).
     result.lora = lora_config(*o.lora, lm);
     initial = model::init_lora_adapter(lm.decoding_graph(1, 0, false), *result.lora, o.config.seed).weights;
-    loss = lora_loss_graph(loss, lm.weights(), *result.lora);
-    ane_loss = lora_loss_graph(ane_loss, lm.weights(), *result.lora);
+    FrozenBase frozen = frozen_base(model);
+    loss = lora_loss_graph(loss, frozen, *result.lora);
+    frozen.widen = true;  // a device's kernels bake the base (fp16 on the ANE)
+    ane_loss = lora_loss_graph(ane_loss, frozen, *result.lora);
+  } else {
+    initial = lm.weights();
   }
   if (checkpoint) check_same_lora(*checkpoint, result.lora);
   if (o.gradients) {

@@ -64,6 +64,8 @@ struct Trainer::Impl {
   LossGraphFn loss_fn;
   std::vector<std::string> names;  // params, in the gradient graph's output order
   TensorMap params;  // fp32 masters
+  // The CPU's gradient and evaluation graphs take turns on one set of memory slots.
+  std::shared_ptr<exec::SharedSlots> slots = std::make_shared<exec::SharedSlots>();
   std::unique_ptr<GradientRunner> grads;
   std::unique_ptr<LossEvaluator> eval;  // made on the first evaluation
   TensorMap feed;    // params (the same buffers), tokens, positions, targets, loss_weights, loss_scale
@@ -79,7 +81,7 @@ struct Trainer::Impl {
         loss_fn(fn),
         names(param_names(fn(c.batch, c.seq))),
         params(copy_params(initial, names)),
-        grads(gradients ? gradients(fn, names, c) : cpu_gradient_runner(fn, names, c)),
+        grads(gradients ? gradients(fn, names, c) : cpu_gradient_runner(fn, names, c, slots)),
         optimizer(adamw_config(c), params),
         scaler(scaler_config(c)) {
     if (!data.train) throw Error("train: no training data");
@@ -95,7 +97,7 @@ struct Trainer::Impl {
   }
 
   LossEvaluator& evaluator() {
-    if (!eval) eval = std::make_unique<LossEvaluator>(loss_fn, config.batch, config.precision, config.threads);
+    if (!eval) eval = std::make_unique<LossEvaluator>(loss_fn, config.batch, config.precision, config.threads, slots);
     return *eval;
   }
 

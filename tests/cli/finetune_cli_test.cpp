@@ -114,6 +114,38 @@ TEST_P(FinetuneCli, AQwen3FolderLearnsAChatDatasetWithTheLoraAndThePromptMasked)
 INSTANTIATE_TEST_SUITE_P(Devices, FinetuneCli, ::testing::Values("cpu", "ane-sim"),
                          [](const auto& p) { return p.param == "cpu" ? std::string("Cpu") : std::string("AneSim"); });
 
+// QLoRA: the same folder in MLX's 4 bits (orion convert) trains an adapter with its base kept in
+// its words (tests/train/qlora_test.cpp holds the gradients to the widened base's); the loss
+// falls, and perplexity over the same base and adapter scores validation as training did.
+class QloraCli : public CliFolderTest {};
+
+TEST_F(QloraCli, AFourBitFolderTrainsAnAdapterAndPerplexityScoresIt) {
+  const std::string m = path("m"), q4 = path("q4"), data = path("chat"), run = path("run");
+  std::string log;
+  ASSERT_EQ(make_hf_folder("qwen3", m, log), 0) << log;
+  ASSERT_EQ(run_orion("convert -m " + m + " --dtype q4 -o " + q4).status, 0);
+  ASSERT_EQ(make_chat_data(data, "--records 40"), 0);
+  const int steps = 8;
+  const CliResult r = run_orion("train -m " + q4 + " --data " + data + " --lora 8 --mask-prompt --steps 8 --batch 2 --seq 64 "
+                                "--lr 1e-2 --eval-every 8 --out " + run);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<json> metrics = metrics_of(run);
+  ASSERT_EQ(metrics.size(), static_cast<std::size_t>(steps));
+  double first = 0, last = 0;
+  for (int i = 0; i < 3; ++i) {
+    first += metrics[static_cast<std::size_t>(i)]["loss"].get<double>();
+    last += metrics[static_cast<std::size_t>(steps - 1 - i)]["loss"].get<double>();
+  }
+  EXPECT_LT(last, first - 0.3) << r.out;
+  const json summary = json::parse(read(run + "/summary.json"));
+  const CliResult p = run_orion("perplexity -m " + q4 + " --lora " + run + "/step-00000008 --data " + data +
+                                "/valid.jsonl --mask-prompt --batch 2 --data-seq 64 --json");
+  ASSERT_EQ(p.status, 0) << p.out;
+  const json pj = json::parse(p.out.substr(p.out.find('{')));
+  EXPECT_NEAR(pj["loss"].get<double>(), summary["final_val_loss"].get<double>(), 1e-5 * summary["final_val_loss"].get<double>())
+      << p.out << summary.dump();
+}
+
 class FinetuneData : public CliFolderTest {};
 
 // The golden: tests/reference/make_golden.sh ran masked_chat_loss.py on the same folder (the

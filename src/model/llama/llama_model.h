@@ -43,6 +43,9 @@ class LlamaModel final : public CausalLm {
   // One param in f32 without widening the rest: a float one as weights() holds it, a quantized
   // one dequantized (a copy).
   Tensor weight(const std::string& name) const;
+  // The params held in floats, never widening: every one of a float checkpoint, the unquantized
+  // ones of an MLX quantized folder.
+  const TensorMap& float_weights() const { return weights_; }
   // An MLX quantized folder's matrices as stored, by param name; empty for a float checkpoint.
   const QuantizedMatrices& quantized() const { return quantized_; }
   // Whether weights() has widened the quantized matrices (what the tests hold the fast decoder to).
