@@ -6,6 +6,8 @@
 #include "core/error.h"
 #include "model/lora/lora_graph.h"
 #include "model/decoder_ane_package.h"
+#include "model/llama/llama_model.h"
+#include "model/mlx_ane_weights.h"
 #include "runtime/executable_identity.h"
 
 namespace orion::engine {
@@ -40,6 +42,16 @@ compile::PackageReport compile_model_package(const model::CausalLm& m, const std
   if (o.lora) {
     for (compile::ProgramSpec& p : programs) p.graph = model::with_lora(p.graph, *o.lora, 1.0);
     po.runtime_weights = true;
+  }
+  const auto* llama = dynamic_cast<const model::LlamaModel*>(&m);
+  if (llama && (*form == compile::WeightForm::int4 || *form == compile::WeightForm::uint4)) {
+    // A 4-bit folder's own values, not its widened floats quantized again.
+    auto own = std::make_shared<const compile::Int4Weights>(model::mlx_int4_weights(llama->quantized()));
+    if (!own->empty()) {
+      if (po.progress)
+        po.progress(std::to_string(own->size()) + " matrices in the folder's own 4-bit values (uint4 with its groups' offsets)");
+      po.given_int4 = std::move(own);
+    }
   }
   return compile::write_ane_package(programs, m.weights(), po, out, model::package_model_info(m, source));
 }

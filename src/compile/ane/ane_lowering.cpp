@@ -10,6 +10,32 @@
 
 namespace orion::compile {
 
+namespace {
+
+// The given 4-bit weights `graph` reads, by the names its weights have after lowering: its params',
+// and the row ranges chunk_matmuls sliced from them (a vocabulary head in pieces).
+Int4Weights given_weights_of(const ir::Graph& graph, const Int4Weights& given) {
+  Int4Weights out;
+  for (const ir::Node& n : graph.nodes()) {
+    if (n.op == ir::Op::param) {
+      if (auto it = given.find(n.name); it != given.end()) out.emplace(n.name, it->second);
+      continue;
+    }
+    if (n.op != ir::Op::slice || graph.node(n.inputs[0]).op != ir::Op::param) continue;
+    const auto it = given.find(graph.node(n.inputs[0]).name);
+    const std::vector<std::int64_t>& b = n.attr_ints("begin");
+    const std::vector<std::int64_t>& e = n.attr_ints("end");
+    if (it == given.end() || b.size() != 2 || b[1] != 0 || e[1] != it->second.values.dim(1)) continue;
+    const Int4Weight& w = it->second;
+    Int4Weight rows{w.values.slice(0, b[0], e[0]), w.scale.slice(0, b[0], e[0]), std::nullopt};
+    if (w.offset) rows.offset = w.offset->slice(0, b[0], e[0]);
+    out.emplace(n.name, std::move(rows));
+  }
+  return out;
+}
+
+}  // namespace
+
 AneLowered lower_for_ane(const ir::Graph& graph, const TensorMap& weights, const AneLoweringOptions& options) {
   AneLowered out{graph, {}, {}, {}};
   WeightInputs runtime;  // filled by lower_layout, read by legalize_io
@@ -27,7 +53,10 @@ AneLowered lower_for_ane(const ir::Graph& graph, const TensorMap& weights, const
   if (t.weights == WeightForm::int8)
     p.add(quantize_weights_pass(t.weights, t.weight_block, options.dialect, model_weights)).add(ir::dce_pass());
   p.add(to_fp16_pass()).add(ir::fold_constants_pass());
-  if (four_bit) p.add(quantize_weights_pass(t.weights, t.weight_block, options.dialect, model_weights)).add(ir::dce_pass());
+  const Int4Weights given = options.given_int4 ? given_weights_of(graph, *options.given_int4) : Int4Weights{};
+  if (four_bit)
+    p.add(quantize_weights_pass(t.weights, t.weight_block, options.dialect, model_weights, given.empty() ? nullptr : &given))
+        .add(ir::dce_pass());
   ir::PipelineOptions po;
   po.after_pass = options.after_pass;
   out.diagnostics = p.run(out.graph, po).diagnostics;

@@ -23,6 +23,7 @@
 
 #include "compile/ane/ane_validator.h"
 #include "compile/mil/mil_syntax.h"
+#include "compile/passes/int4_weights.h"
 #include "ir/transforms/bind_params.h"
 #include "compile/passes/legalize.h"
 #include "compile/passes/legalize_io.h"
@@ -45,6 +46,8 @@ struct AneLoweringOptions {
   // weights at all: each kernel compiles once whatever the weights' values.
   bool runtime_weights = false;
   ir::AfterPassFn after_pass;              // e.g. dump_ir_after
+  // The int4/uint4 forms' weights the model arrived in (compile/passes/quantize_weights.h).
+  const Int4Weights* given_int4 = nullptr;
 };
 
 struct AneLowered {

@@ -186,6 +186,7 @@ PackageReport write_ane_package(const std::vector<ProgramSpec>& programs, const 
         ko.lowering.target = o.target;
         ko.lowering.kernel_name = seg.name;
         ko.lowering.runtime_weights = o.runtime_weights;
+        ko.lowering.given_int4 = o.given_int4.get();
         ko.lowering.io.seq = spec.seq;  // inputs of another length (a decode step's KV cache) are fixed-length
         ko.mil.dialect = o.dialect;
         const BuiltKernel built = build_kernel(seg.graph, weights, dir.string(), ko);

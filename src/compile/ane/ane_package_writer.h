@@ -8,6 +8,7 @@
 // into place, so a failed compile leaves nothing half written. Output is deterministic: the
 // same graphs and weights give the same bytes.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "compile/ane/ane_package.h"
+#include "compile/passes/int4_weights.h"
 #include "ir/transforms/bind_params.h"
 
 namespace orion::compile {
@@ -43,6 +45,8 @@ struct PackageOptions {
   std::optional<KernelWeights> kernel_weights;
   int compile_budget = 119;
   std::function<void(std::string_view)> progress;  // one line per step written
+  // The int4/uint4 forms' weights the model arrived in, by param name (an MLX 4-bit folder's).
+  std::shared_ptr<const Int4Weights> given_int4;
 };
 
 struct PackageReport {

@@ -8,6 +8,8 @@
 // (an MLX 4-bit folder's affine uint4 values, per-group scales and offsets), checked and kept as
 // they are; add_int4_weight puts either into a graph as the IR's 4-bit dequantize.
 #include <cstdint>
+#include <map>
+#include <string>
 #include <optional>
 #include <string_view>
 
@@ -25,6 +27,10 @@ struct Int4Weight {
 
   std::int64_t block() const { return values.shape()[1] / scale.shape()[1]; }
 };
+
+// 4-bit weights a model arrived in (an MLX 4-bit folder's), by the model's param name: the int4
+// and uint4 forms take them as they are instead of quantizing the widened floats again.
+using Int4Weights = std::map<std::string, Int4Weight, std::less<>>;
 
 // Symmetric: int4 values round(w / s) clamped to [-8, 7], s = absmax / 7 per block. Affine:
 // uint4 values round(w / s) + z clamped to [0, 15], s = (max - min) / 15 and z = round(-min / s)

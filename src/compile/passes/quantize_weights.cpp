@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "compile/passes/int4_weights.h"
+#include "core/error.h"
 #include "compile/mil/mil_writer.h"
 #include "compile/passes/lut4_weights.h"
 #include "core/absmax_int8.h"
@@ -50,9 +51,19 @@ bool exact(const Tensor& w, const Lut4Weight& q) {
 // would change its values (`model_weight` false: the constants a model's graph writes, RoPE's
 // rotation, grouped-query selections, whose 0 and +-1 the 4-bit forms hold exactly).
 std::optional<ir::ValueId> quantized(ir::GraphRewriter& rw, const ir::Node& w, WeightForm form, std::int64_t block,
-                                     MilDialect dialect, bool model_weight, QuantizeWeightsStats& stats) {
+                                     MilDialect dialect, bool model_weight, const Int4Weight* given,
+                                     QuantizeWeightsStats& stats) {
   const Shape& s = w.type.shape;
   const std::int64_t rows = s[0], cols = s[1];
+  if (given && (form == WeightForm::int4 || form == WeightForm::uint4)) {
+    if (given->values.shape() != Shape{rows, cols})
+      throw Error("quantize_weights: the 4-bit values of " + w.name + " are " + shape_str(given->values.shape()) +
+                  ", the weight is " + shape_str(s));
+    ++stats.given;
+    stats.data_bytes += rows * cols / 2;
+    stats.side_bytes += given->scale.numel() * 2 + (given->offset ? given->offset->nbytes() : 0);
+    return add_int4_weight(rw, *given, s, mil_identifier(w.name) + "_" + std::string(weight_form_name(form)));
+  }
   const Tensor W = w.attr<Tensor>("value").to(DType::f32).contiguous().reshape({rows, cols});
   switch (form) {
     case WeightForm::int8: {
@@ -110,7 +121,7 @@ std::unordered_set<std::string> model_weight_names(const ir::Graph& g) {
 }
 
 QuantizeWeightsStats quantize_weights(ir::Graph& graph, WeightForm form, std::int64_t block, MilDialect dialect,
-                                      const std::unordered_set<std::string>* model_weights) {
+                                      const std::unordered_set<std::string>* model_weights, const Int4Weights* given) {
   QuantizeWeightsStats stats;
   if (form == WeightForm::fp16) return stats;
   ir::GraphRewriter rw(graph);
@@ -123,10 +134,14 @@ QuantizeWeightsStats quantize_weights(ir::Graph& graph, WeightForm form, std::in
     const ir::Node& w = graph.node(n.inputs[1]);
     const Shape& s = w.type.shape;
     constexpr std::string_view kConv = ".conv";  // lower_layout's suffix
-    const bool model_weight =
-        !model_weights || (w.name.ends_with(kConv) && model_weights->contains(w.name.substr(0, w.name.size() - kConv.size())));
+    const std::string base = w.name.ends_with(kConv) ? w.name.substr(0, w.name.size() - kConv.size()) : std::string();
+    const bool model_weight = !model_weights || (!base.empty() && model_weights->contains(base));
+    const Int4Weight* own = nullptr;
+    if (given && !base.empty())
+      if (auto it = given->find(base); it != given->end()) own = &it->second;
     const bool candidate = w.op == ir::Op::constant && is_float(w.type.dtype) && s.size() == 4 && s[2] == 1 && s[3] == 1;
-    const std::optional<ir::ValueId> q = candidate ? quantized(rw, w, form, block, dialect, model_weight, stats) : std::nullopt;
+    const std::optional<ir::ValueId> q =
+        candidate ? quantized(rw, w, form, block, dialect, model_weight, own, stats) : std::nullopt;
     if (!q) {
       stats.skipped += candidate ? 1 : 0;
       rw.copy(id);
@@ -142,12 +157,14 @@ QuantizeWeightsStats quantize_weights(ir::Graph& graph, WeightForm form, std::in
 }
 
 std::unique_ptr<ir::Pass> quantize_weights_pass(WeightForm form, std::int64_t block, MilDialect dialect,
-                                                std::optional<std::unordered_set<std::string>> model_weights) {
-  return ir::make_pass("quantize_weights", [form, block, dialect, names = std::move(model_weights)](ir::Graph& g, ir::PassContext& c) {
-    const QuantizeWeightsStats s = quantize_weights(g, form, block, dialect, names ? &*names : nullptr);
+                                                std::optional<std::unordered_set<std::string>> model_weights,
+                                                const Int4Weights* given) {
+  return ir::make_pass("quantize_weights", [form, block, dialect, names = std::move(model_weights), given](ir::Graph& g, ir::PassContext& c) {
+    const QuantizeWeightsStats s = quantize_weights(g, form, block, dialect, names ? &*names : nullptr, given);
     if (s.quantized + s.skipped == 0) return false;
     const std::string f(weight_form_name(form));
-    c.note(std::to_string(s.quantized) + " conv weights to " + f + " (" + std::to_string(s.data_bytes) + " bytes of " + f +
+    c.note(std::to_string(s.quantized) + " conv weights to " + f +
+           (s.given ? " (" + std::to_string(s.given) + " of them the model's own 4-bit values)" : "") + " (" + std::to_string(s.data_bytes) + " bytes of " + f +
            " values, " + std::to_string(s.side_bytes) + " of scales, offsets or tables)" +
            (s.skipped ? "; " + std::to_string(s.skipped) + " left in fp16 (small, not divided by the block, or a constant the form would change)" : ""));
     return s.quantized > 0;

@@ -25,6 +25,7 @@
 #include <unordered_set>
 
 #include "compile/mil/mil_syntax.h"
+#include "compile/passes/int4_weights.h"
 #include "compile/target.h"
 #include "ir/transforms/pass.h"
 
@@ -32,6 +33,7 @@ namespace orion::compile {
 
 struct QuantizeWeightsStats {
   std::int64_t quantized = 0;  // weights in the form
+  std::int64_t given = 0;      // of which the model's own 4-bit values
   std::int64_t skipped = 0;    // const conv weights left in fp16 (small, not divided by the block, or a constant changed by the form)
   std::int64_t data_bytes = 0, side_bytes = 0;  // what the device reads: the values, and their scales, offsets or tables
 };
@@ -43,11 +45,15 @@ std::unordered_set<std::string> model_weight_names(const ir::Graph& model_graph)
 
 // `dialect` chooses the LUT's form: per-group tables (ios18), or one table per weight (ios16,
 // whose op has no other). `model_weights`: quantize only the conv weights named after these
-// (nullptr: every const conv weight).
+// (nullptr: every const conv weight). `given`: in the int4 and uint4 forms, the weights named
+// there (by model weight name) take their given values, block and offsets as they are.
 QuantizeWeightsStats quantize_weights(ir::Graph& graph, WeightForm form, std::int64_t block,
                                       MilDialect dialect = MilDialect::ios18,
-                                      const std::unordered_set<std::string>* model_weights = nullptr);
+                                      const std::unordered_set<std::string>* model_weights = nullptr,
+                                      const Int4Weights* given = nullptr);
+// `given` must outlive the pass.
 std::unique_ptr<ir::Pass> quantize_weights_pass(WeightForm form, std::int64_t block, MilDialect dialect = MilDialect::ios18,
-                                                std::optional<std::unordered_set<std::string>> model_weights = std::nullopt);
+                                                std::optional<std::unordered_set<std::string>> model_weights = std::nullopt,
+                                                const Int4Weights* given = nullptr);
 
 }  // namespace orion::compile
