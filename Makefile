@@ -21,7 +21,9 @@ FUZZ_SECONDS ?= 600
 # the model, package and golden tests (docs/RELIABILITY.md). It leaves out the GGUF file's
 # end-to-end run (generate, chat, perplexity of a 135M-shaped file against its folder): the
 # commands run under it on folders, and the GGUF reader's own tests and fuzz target cover it.
-SANITIZE_SKIP = ^Archs/(LoraCli|TrainCli)[.].*/Gpt2( |$$)|^Archs/AnePackageArchCli[.]Int8.*gpt2|^GgufCli[.]TheFileRunsAsItsFolder$$
+# It leaves out the chat fine-tuning run on ane-sim (its CPU instance runs, and device training
+# runs under it in test_train) and the QLoRA run (its graphs run under it in tests/train/qlora).
+SANITIZE_SKIP = ^Archs/(LoraCli|TrainCli)[.].*/Gpt2( |$$)|^Archs/AnePackageArchCli[.]Int8.*gpt2|^GgufCli[.]TheFileRunsAsItsFolder$$|^Devices/FinetuneCli[.].*/AneSim|^QloraCli[.]
 SANITIZE_ENV = ORION_TEST_SCALE=small ORION_SERVE_LOAD_RSS=0 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
