@@ -45,6 +45,9 @@ packages=(
   bible-kjv
   # A cblas for the gemm file's cblas path, the one Macs run through Accelerate (docs/PLATFORMS.md).
   libopenblas-pthread-dev
+  # Open MPI: data-parallel training across processes and machines (src/dist), and mpirun for
+  # its tests.
+  libopenmpi-dev openmpi-bin
 )
 if [[ ${ORION_BLAS_COMPARISON:-0} == 1 ]]; then packages+=(libblis-pthread-dev); fi
 foreign_arch=

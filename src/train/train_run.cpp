@@ -69,6 +69,7 @@ void check_same_lora(const LoadedCheckpoint& c, const std::optional<model::LoraC
 RunResult run_training(const RunOptions& o, const RunEvents& events) {
   Stopwatch total;
   RunResult result;
+  const bool writer = !o.collective || o.collective->rank() == 0;
   const fs::path out(o.out);
   if (!o.resume && has_checkpoint_folders(o.out))
     throw Error::in_file(o.out, "has checkpoints already: --resume continues from the newest, or choose another --out");
@@ -95,7 +96,8 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     // pure function of the files and options.
     std::error_code ec;
     fs::create_directories(out, ec);
-    run.data = (out / "data.tok").string();
+    // Each rank of a data-parallel job tokenizes for itself (the ranks may not share a disk).
+    run.data = (out / (writer ? std::string("data.tok") : "data.rank" + std::to_string(o.collective->rank()) + ".tok")).string();
     prepare_jsonl(o.model_dir, o.data, o.mask_prompt, run.data);
   } else if (o.mask_prompt) {
     throw Error::in_file(o.data, "is a token file: --mask-prompt applies to JSONL data (its mask is made when it is tokenized)");
@@ -140,6 +142,10 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
   TrainData batches = make_train_data(data, run.config, &result.data.train);
   if (events.on_data) events.on_data(result.data);
   Trainer trainer(loss, initial, run.config, std::move(batches), gradients);
+  if (o.collective) {
+    trainer.distribute(o.collective);
+    result.ranks = o.collective->size();
+  }
   for (const auto& [name, t] : trainer.params()) result.trained_values += t.numel();
   if (checkpoint) {
     const TensorMap params = result.lora ? model::from_peft_names(checkpoint->params, lm.arch(), checkpoint->dir)
@@ -151,10 +157,13 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
   fs::create_directories(out, ec);
   if (ec) throw Error::in_file(o.out, "cannot be created: " + ec.message());
   const std::string metrics_path = (out / "metrics.jsonl").string();
-  MetricsLog metrics = checkpoint ? MetricsLog::resume(metrics_path, result.resumed_from) : MetricsLog::create(metrics_path);
+  // Rank 0 alone writes the metrics and the checkpoints.
+  std::optional<MetricsLog> metrics;
+  if (writer) metrics = checkpoint ? MetricsLog::resume(metrics_path, result.resumed_from) : MetricsLog::create(metrics_path);
   if (events.on_start) events.on_start(trainer, result.resumed_from);
 
   const auto save = [&] {
+    if (!writer) return;
     CheckpointData d;
     d.step = trainer.steps_done();
     d.optimizer = trainer.optimizer_state();
@@ -204,7 +213,9 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     r.peak_mb = peak_resident_mb();
     result.trained_tokens += s.trained_tokens;
     result.tokens += s.tokens;
-    metrics.append(r);
+    result.reduced_bytes = s.reduced_bytes;
+    result.reduce_seconds += s.reduce_seconds;
+    if (metrics) metrics->append(r);
     if (events.on_step) events.on_step(s, val);
     if (last || (o.save_every > 0 && s.step % o.save_every == 0)) save();
   }
@@ -239,7 +250,10 @@ void write_run_summary(const std::string& out, const std::string& device, const 
                       {"peak_mb", r.peak_mb},
                       {"test_loss", r.test ? nlohmann::json(r.test->loss) : nlohmann::json(nullptr)},
                       {"test_tokens", r.test ? nlohmann::json(r.test->tokens) : nlohmann::json(nullptr)},
-                      {"lora", r.lora ? r.lora->identity() : nlohmann::json(nullptr)}};
+                      {"lora", r.lora ? r.lora->identity() : nlohmann::json(nullptr)},
+                      {"ranks", r.ranks},
+                      {"reduced_bytes_per_step", r.reduced_bytes},
+                      {"reduce_seconds", r.reduce_seconds}};
   if (r.data.records) {
     const RecordLoaderStats& d = r.data.train;
     j["data"] = {{"records", d.records},

@@ -41,6 +41,9 @@ struct RunOptions {
   // that saves the run's state as a checkpoint, for a device that must restart the process to
   // compile (runtime/supervisor.h).
   std::function<GradientRunnerFactory(std::function<void()> checkpoint)> gradients;
+  // Data parallelism (Trainer::distribute): this process's job; null or one rank: alone. Rank 0
+  // alone writes checkpoints and metrics; every rank reads `out` to resume.
+  std::shared_ptr<dist::Collective> collective;
 };
 
 struct RunEvents {
@@ -75,6 +78,9 @@ struct RunResult {
   double peak_mb = 0;                           // peak resident memory
   std::optional<EvalResult> test;               // --test
   DataSummary data;
+  int ranks = 1;                     // the job's processes
+  std::int64_t reduced_bytes = 0;    // each rank's bytes in a step's sum
+  double reduce_seconds = 0;         // this process's time in the sums
   // This process's kernels, compiles and reloads, when the gradients ran on a device.
   std::optional<runtime::DeviceGraphStats> device;
 };

@@ -72,6 +72,8 @@ struct Trainer::Impl {
   AdamW optimizer;
   LossScaler scaler;
   std::int64_t steps = 0, skipped = 0, clamped = 0;
+  std::shared_ptr<dist::Collective> collective;  // null: one process
+  std::vector<float> flat;                       // the gradients in one vector, for the sum
 
   Impl(const LossGraphFn& fn, const TensorMap& initial, const TrainConfig& c, TrainData d,
        const GradientRunnerFactory& gradients)
@@ -94,6 +96,29 @@ struct Trainer::Impl {
     if (c.batch <= 0 || c.seq <= 0 || c.accum <= 0 || c.steps <= 0)
       throw Error("train: batch, seq, accum and steps must be positive");
     return c;
+  }
+
+  // The ranks' gradients and losses summed in rank order: every rank gets the same bits.
+  void sum_over_ranks(TensorMap& step_grads, double& loss) {
+    std::size_t n = 0;
+    for (const std::string& name : names) n += static_cast<std::size_t>(step_grads.at(name).numel());
+    flat.resize(n);
+    std::size_t at = 0;
+    for (const std::string& name : names) {
+      const auto g = step_grads.at(name).span<const float>();
+      std::copy(g.begin(), g.end(), flat.begin() + static_cast<std::ptrdiff_t>(at));
+      at += g.size();
+    }
+    collective->sum(std::span<float>(flat));
+    double l[1] = {loss};
+    collective->sum(std::span<double>(l));
+    loss = l[0];
+    at = 0;
+    for (const std::string& name : names) {
+      const auto g = step_grads.at(name).span<float>();
+      std::copy(flat.begin() + static_cast<std::ptrdiff_t>(at), flat.begin() + static_cast<std::ptrdiff_t>(at + g.size()), g.begin());
+      at += g.size();
+    }
   }
 
   LossEvaluator& evaluator() {
@@ -171,17 +196,24 @@ StepStats Trainer::step() {
 
   TensorMap grads;
   double loss_sum = 0;
-  for (std::int64_t micro = 0; micro < m.config.accum; ++micro) {
+  const int ranks = m.collective ? m.collective->size() : 1, rank = m.collective ? m.collective->rank() : 0;
+  for (std::int64_t micro = rank; micro < m.config.accum; micro += ranks) {
     fill_batch_feed(m.feed, batches[static_cast<std::size_t>(micro)], 1.0f / static_cast<float>(s.trained_tokens));
     std::vector<Tensor> out = m.grads->run(m.feed);
     loss_sum += static_cast<double>(out[0].span<const float>()[0]);
     for (std::size_t i = 0; i < m.names.size(); ++i) {
       Tensor& g = out[1 + i];
-      if (micro == 0)
+      if (micro == rank)
         grads.insert_or_assign(m.names[i], std::move(g));
       else
         add_into(grads.at(m.names[i]), g);
     }
+  }
+  if (ranks > 1) {
+    Stopwatch reduce;
+    m.sum_over_ranks(grads, loss_sum);
+    s.reduce_seconds = reduce.seconds();
+    s.reduced_bytes = static_cast<std::int64_t>(m.flat.size() * sizeof(float) + sizeof(double));
   }
   s.loss = loss_sum;
 
@@ -202,6 +234,15 @@ StepStats Trainer::step() {
   s.step = ++m.steps;
   s.seconds = watch.seconds();
   return s;
+}
+
+void Trainer::distribute(std::shared_ptr<dist::Collective> c) {
+  Impl& m = *impl_;
+  if (c && m.config.accum % c->size() != 0)
+    throw Error("--accum " + std::to_string(m.config.accum) + " is not a multiple of the job's " + std::to_string(c->size()) +
+                " ranks: each rank runs accum / ranks of a step's micro-batches, so that a step's batch is the same "
+                "at any number of ranks (give --accum " + std::to_string(c->size()) + " or a multiple)");
+  m.collective = c && c->size() > 1 ? std::move(c) : nullptr;
 }
 
 double Trainer::evaluate(std::int64_t batches) {

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "dist/collective.h"
 #include "exec/cpu/executor.h"
 #include "ir/graph.h"
 #include "train/optim/adamw.h"
@@ -62,6 +63,10 @@ struct StepStats {
   std::int64_t tokens = 0;          // positions run, padding included
   std::int64_t trained_tokens = 0;  // targets the loss covered
   double seconds = 0;
+  // Data parallelism: the bytes each rank's gradients and loss put into the sum, and the time
+  // the sum took (waiting for the slowest rank included).
+  std::int64_t reduced_bytes = 0;
+  double reduce_seconds = 0;
 };
 
 // What the trainer draws batches from (train/train_data.h makes it from a token file).
@@ -102,6 +107,12 @@ class Trainer {
   // Floating-point operations (2 per multiply-add) of one micro-batch's matrix products, forward
   // and backward: what `orion bench train` divides by the time.
   double matmul_flops_per_micro_batch() const;
+  // Data parallelism: from the next step, this process is rank `c->rank()` of `c->size()`. Each
+  // rank draws all of a step's micro-batches (their trained targets weigh the loss) but runs only
+  // those whose index is its rank modulo the size; the gradients and the loss are summed over the
+  // ranks in rank order (dist/collective.h), and every rank takes the same optimizer step. Throws
+  // orion::Error when `accum` is not a multiple of the size.
+  void distribute(std::shared_ptr<dist::Collective> c);
   // The device's kernels, compiles and reloads when the gradients run on one; null on the CPU.
   const runtime::DeviceGraphStats* device_stats() const;
 

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/process_memory.h"
+#include "dist/collective.h"
 #include "model/model_folder.h"
 #include "architecture_options.h"
 #include "numerics_option.h"
@@ -68,6 +69,7 @@ struct TrainOpts {
   bool no_loss_scaling = false;
   int lora_rank = 0;  // --lora RANK; 0: train every weight
   train::LoraOptions lora;
+  double rank_timeout = dist::kDefaultRankTimeout;  // under mpirun
 };
 
 // --init: OUT/init is the run's initial model, a pure function of the architecture options and
@@ -81,8 +83,12 @@ void start_from_scratch(TrainOpts& o) {
     return;
   o.model.seed = o.run.config.seed;
   o.model.force = true;
-  std::filesystem::create_directories(o.run.out);
-  std::printf("%s\n", model::init_model(o.model).c_str());
+  // Rank 0 writes it; the other ranks of a data-parallel job read it once it is whole.
+  if (o.run.collective->rank() == 0) {
+    std::filesystem::create_directories(o.run.out);
+    std::printf("%s\n", model::init_model(o.model).c_str());
+  }
+  o.run.collective->barrier();
 }
 
 void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_options_given) {
@@ -99,6 +105,10 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   if (o.no_loss_scaling) o.run.config.loss_scaling = false;
   if (o.init == !o.run.model_dir.empty())
     throw Error(o.init ? "give -m DIR or --init, not both" : "give -m DIR (a model folder) or --init (a new model)");
+  // Under mpirun, one rank of a data-parallel job (train/trainer.h, distribute): rank 0 prints
+  // and writes; the others train in silence.
+  o.run.collective = dist::job_collective(o.rank_timeout);
+  const int rank = o.run.collective->rank(), ranks = o.run.collective->size();
   if (o.init) start_from_scratch(o);
   if (o.lora_rank > 0) {
     o.lora.rank = o.lora_rank;
@@ -107,8 +117,9 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
   std::optional<train::TrainDevice> device;
   if (on_ane) {
     // Kernels live beside the checkpoints: a restart (exec) runs no destructors, so a temporary
-    // folder would be left behind by every process.
-    device.emplace(kind, o.ane, argv, (std::filesystem::path(o.run.out) / "kernels").string(), o.run.config.threads);
+    // folder would be left behind by every process. Each rank compiles its own.
+    const std::string kernels = ranks > 1 && rank > 0 ? "kernels.rank" + std::to_string(rank) : "kernels";
+    device.emplace(kind, o.ane, argv, (std::filesystem::path(o.run.out) / kernels).string(), o.run.config.threads);
     o.run.gradients = device->gradients();
   }
   const std::int64_t total = o.run.config.steps;
@@ -141,6 +152,10 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
                  t.config().accum > 1 ? (" (" + std::to_string(t.config().accum) + " micro-batches)").c_str() : "",
                  o.precision.c_str(), t.config().scaling() ? "dynamic loss scaling" : "no loss scaling");
     if (resumed > 0) std::fprintf(stderr, "train: resumed from step %lld\n", static_cast<long long>(resumed));
+    if (ranks > 1)
+      std::fprintf(stderr, "train: data-parallel over %s: each rank runs %lld of a step's %lld micro-batches, the gradients "
+                   "summed in rank order\n", o.run.collective->describe().c_str(),
+                   static_cast<long long>(t.config().accum / ranks), static_cast<long long>(t.config().accum));
     if (device)
       std::fprintf(stderr, "train: forward and backward kernels on %s; validation on the host in fp16\n",
                    device->describe().c_str());
@@ -172,7 +187,9 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
     std::fprintf(stderr, "train: saved %s\n", dir.c_str());
   };
 
+  if (rank > 0) events = train::RunEvents{};
   const train::RunResult r = train::run_training(o.run, events);
+  if (rank > 0) return;
   if (r.already_complete) {
     std::printf("the run in %s is complete: %lld steps (checkpoint %s); nothing to do\n", o.run.out.c_str(),
                 static_cast<long long>(r.steps), r.final_checkpoint.c_str());
@@ -186,6 +203,9 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
                           static_cast<long long>(r.test->tokens));
   std::printf("\n  %lld trained tokens, %.0f a second; peak memory %.0f MB", static_cast<long long>(r.trained_tokens),
               r.seconds > 0 ? static_cast<double>(r.trained_tokens) / r.seconds : 0.0, r.peak_mb);
+  if (r.ranks > 1)
+    std::printf("\n  %d ranks; each put %.1f MB a step into the sum, %.1f s in all spent summing", r.ranks,
+                static_cast<double>(r.reduced_bytes) / 1e6, r.reduce_seconds);
   std::printf("\n  skipped steps %lld, clamped weights %lld\n  %s: %s\n", static_cast<long long>(r.skipped_steps),
               static_cast<long long>(r.clamped_values), r.lora ? "adapter" : "model", r.final_checkpoint.c_str());
   if (r.lora)
@@ -250,6 +270,11 @@ void add_train_command(CLI::App& app, std::vector<std::string> argv) {
   cmd->add_option("--threads", c.threads, "Threads (0: one per hardware thread); a resumed run is bit-identical with the same count")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--seed", c.seed, "Seed of the data order, and of the weights with --init")->capture_default_str();
+  cmd->add_option("--rank-timeout", o->rank_timeout,
+                  "Under mpirun: seconds a rank waits in the gradients' sum for the others before it ends the job "
+                  "(a rank that hung); 0: no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--save-every", r.save_every, "Save a checkpoint every N steps (0: only the last)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--keep", r.keep, "Checkpoints kept")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_flag("--resume", r.resume, "Continue from the newest checkpoint in --out (none: start afresh; a complete run: do nothing)");

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "dist/collective.h"
 #include "runtime/supervisor.h"
 
 int main(int argc, char** argv) {
@@ -46,9 +47,11 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;
   } catch (const orion::Error& e) {
+    orion::dist::abort_job_if_ranked(e.what());  // one rank of several: the others must not wait
     std::fprintf(stderr, "orion: error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {
+    orion::dist::abort_job_if_ranked(e.what());
     std::fprintf(stderr, "orion: error: %s\n", e.what());
     return 1;
   }
