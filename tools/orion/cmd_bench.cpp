@@ -14,6 +14,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_serve_command(*bench);
   add_bench_tokenize_command(*bench);
   add_bench_kernels_command(*bench);
+  add_bench_reduce_command(*bench);
 }
 
 }  // namespace orion::cli
