@@ -27,6 +27,13 @@ void send_error(httplib::Response& res, const ApiError& e) {
 
 }  // namespace
 
+bool equal_in_constant_time(std::string_view given, std::string_view wanted) {
+  unsigned char diff = given.size() == wanted.size() ? 0 : 1;
+  for (std::size_t i = 0; i < given.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i] ^ (wanted.empty() ? 0 : wanted[i % wanted.size()]));
+  return diff == 0;
+}
+
 struct HttpServer::Impl {
   Scheduler& scheduler;
   ServerOptions options;
@@ -145,6 +152,20 @@ struct HttpServer::Impl {
 
   void routes() {
     server.set_payload_max_length(options.max_body_bytes);
+    if (!options.api_key.empty()) {
+      server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+        if (req.path == "/health" || req.path == "/") return httplib::Server::HandlerResponse::Unhandled;
+        const std::string auth = req.get_header_value("Authorization");
+        constexpr std::string_view kBearer = "Bearer ";
+        const std::string_view token = auth.starts_with(kBearer) ? std::string_view(auth).substr(kBearer.size()) : std::string_view();
+        if (equal_in_constant_time(token, options.api_key)) return httplib::Server::HandlerResponse::Unhandled;
+        send_error(res, ApiError{401,
+                                 auth.empty() ? "no API key: send the header Authorization: Bearer KEY"
+                                              : "incorrect API key provided",
+                                 "invalid_request_error", "", "invalid_api_key"});
+        return httplib::Server::HandlerResponse::Handled;
+      });
+    }
     server.new_task_queue = [n = options.connections] { return new httplib::ThreadPool(static_cast<std::size_t>(n)); };
     server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(json{{"status", "ok"}, {"active", scheduler.active()}, {"queued", scheduler.queued()}}.dump(), "application/json");

@@ -10,12 +10,16 @@
 //   POST /v1/completions        -> a prompt continued
 //   GET  /                      -> the chat page (serve/chat_page.h)
 //
+// With an API key, every path but /health and / wants `Authorization: Bearer KEY` (compared in
+// constant time) and answers 401 with OpenAI's error object (code invalid_api_key) without it.
+//
 // Errors are OpenAI's error object with the status: 400 for bad JSON or parameters, 404 for an
 // unknown path, 405 for a wrong method, 413 for a body over the limit, 503 when the queue is
 // full; never a 500 for bad input. A streaming client that disconnects cancels its request.
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "serve/scheduler.h"
 
@@ -28,7 +32,12 @@ struct ServerOptions {
   std::string model_name;      // what /v1/models lists and answers carry
   bool quiet = false;          // no per-request log lines
   int connections = 96;        // connections served at once (each streaming one holds a thread)
+  std::string api_key;         // "": no key asked for
 };
+
+// Whether `given` equals `wanted`, in a time that depends on their lengths only (a key's bytes
+// are not found out one by one from how long a refusal takes).
+bool equal_in_constant_time(std::string_view given, std::string_view wanted);
 
 class HttpServer {
  public:

@@ -52,7 +52,7 @@ const char* object_of(const CompletionRequest& r, bool chunk) {
 }  // namespace
 
 json ApiError::body() const {
-  return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)}, {"code", json()}}}};
+  return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)}, {"code", code.empty() ? json() : json(code)}}}};
 }
 
 CompletionRequest parse_request(Endpoint endpoint, std::string_view body) {

@@ -20,6 +20,7 @@ struct ApiError {
   std::string message;
   std::string type = "invalid_request_error";
   std::string param;  // the offending field, "" for none
+  std::string code = {};  // OpenAI's code ("invalid_api_key"), "" for none
   nlohmann::json body() const;
 };
 

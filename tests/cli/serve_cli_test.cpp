@@ -52,8 +52,10 @@ class ServeProcess {
     while (port_ == 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       std::lock_guard lock(mu_);
-      const std::size_t at = log_.find("on http://127.0.0.1:");
-      if (at != std::string::npos) port_ = std::atoi(log_.c_str() + at + 20);
+      // "on http://HOST:PORT/", whichever IPv4 host it listens on.
+      const std::size_t at = log_.find(" on http://");
+      const std::size_t colon = at == std::string::npos ? at : log_.find(':', at + 11);
+      if (colon != std::string::npos) port_ = std::atoi(log_.c_str() + colon + 1);
       if (log_.find("error") != std::string::npos) break;
     }
   }
@@ -200,6 +202,38 @@ TEST_F(ServeCli, MalformedRequestsGetA4xxAndAnErrorObject) {
   }
   // And it still answers.
   EXPECT_EQ(curl(server.url() + "/health").status, 200);
+}
+
+// --api-key (here from a file): the API wants the Bearer key and refuses others with OpenAI's
+// 401 error object; /health and the chat page stay open. A server beyond loopback without a key
+// warns; an empty key file is refused by name.
+TEST_F(ServeCli, AnApiKeyGuardsTheApiAndLeavesHealthOpen) {
+  ServeProcess server(path("m"), "--quiet --api-key-file " + write("key.txt", "  sk-orion-test-0042\n"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  const std::string models = server.url() + "/v1/models";
+  for (const std::string& header : {std::string(), std::string("-H 'Authorization: Bearer sk-orion-test-0041'"),
+                                    std::string("-H 'Authorization: sk-orion-test-0042'")}) {
+    const Http h = curl(header + " " + models);
+    EXPECT_EQ(h.status, 401) << header << "\n" << h.body;
+    const json j = json::parse(h.body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("error")) << h.body;
+    EXPECT_EQ(j["error"]["code"], "invalid_api_key") << h.body;
+    EXPECT_EQ(j["error"]["type"], "invalid_request_error") << h.body;
+  }
+  EXPECT_EQ(curl("-H 'Authorization: Bearer sk-orion-test-0042' " + models).status, 200);
+  const Http chat = curl("-H 'Authorization: Bearer sk-orion-test-0042' -H 'Content-Type: application/json' -d "
+                         "'{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": 2}' " +
+                         server.url() + "/v1/chat/completions");
+  EXPECT_EQ(chat.status, 200) << chat.body;
+  EXPECT_EQ(curl(server.url() + "/health").status, 200);
+  EXPECT_EQ(curl(server.url() + "/").status, 200);
+
+  const CliResult empty = run_orion("serve -m " + path("m") + " --port 0 --api-key-file " + write("empty.txt", "\n"));
+  EXPECT_NE(empty.status, 0);
+  EXPECT_NE(empty.out.find("empty.txt: has no key on its first line"), std::string::npos) << empty.out;
+  ServeProcess open(path("m"), "--quiet --host 0.0.0.0");
+  ASSERT_GT(open.port(), 0) << open.log();
+  EXPECT_NE(open.log().find("listening on 0.0.0.0 without --api-key"), std::string::npos) << open.log();
 }
 
 TEST_F(ServeCli, AClientThatGoesAwayStopsItsGenerationAndOthersStreamTogether) {

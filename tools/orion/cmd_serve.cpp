@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "ane_package_cli.h"
@@ -26,6 +27,7 @@ struct ServeOpts {
   engine::DeviceRunOptions ane;
   int threads = 0;
   double max_body_mb = 4;
+  std::string api_key_file;
   serve::SchedulerOptions scheduler;
   serve::ServerOptions server;
 };
@@ -40,7 +42,24 @@ void on_signal(int) {
   if (g_server) g_server->stop();
 }
 
+// --api-key-file's first line, without its line end and surrounding blanks.
+std::string read_api_key(const std::string& file) {
+  std::ifstream f(file);
+  if (!f) throw Error::in_file(file, "cannot be read (--api-key-file)");
+  std::string line;
+  std::getline(f, line);
+  const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+  if (first == std::string::npos) throw Error::in_file(file, "has no key on its first line (--api-key-file)");
+  return line.substr(first, last - first + 1);
+}
+
+bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost"; }
+
 void serve_command(ServeOpts& o) {
+  if (!o.api_key_file.empty()) {
+    if (!o.server.api_key.empty()) throw Error("give --api-key or --api-key-file, not both");
+    o.server.api_key = read_api_key(o.api_key_file);
+  }
   const model::ModelFolder md = model::ModelFolder::load(o.model_dir, device_context(o.device, o.ane.pkg));
   engine::DecoderOptions d;
   d.device = runtime::device_kind(o.device);
@@ -84,6 +103,9 @@ void serve_command(ServeOpts& o) {
                "/health; the chat page at /. %d requests at once, %d more queued. Ctrl-C stops.\n",
                o.model_dir.c_str(), engine.c_str(), chosen.lora.empty() ? "" : (", " + chosen.lora).c_str(),
                o.server.host.c_str(), port, o.scheduler.max_active, o.scheduler.max_queue);
+  if (!loopback(o.server.host) && o.server.api_key.empty())
+    std::fprintf(stderr, "serve: warning: listening on %s without --api-key: anyone who reaches this address can use the "
+                 "model\n", o.server.host.c_str());
   std::fflush(stderr);
   g_server = &server;
   std::signal(SIGINT, on_signal);
@@ -122,6 +144,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-body-mb", o->max_body_mb, "Largest request body, MB (more gets 413)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--model-name", o->server.model_name, "The model's name in /v1/models and answers (default: the folder's name)");
   cmd->add_flag("--quiet", o->server.quiet, "No log line per request");
+  cmd->add_option("--api-key", o->server.api_key, "A key clients must send as Authorization: Bearer KEY (GET /health and the "
+                  "chat page stay open)");
+  cmd->add_option("--api-key-file", o->api_key_file, "The key's file (its first line), so that it is not on the command line");
   cmd->callback([o] { serve_command(*o); });
 }
 
