@@ -18,8 +18,9 @@ compile::Int4Weights mlx_int4_weights(const QuantizedMatrices& quantized) {
       v[2 * i + 1] = bytes[i] >> 4;
     }
     Tensor offset(DType::f32, m.scales.shape());
-    const float* s = m.scales.contiguous().data<float>();
-    const float* b = m.biases.contiguous().data<float>();
+    const Tensor scales = m.scales.contiguous(), biases = m.biases.contiguous();
+    const float* s = scales.data<float>();
+    const float* b = biases.data<float>();
     for (std::int64_t i = 0; i < offset.numel(); ++i) offset.data<float>()[i] = s[i] != 0 ? -b[i] / s[i] : 0.0f;
     out.emplace(name, compile::int4_weight(std::move(values), m.scales, std::move(offset), name));
   }

@@ -48,12 +48,7 @@ LossGraphFn lora_loss_graph(const LossGraphFn& loss, const FrozenBase& frozen, c
   return [loss, frozen, config](std::int64_t batch, std::int64_t seq) {
     ir::Graph g = model::with_lora(loss(batch, seq), config, config.scale());
     ir::bind_params(g, frozen.floats, {.require_all = false});
-    if (!frozen.widen) return model::bind_quantized(g, frozen.quantized, frozen.chunk_bytes);
-    TensorMap widened;
-    for (const auto& [name, m] : frozen.quantized)
-      if (g.find(name)) widened.emplace(name, model::dequantize(m));
-    ir::bind_params(g, widened, {.require_all = false});
-    return g;
+    return model::bind_quantized(g, frozen.quantized, frozen.chunk_bytes);
   };
 }
 

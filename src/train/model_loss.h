@@ -25,9 +25,6 @@ struct FrozenBase {
   TensorMap floats;
   model::QuantizedMatrices quantized;
   std::size_t chunk_bytes = model::kWidenedChunkBytes;  // model::bind_quantized's
-  // The quantized matrices bound as f32 constants instead: the ANE compiler bakes weights from
-  // constants, and lowers no product with a computed weight.
-  bool widen = false;
 };
 FrozenBase frozen_base(const model::AnyModel& model);
 

@@ -123,10 +123,10 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     // 4-bit base stays in its words).
     result.lora = lora_config(*o.lora, lm);
     initial = model::init_lora_adapter(lm.decoding_graph(1, 0, false), *result.lora, o.config.seed).weights;
-    FrozenBase frozen = frozen_base(model);
-    loss = lora_loss_graph(loss, frozen, *result.lora);
-    frozen.widen = true;  // a device's kernels bake the base (fp16 on the ANE)
-    ane_loss = lora_loss_graph(ane_loss, frozen, *result.lora);
+    loss = lora_loss_graph(loss, frozen_base(model), *result.lora);
+    // A device's kernels bake the base (fp16 on the ANE) and lower no product with a computed
+    // weight: they take it widened, once for every bucket's graph (the model keeps it).
+    if (o.gradients) ane_loss = lora_loss_graph(ane_loss, FrozenBase{lm.weights(), {}}, *result.lora);
   } else {
     initial = lm.weights();
   }
