@@ -10,17 +10,8 @@
 
 namespace orion::engine {
 
-ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o,
-                           const std::function<void(const std::string&)>& say) {
-  ChosenDecoder c;
-  std::shared_ptr<const model::LoraAdapter> adapter;
-  if (!o.lora.empty()) adapter = std::make_shared<const model::LoraAdapter>(model::read_lora_adapter(o.lora, md.lm()));
-  const auto describe = [&](const char* how) {
-    return "LoRA " + o.lora + " (rank " + std::to_string(adapter->config.rank) + ", alpha " +
-           std::to_string(adapter->config.alpha).substr(0, 6) + ", " + std::to_string(adapter->weights.size() / 2) +
-           " layers) " + how;
-  };
-  std::string weights = o.weights;
+FastWeights fast_weights(const model::ModelFolder& md, const std::string& asked) {
+  std::string weights = asked;
   const auto* gpt2 = std::get_if<model::Gpt2Model>(&md.model);
   const model::StoredWeights* stored = gpt2 ? gpt2->stored() : nullptr;
   if (stored && !weights.empty() && weights != model::weight_dtype_name(stored->format().dtype))
@@ -36,7 +27,22 @@ ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o
       weights.empty() ? (stored ? stored->format().dtype : mlx_4bit ? model::WeightDType::q4 : model::WeightDType::f32)
                       : model::weight_dtype_from_name(weights);
   if (weights.empty()) weights = stored ? model::stored_format_name(stored->format()) : mlx_4bit ? "q4 (the folder's own)" : "f32";
-  c.weights = weights;
+  return {dtype, weights};
+}
+
+ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o,
+                           const std::function<void(const std::string&)>& say) {
+  ChosenDecoder c;
+  std::shared_ptr<const model::LoraAdapter> adapter;
+  if (!o.lora.empty()) adapter = std::make_shared<const model::LoraAdapter>(model::read_lora_adapter(o.lora, md.lm()));
+  const auto describe = [&](const char* how) {
+    return "LoRA " + o.lora + " (rank " + std::to_string(adapter->config.rank) + ", alpha " +
+           std::to_string(adapter->config.alpha).substr(0, 6) + ", " + std::to_string(adapter->weights.size() / 2) +
+           " layers) " + how;
+  };
+  const FastWeights fw = fast_weights(md, o.weights);
+  const model::WeightDType dtype = fw.dtype;
+  c.weights = fw.name;
   if (o.device != runtime::DeviceKind::cpu) {
     DeviceRunOptions ro = o.run;
     ro.device = o.device;

@@ -43,6 +43,15 @@ struct ChosenDecoder {
   std::string lora;     // how the adapter is applied, "" without one
 };
 
+// The fast engine's weight format for `md` when `asked` for one ("": the folder's own, f32 for
+// floats) and its name for messages. Throws orion::Error when a converted folder is asked for
+// another format than its own.
+struct FastWeights {
+  model::WeightDType dtype = model::WeightDType::f32;
+  std::string name;
+};
+FastWeights fast_weights(const model::ModelFolder& md, const std::string& asked);
+
 // Throws orion::Error when a converted folder is asked for another weight format than its own.
 ChosenDecoder make_decoder(const model::ModelFolder& md, const DecoderOptions& o,
                            const std::function<void(const std::string&)>& say);

@@ -44,16 +44,26 @@ std::optional<std::int64_t> read_bos_token_id(const std::string& dir) {
   return llama_config_from_json(j, path).bos_token_id;
 }
 
-AnyModel load_any_model(const std::string& dir, std::int64_t context) {
-  if (is_gguf_file(dir)) return llama_model_from_gguf(GgufFile::open(dir), context);
+AnyModel load_any_model(const std::string& dir, std::int64_t context, const ParamFilter& keep) {
+  if (is_gguf_file(dir)) return llama_model_from_gguf(GgufFile::open(dir), context, keep);
   const std::string path = model_config_path(dir);
   const nlohmann::json j = read_folder_config(dir, path);
   if (is_llama_family(supported_model_type(j, path))) {
     LlamaConfig c = llama_config_from_json(j, path);
     c.context_cap = std::max(c.context_cap, context);
-    return LlamaModel::load(dir, std::move(c));
+    return LlamaModel::load(dir, std::move(c), keep);
   }
+  if (keep) throw Error::in_file(path, "is a GPT-2 model, which loads whole (a part of a model is a Llama-family one's)");
   return Gpt2Model::load(dir, gpt2_config_from_json(j, path));
+}
+
+LlamaConfig read_any_llama_config(const std::string& dir) {
+  if (is_gguf_file(dir)) return llama_config_from_gguf(GgufFile::open(dir));
+  const std::string path = model_config_path(dir);
+  const nlohmann::json j = read_folder_config(dir, path);
+  const std::string type = supported_model_type(j, path);
+  if (!is_llama_family(type)) throw Error::in_file(path, "is a " + type + " model, not one of the Llama family");
+  return llama_config_from_json(j, path);
 }
 
 }  // namespace orion::model

@@ -26,7 +26,11 @@ std::string read_model_type(const std::string& dir);
 std::optional<std::int64_t> read_bos_token_id(const std::string& dir);
 // `context` > 0: run that many positions where the config allows them, beyond the default cap
 // (LlamaConfig::context_cap; GPT-2's learned positions allow no more than n_positions).
-AnyModel load_any_model(const std::string& dir, std::int64_t context = 0);
+// `keep`: a part of a Llama-family model (LlamaModel::load); GPT-2 is refused.
+AnyModel load_any_model(const std::string& dir, std::int64_t context = 0, const ParamFilter& keep = {});
+// DIR's Llama-family config (a folder's config.json or a GGUF file's); throws orion::Error
+// naming the file for GPT-2 or an unreadable config.
+LlamaConfig read_any_llama_config(const std::string& dir);
 
 inline const CausalLm& causal_lm(const AnyModel& m) {
   return std::visit([](const auto& x) -> const CausalLm& { return x; }, m);

@@ -90,10 +90,10 @@ void check_tokenizer_fits(const CausalLm& lm, const text::Tokenizer& tok, const 
                                        " tokens, more than the model's vocab_size " + std::to_string(lm.vocab_size()));
 }
 
-ModelFolder load_gguf(const std::string& path, std::int64_t context) {
+ModelFolder load_gguf(const std::string& path, std::int64_t context, const ParamFilter& keep) {
   const GgufFile g = GgufFile::open(path);
   GgufTokenizer t = read_gguf_tokenizer(g);
-  ModelFolder md{.model = llama_model_from_gguf(g, context),
+  ModelFolder md{.model = llama_model_from_gguf(g, context, keep),
                  .tokenizer = std::move(t.tokenizer),
                  .dir = path,
                  .stop_ids = {},
@@ -107,9 +107,9 @@ ModelFolder load_gguf(const std::string& path, std::int64_t context) {
 
 }  // namespace
 
-ModelFolder ModelFolder::load(const std::string& dir, std::int64_t context) {
-  if (is_gguf_file(dir)) return load_gguf(dir, context);
-  AnyModel m = load_any_model(dir, context);
+ModelFolder ModelFolder::load(const std::string& dir, std::int64_t context, const ParamFilter& keep) {
+  if (is_gguf_file(dir)) return load_gguf(dir, context, keep);
+  AnyModel m = load_any_model(dir, context, keep);
   std::shared_ptr<const text::Tokenizer> tok = load_tokenizer(dir);
   const CausalLm& lm = causal_lm(m);
   const std::string tok_file =

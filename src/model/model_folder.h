@@ -37,8 +37,8 @@ struct ModelFolder {
   // Loads DIR/config.json, DIR/model.safetensors and the tokenizer (or all three from DIR,
   // a GGUF file), and checks that the tokenizer's ids fit the model's vocabulary. Errors name
   // the file.
-  // `context` > 0: as load_any_model's.
-  static ModelFolder load(const std::string& dir, std::int64_t context = 0);
+  // `context` > 0: as load_any_model's; `keep`: a part of the model's params (load_any_model's).
+  static ModelFolder load(const std::string& dir, std::int64_t context = 0, const ParamFilter& keep = {});
 
   const CausalLm& lm() const { return causal_lm(model); }
   // The model as GPT-2; throws orion::Error saying that `what` runs GPT-2 models only.

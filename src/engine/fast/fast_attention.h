@@ -1,5 +1,5 @@
 #pragma once
-// One head's attention for one query over the cached keys (the fast decoder's step()), in
+// One head's attention for one query over the cached keys (the fast decoder's step_layers()), in
 // loops compiled per ISA: with the baseline ISA's loops, attention was a noticeable part of a
 // q8 decode step (docs/PERFORMANCE.md, "Smaller measurements behind the code").
 #include <cstdint>

@@ -35,7 +35,7 @@ void linear(const PackedLinear& lin, const float* X, std::int64_t T, float* Y, b
 std::size_t weight_scratch_floats(model::WeightDType dtype, const std::vector<const PackedLinear*>& lins);
 
 // Writes the K and V rows of T tokens (token t's kv_heads * D keys at K + t * stride, values at
-// V + t * stride) into a layer's caches at positions pos.. pos + T - 1, where step() puts them.
+// V + t * stride) into a layer's caches at positions pos.. pos + T - 1, where step_layers() puts them.
 void cache_rows(const float* K, const float* V, std::int64_t stride, std::int64_t T, float* k_cache, float* v_cache,
                 std::int64_t kv_heads, std::int64_t positions, std::int64_t D, std::int64_t pos);
 

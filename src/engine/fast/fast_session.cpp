@@ -43,31 +43,64 @@ void FastSession::set_batched_prefill_min(std::int64_t n) { batched_min_ = prefi
 std::vector<float> FastSession::prefill(std::span<const std::int32_t> tokens) {
   check_decoder_tokens(tokens, position_, shape_.positions, shape_.vocab, shape_.arch);
   const auto T = static_cast<std::int64_t>(tokens.size());
-  if (T >= batched_min_) {
-    prefill_scratch();
-    exec::cpu::set_gemm_threads(pool_.size());
-    exec::cpu::gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
-      for (std::int64_t t = t0; t < t1; ++t) embed(tokens[static_cast<std::size_t>(t)], position_ + t, bx_.data() + t * shape_.width);
-    });
-    prefill_layers(T);
-    position_ += T;
-    // Only the last token's logits are wanted: the head runs once, as a GEMV, as in step().
-    logits_of(bx_.data() + (T - 1) * shape_.width);
-    return logits_;
+  float* x = rows_buffer(T);
+  embed_rows(tokens, x);
+  advance(T);
+  // Only the last token's logits are wanted: the head (the largest matrix) runs once.
+  return stage_logits(x + (T - 1) * shape_.width);
+}
+
+void FastSession::embed_rows(std::span<const std::int32_t> tokens, float* x) {
+  const auto T = static_cast<std::int64_t>(tokens.size());
+  if (T < batched_min_) {
+    for (std::int64_t t = 0; t < T; ++t) embed(tokens[static_cast<std::size_t>(t)], position_ + t, x + t * shape_.width);
+    return;
   }
-  if (T > 1) {
-    // A short prompt as one batched pass (the gemv_*_columns kernels read each matrix once for all its
-    // tokens): the same bits as stepping token by token, which reads every matrix T times.
-    std::vector<BatchRow> rows;
-    for (std::int64_t t = 0; t < T; ++t) rows.push_back({this, position_ + t});
-    run_rows(rows, tokens);
-    position_ += T;
-    logits_of(bx_.data() + (T - 1) * shape_.width);
-    return logits_;
-  }
-  // Prompt tokens but the last need no logits: the head (the largest matrix) is skipped.
-  for (std::size_t i = 0; i < tokens.size(); ++i) step(tokens[i], i + 1 == tokens.size());
+  exec::cpu::set_gemm_threads(pool_.size());
+  exec::cpu::gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) embed(tokens[static_cast<std::size_t>(t)], position_ + t, x + t * shape_.width);
+  });
+}
+
+void FastSession::stage_layers(float* x, std::int64_t rows) {
+  if (rows < 1 || rows > shape_.positions - position_)
+    throw Error(std::string(shape_.arch) + " pipeline stage: " + std::to_string(rows) + " rows after " +
+                std::to_string(position_) + " positions do not fit in the context of " + std::to_string(shape_.positions));
+  float* buffer = rows_buffer(rows);
+  const auto n = static_cast<std::size_t>(rows * shape_.width);
+  if (x != buffer) std::copy_n(x, n, buffer);
+  advance(rows);
+  if (x != buffer) std::copy_n(buffer, n, x);
+}
+
+const std::vector<float>& FastSession::stage_logits(const float* x) {
+  if (!shape_.head) throw Error(std::string(shape_.arch) + " pipeline stage: this stage does not hold the head");
+  final_norm(x, h_.data());
+  shape_.head->apply(h_.data(), logits_.data(), pool_, isa_);
   return logits_;
+}
+
+float* FastSession::rows_buffer(std::int64_t rows) {
+  if (rows == 1 && rows < batched_min_) return x_.data();
+  prefill_scratch();
+  return bx_.data();
+}
+
+void FastSession::advance(std::int64_t rows) {
+  if (rows >= batched_min_) {
+    // A long prompt as matrix products through the BLAS.
+    exec::cpu::set_gemm_threads(pool_.size());
+    prefill_layers(rows);
+  } else if (rows > 1) {
+    // A short prompt as one batched pass (the gemv_*_columns kernels read each matrix once for all
+    // its tokens): the same bits as stepping token by token, which reads every matrix T times.
+    std::vector<BatchRow> batch;
+    for (std::int64_t t = 0; t < rows; ++t) batch.push_back({this, position_ + t});
+    batch_layers(batch);
+  } else {
+    step_layers();  // on x_ (rows_buffer)
+  }
+  position_ += rows;
 }
 
 void FastSession::decode_batch(std::span<FastSession* const> sessions, std::span<const std::int32_t> tokens,
@@ -132,18 +165,6 @@ void FastSession::batch_linear(const PackedLinear& lin, const float* X, std::int
   lin.apply_columns(X, B, P, pool_, isa_, act);
   if (accumulate)
     for (std::int64_t i = 0; i < B * N; ++i) Y[i] += P[i];
-}
-
-void FastSession::step(std::int32_t token, bool want_logits) {
-  embed(token, position_, x_.data());
-  step_layers();
-  ++position_;
-  if (want_logits) logits_of(x_.data());
-}
-
-void FastSession::logits_of(const float* x) {
-  final_norm(x, h_.data());
-  shape_.head->apply(h_.data(), logits_.data(), pool_, isa_);
 }
 
 void FastSession::prefill_scratch() {

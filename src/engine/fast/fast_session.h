@@ -37,6 +37,8 @@ class FastModel {
   const Config& config() const { return config_; }
   model::WeightDType dtype() const { return dtype_; }
   const PackedLinear& head() const { return head_; }
+  // The layers this model holds (a pipeline stage's range, or all of them).
+  std::int64_t layer_count() const { return static_cast<std::int64_t>(layers_.size()); }
   // Bytes of weights one decode step reads: every packed matrix once, the head included (an
   // embedding row looked up is not counted).
   std::size_t weight_bytes_per_token() const {
@@ -98,6 +100,19 @@ class FastSession : public Decoder {
   // every length through the batched path. Throws orion::Error when n < 1.
   void set_batched_prefill_min(std::int64_t n);
   std::int64_t batched_prefill_min() const { return batched_min_; }
+
+  // prefill() in three parts, for pipeline stages (engine/pipeline.h), each of which holds some
+  // of the layers; prefill() is embed_rows, stage_layers and stage_logits of the last row, and a
+  // pipeline gives its bits. embed_rows: the tokens' embeddings at position() onwards into `x`
+  // ([tokens, width]; the model must hold the embedding).
+  void embed_rows(std::span<const std::int32_t> tokens, float* x);
+  // `rows` rows of the residual stream `x` ([rows, width]) through this session's layers, in
+  // place, by the path prefill() takes for that many tokens; the position advances by `rows`.
+  // Throws orion::Error when they do not fit in the context.
+  void stage_layers(float* x, std::int64_t rows);
+  // The final norm and the head of one row of the residual stream: the logits (the model must
+  // hold the head).
+  const std::vector<float>& stage_logits(const float* x);
 
   // One token for each of `sessions` (sessions of one fast model, each at its own position) in
   // one pass over the weights: the linear layers and the head as matrix products over the
@@ -184,12 +199,13 @@ class FastSession : public Decoder {
   std::vector<float> blogits_;     // decode_batch's head, [sessions, vocab]
 
  private:
-  void step(std::int32_t token, bool want_logits);
+  // The activations `rows` rows run in (x_ for one token stepped, else bx_), and the layers
+  // over them by the path for that many: the position advances by `rows`.
+  float* rows_buffer(std::int64_t rows);
+  void advance(std::int64_t rows);
   // Embeds rows' tokens and runs batch_layers on the lead session's scratch; the residual
   // stream of row b is left in bx_ + b * width.
   void run_rows(std::span<const BatchRow> rows, std::span<const std::int32_t> tokens);
-  // The final norm of `x` and the head: the logits into logits_.
-  void logits_of(const float* x);
   void prefill_scratch();
 
   std::int64_t batched_min_ = prefill::kDefaultBatchedMin;

@@ -1,12 +1,12 @@
 // Batched prefill of the fast GPT-2 engine: the whole prompt at once, as matrix products
-// through oneDNN's sgemm (exec/cpu/gemm), where step() streams every weight once per token. A
+// through oneDNN's sgemm (exec/cpu/gemm), where step_layers() streams every weight once per token. A
 // prompt of T tokens reads each weight once instead of T times, so the work becomes compute
 // bound; docs/PERFORMANCE.md ("Current figures") has the figures against the machine's FMA peak.
 //
 // The activations are [T, width] row-major. The weights stay as PackedLinear stores them,
 // [out, in] rows, which the BLAS takes as a transposed B operand; f16 and q8 matrices are
 // expanded to f32 one at a time into a scratch buffer, since sgemm computes in f32 only.
-// The pieces Llama's prefill shares are in engine/fast/fast_prefill.h. K and V rows go into the session's cache exactly where step() puts them, so decoding
+// The pieces Llama's prefill shares are in engine/fast/fast_prefill.h. K and V rows go into the session's cache exactly where step_layers() puts them, so decoding
 // continues from a batched prompt as from a token-by-token one.
 //
 // batch_layers is the same products over one token of each of several sessions (a server's
@@ -85,7 +85,7 @@ void Gpt2FastSession::prefill_layers(std::int64_t T) {
     const Gpt2FastLayer& L = m.layers_[l];
     norm_rows(L.ln1_g, L.ln1_b);
     linear(L.attn, Hn, T, QKV, false, bweights_);
-    // The cache is [head, position, head_dim] (fast_session.h), as step() writes it.
+    // The cache is [head, position, head_dim] (fast_session.h), as step_layers() writes it.
     const std::int64_t P = c.n_positions;
     float* kc = k_cache_[l].get();
     float* vc = v_cache_[l].get();

@@ -58,7 +58,14 @@ std::optional<model::QuantizedMatrix> stack_quantized(const model::QuantizedMatr
 
 }  // namespace
 
-LlamaFastModel::LlamaFastModel(const model::LlamaModel& model, model::WeightDType dtype) : FastModel(model.config(), dtype) {
+LlamaFastModel::LlamaFastModel(const model::LlamaModel& model, model::WeightDType dtype)
+    : LlamaFastModel(model, dtype, {0, model.config().num_hidden_layers}) {}
+
+LlamaFastModel::LlamaFastModel(const model::LlamaModel& model, model::WeightDType dtype, LayerRange range)
+    : FastModel(model.config(), dtype), range_(range) {
+  if (range.first < 0 || range.last > config_.num_hidden_layers || range.first >= range.last)
+    throw Error("layers [" + std::to_string(range.first) + ", " + std::to_string(range.last) + ") are not a range of the " +
+                std::to_string(config_.num_hidden_layers) + " layers of " + model.dir());
   // One param at a time (LlamaModel::weight): an MLX folder's matrices are dequantized one by
   // one where they are packed in another format, never all at once.
   auto get = [&](const std::string& name) { return model.weight(name); };
@@ -83,13 +90,13 @@ LlamaFastModel::LlamaFastModel(const model::LlamaModel& model, model::WeightDTyp
     return PackedLinear::pack(stacked(names, ".weight"), false, b, dtype);
   };
   if (config_.tie_word_embeddings) {
-    head_ = pack_named({"model.embed_tokens"});
+    if (embeds() || has_head()) head_ = pack_named({"model.embed_tokens"});
   } else {
-    head_ = pack_named({"lm_head"});
-    embed_ = float_values(get("model.embed_tokens.weight"));
+    if (has_head()) head_ = pack_named({"lm_head"});
+    if (embeds()) embed_ = float_values(get("model.embed_tokens.weight"));
   }
-  norm_ = float_values(get("model.norm.weight"));
-  for (std::int64_t l = 0; l < config_.num_hidden_layers; ++l) {
+  if (has_head()) norm_ = float_values(get("model.norm.weight"));
+  for (std::int64_t l = range.first; l < range.last; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     LlamaFastLayer L;
     L.attn_norm = float_values(get(p + "input_layernorm.weight"));
@@ -130,7 +137,7 @@ void LlamaFastModel::embed_row(std::int32_t token, float* out) const {
 std::uint64_t LlamaFastModel::session_bytes() const {
   const auto& c = config_;
   const auto P = static_cast<std::uint64_t>(c.context());
-  const auto cache = 2 * static_cast<std::uint64_t>(c.num_hidden_layers) * P * static_cast<std::uint64_t>(c.kv_width());
+  const auto cache = 2 * static_cast<std::uint64_t>(layers_.size()) * P * static_cast<std::uint64_t>(c.kv_width());
   const auto acts = static_cast<std::uint64_t>(4 * c.hidden_size + 2 * c.q_width() + 2 * c.kv_width() +
                                                3 * c.intermediate_size + c.num_attention_heads * c.context() + c.vocab_size);
   return (cache + acts) * sizeof(float);
@@ -141,11 +148,11 @@ namespace {
 FastSessionShape llama_session_shape(const LlamaFastModel& m) {
   const model::LlamaConfig& c = m.config();
   return {.arch = c.model_type.c_str(), .context_key = "max_position_embeddings", .reserved_bytes = m.session_bytes(),
-          .layers = c.num_hidden_layers, .positions = c.context(), .vocab = c.vocab_size,
+          .layers = static_cast<std::int64_t>(m.layer_matrices().size() / 4), .positions = c.context(), .vocab = c.vocab_size,
           .heads = c.num_attention_heads, .width = c.hidden_size, .kv_width = c.kv_width(),
           .qkv_width = c.q_width() + 2 * c.kv_width(), .att_width = c.q_width(),
           .mlp_width = 2 * c.intermediate_size,  // gate over up
-          .dtype = m.dtype(), .head = &m.head(), .matrices = m.layer_matrices()};
+          .dtype = m.dtype(), .head = m.has_head() ? &m.head() : nullptr, .matrices = m.layer_matrices()};
 }
 
 }  // namespace

@@ -25,10 +25,24 @@ struct LlamaFastLayer {
   std::array<const PackedLinear*, 4> matrices() const { return {&qkv, &o, &gate_up, &down}; }
 };
 
+// A contiguous range of a model's layers, [first, last): a pipeline stage's (engine/pipeline.h).
+struct LayerRange {
+  std::int64_t first = 0, last = 0;
+  std::int64_t size() const { return last - first; }
+};
+
 class LlamaFastModel : public FastModel<model::LlamaConfig, LlamaFastLayer> {
  public:
   // The model's weights packed in `dtype` (q8 with kQ8Block); the model may be dropped afterwards.
   LlamaFastModel(const model::LlamaModel& model, model::WeightDType dtype);
+  // Only the layers of `range` (a pipeline stage), with the embedding when the range starts at
+  // layer 0 and the final norm and head when it ends at the last: what `model` must hold (a part,
+  // LlamaModel::load's `keep`). Throws orion::Error for a range outside the model.
+  LlamaFastModel(const model::LlamaModel& model, model::WeightDType dtype, LayerRange range);
+
+  LayerRange range() const { return range_; }
+  bool embeds() const { return range_.first == 0; }
+  bool has_head() const { return range_.last == config_.num_hidden_layers; }
 
   // Bytes of matrices this model packed (the untied embedding's f32 copy included).
   std::size_t packed_bytes() const { return owned_matrix_bytes() + embed_.size() * sizeof(float); }
@@ -41,14 +55,16 @@ class LlamaFastModel : public FastModel<model::LlamaConfig, LlamaFastLayer> {
   // untied embedding's.
   void embed_row(std::int32_t token, float* out) const;
 
-  // head_ is lm_head [vocab, C], or the embedding when tied.
+  LayerRange range_;
+  // head_ is lm_head [vocab, C], or the embedding when tied (packed for a tied first stage, which
+  // looks its rows up, without being the head).
   std::vector<float> embed_;    // [vocab, C] f32 when untied (rows are looked up, never streamed)
   std::vector<float> norm_;
   std::vector<float> cos_, sin_;  // [positions, head_dim]: model/llama/rope.h's tables
 
  public:
   // Per-head RMSNorm of q's and k's heads (qk_norm) and the rotation, in place, of one token's
-  // q and k (contiguous, q's heads first) at `position`: what step() and the prefill share.
+  // q and k (contiguous, q's heads first) at `position`: what step_layers() and the prefill share.
   void norm_and_rotate(const LlamaFastLayer& L, float* qk, std::int64_t position) const;
 };
 

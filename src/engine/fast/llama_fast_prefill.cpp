@@ -1,9 +1,9 @@
 // Batched prefill of the fast Llama engine: the whole prompt at once, as matrix products
-// through oneDNN's sgemm, where step() streams every weight once per token; GPT-2's
+// through oneDNN's sgemm, where step_layers() streams every weight once per token; GPT-2's
 // (gpt2_fast_prefill.cpp) with Llama's maths, sharing its linear layers and causal attention
 // (engine/fast/fast_prefill.h). Per row: RMSNorm, the rotation of q and k at the row's position
-// (model/llama/rope.h's tables, after Qwen3's per-head norms, as step() does), SwiGLU. The rotated keys and the values go
-// into the session's cache where step() puts them, so decoding continues from a batched prompt
+// (model/llama/rope.h's tables, after Qwen3's per-head norms, as step_layers() does), SwiGLU. The rotated keys and the values go
+// into the session's cache where step_layers() puts them, so decoding continues from a batched prompt
 // as from a token-by-token one; f16 and q8 matrices are expanded to f32 for the BLAS.
 // batch_layers: the same over one token of each of several sessions (FastSession::decode_batch).
 #include <cmath>
@@ -98,7 +98,7 @@ void LlamaFastSession::prefill_layers(std::int64_t T) {
 
     norm_rows(L.mlp_norm);
     linear(L.gate_up, Hn, T, GU, false, bweights_);
-    // SwiGLU per row, as step() computes it; the result overwrites the row's gates, which the
+    // SwiGLU per row, as step_layers() computes it; the result overwrites the row's gates, which the
     // down projection reads with a row stride of 2F.
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
       for (std::int64_t t = t0; t < t1; ++t) exec::cpu::silu_mul_rows(GU + t * 2 * F, GU + t * 2 * F + F, F);

@@ -12,6 +12,11 @@ ParamShapes graph_param_shapes(const ir::Graph& graph) {
   return out;
 }
 
+ParamShapes kept_params(ParamShapes params, const ParamFilter& keep) {
+  if (keep) std::erase_if(params, [&](const auto& p) { return !keep(p.first); });
+  return params;
+}
+
 void check_named_weights(const TensorMap& weights, const ParamShapes& params, const std::string& source) {
   for (const auto& [name, shape] : params) {
     auto it = weights.find(name);
@@ -24,9 +29,10 @@ void check_named_weights(const TensorMap& weights, const ParamShapes& params, co
 
 TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& params, const std::string& prefix,
                              const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch,
-                             const MlxQuantization* quant, QuantizedMatrices* quantized) {
+                             const MlxQuantization* quant, QuantizedMatrices* quantized, const ParamFilter& keep) {
   TensorMap weights;
   std::set<std::string, std::less<>> quantized_extras;  // the modules' ".scales" and ".biases"
+  std::set<std::string, std::less<>> left;  // params `keep` leaves out, checked but not read
   for (const auto& [pname, shape] : params) {
     const std::string name = prefix + pname;
     const std::string module = quantized_module_of(name);
@@ -38,7 +44,8 @@ TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& pa
       const std::optional<exec::cpu::AffineFormat> f = quant->format_of(module);
       if (!f) throw Error::in_file(path, "tensor " + module + ".scales is there, but config.json keeps " + module + " in floats");
       if (!quantized) throw Error::in_file(path, "tensor " + module + ".scales: quantized weights are read by the Llama family only");
-      quantized->emplace(pname, read_quantized_matrix(checkpoint, module, shape, *f));
+      if (keep && !keep(pname)) left.insert(pname);
+      else quantized->emplace(pname, read_quantized_matrix(checkpoint, module, shape, *f));
       quantized_extras.insert(module + ".scales");
       quantized_extras.insert(module + ".biases");
       continue;
@@ -53,13 +60,14 @@ TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& pa
     if (!is_float(e->dtype))
       throw Error::in_file(path, "tensor " + name + " has dtype " + std::string(dtype_name(e->dtype)) +
                                      ", expected a float type");
-    weights.emplace(pname, file->tensor_as(name, DType::f32));
+    if (keep && !keep(pname)) left.insert(pname);
+    else weights.emplace(pname, file->tensor_as(name, DType::f32));
   }
   for (const SafetensorsFile& file : checkpoint.files())
     for (const SafetensorsEntry& e : file.entries()) {
       std::string_view n = e.name;
       if (n.starts_with(prefix)) n.remove_prefix(prefix.size());
-      if (!weights.contains(n) && !(quantized && quantized->contains(n)) && !is_known_extra(n) &&
+      if (!weights.contains(n) && !(quantized && quantized->contains(n)) && !left.contains(n) && !is_known_extra(n) &&
           !quantized_extras.contains(e.name))
         throw Error::in_file(file.path(), "tensor " + e.name + " is not part of a " + std::string(arch) +
                                               " model with this config");

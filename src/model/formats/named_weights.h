@@ -15,6 +15,11 @@
 namespace orion::model {
 
 using ParamShapes = std::vector<std::pair<std::string, Shape>>;
+// Which of a model's params to read (by param name); empty: every one. A pipeline stage
+// (engine/pipeline.h) reads only its layers', so that no rank holds the whole model.
+using ParamFilter = std::function<bool(std::string_view)>;
+// The params `keep` selects (all of them when it is empty).
+ParamShapes kept_params(ParamShapes params, const ParamFilter& keep);
 
 // The params of `graph`, names and shapes, in node order.
 ParamShapes graph_param_shapes(const ir::Graph& graph);
@@ -30,9 +35,11 @@ void check_named_weights(const TensorMap& weights, const ParamShapes& params, co
 // With `quant` (an MLX quantized checkpoint's config.json), a matrix whose module the file holds
 // ".scales" for is read in its format (read_quantized_matrix) into `*quantized` under the param's
 // name instead of the map (nothing is dequantized); a ".scales" tensor without `quant`, or of a
-// module config.json keeps in floats, is an error.
+// module config.json keeps in floats, is an error. With `keep`, a param it does not select is
+// checked (there, of its shape) but not read.
 TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& params, const std::string& prefix,
                              const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch,
-                             const MlxQuantization* quant = nullptr, QuantizedMatrices* quantized = nullptr);
+                             const MlxQuantization* quant = nullptr, QuantizedMatrices* quantized = nullptr,
+                             const ParamFilter& keep = {});
 
 }  // namespace orion::model

@@ -179,15 +179,16 @@ LlamaConfig llama_config_from_gguf(const GgufFile& g) {
   return c;
 }
 
-LlamaModel llama_model_from_gguf(const GgufFile& g, std::int64_t context) {
+LlamaModel llama_model_from_gguf(const GgufFile& g, std::int64_t context, const ParamFilter& keep) {
   LlamaConfig c = llama_config_from_gguf(g);
   c.context_cap = std::max(c.context_cap, context);
-  const auto bytes = static_cast<std::uint64_t>(c.parameter_count()) * sizeof(float);
-  check_fits_in_memory(bytes, "the weights dequantised to f32", g.path());
-  const ParamShapes params = llama_param_shapes(c);
+  const ParamShapes all = llama_param_shapes(c), params = kept_params(all, keep);
+  std::int64_t count = 0;
+  for (const auto& [name, shape] : params) count += shape_numel(shape);
+  check_fits_in_memory(static_cast<std::uint64_t>(count) * sizeof(float), "the weights dequantised to f32", g.path());
   std::vector<const GgufTensorInfo*> sources;
   std::set<std::string, std::less<>> used;
-  for (const auto& [name, shape] : params) {
+  for (const auto& [name, shape] : all) {
     const std::string gguf = gguf_tensor_name(name);
     const GgufTensorInfo* t = g.find_tensor(gguf);
     const std::string where = "tensor " + in_quotes(gguf) + " (" + name + ")";
@@ -199,7 +200,7 @@ LlamaModel llama_model_from_gguf(const GgufFile& g, std::int64_t context) {
     if (!t->type_info().dequantised)
       throw Error::in_file(g.path(), where + " is " + std::string(t->type_info().name) +
                                          "; Orion reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K and Q6_K tensors");
-    sources.push_back(t);
+    if (!keep || keep(name)) sources.push_back(t);
     used.insert(gguf);
   }
   for (const GgufTensorInfo& t : g.tensors())
@@ -222,7 +223,7 @@ LlamaModel llama_model_from_gguf(const GgufFile& g, std::int64_t context) {
   });
   TensorMap map;
   for (std::size_t k = 0; k < params.size(); ++k) map.emplace(params[k].first, std::move(weights[k]));
-  return LlamaModel::from_weights(std::move(c), std::move(map), g.path());
+  return LlamaModel::from_weights(std::move(c), std::move(map), g.path(), keep);
 }
 
 }  // namespace orion::model

@@ -26,7 +26,8 @@ LlamaConfig llama_config_from_gguf(const GgufFile& g);
 // needs. Throws orion::Error naming the file and the GGUF tensor (and the Hugging Face name it
 // stands for) for one missing, of another shape than the config needs, of a type Orion does not
 // dequantise, or one the model has no place for; checks the memory the f32 weights need first.
-LlamaModel llama_model_from_gguf(const GgufFile& g, std::int64_t context = 0);
+// With `keep`, only the tensors it selects are dequantised (LlamaModel::load's part).
+LlamaModel llama_model_from_gguf(const GgufFile& g, std::int64_t context = 0, const ParamFilter& keep = {});
 
 // The GGUF name of a Hugging Face tensor name of the Llama family, "" for none
 // ("model.layers.3.mlp.up_proj.weight" -> "blk.3.ffn_up.weight").

@@ -27,9 +27,10 @@ ParamShapes llama_param_shapes(const LlamaConfig& config) {
   return graph_param_shapes(llama_graph(config, {.seq = 1, .past = 0, .last_only = true}));
 }
 
-LlamaModel LlamaModel::from_weights(LlamaConfig config, TensorMap weights, std::string source) {
+LlamaModel LlamaModel::from_weights(LlamaConfig config, TensorMap weights, std::string source, const ParamFilter& keep) {
   config.validate(source);
-  check_named_weights(weights, llama_param_shapes(config), source);
+  check_named_weights(weights, kept_params(llama_param_shapes(config), keep), source);
+  if (keep) std::erase_if(weights, [&](const auto& kv) { return !keep(kv.first); });
   LlamaModel m;
   m.config_ = std::move(config);
   m.weights_ = std::move(weights);
@@ -43,11 +44,14 @@ LlamaModel LlamaModel::load(const std::string& dir) {
   return load(dir, read_llama_config(model_config_path(dir)));
 }
 
-LlamaModel LlamaModel::load(const std::string& dir, LlamaConfig config) {
+LlamaModel LlamaModel::load(const std::string& dir, LlamaConfig config, const ParamFilter& keep) {
   // Before anything is mapped or widened: Orion holds float weights as f32 (a quantized folder's
   // are mapped as they are, and widened only where asked).
+  const ParamShapes params = llama_param_shapes(config);
   if (!config.quantization) {
-    const auto bytes = static_cast<std::uint64_t>(config.parameter_count()) * sizeof(float);
+    std::int64_t count = 0;
+    for (const auto& [name, shape] : kept_params(params, keep)) count += shape_numel(shape);
+    const auto bytes = static_cast<std::uint64_t>(count) * sizeof(float);
     check_fits_in_memory(bytes, "the weights as f32", model_config_path(dir));
   }
   const Checkpoint checkpoint = Checkpoint::open(dir);
@@ -56,8 +60,8 @@ LlamaModel LlamaModel::load(const std::string& dir, LlamaConfig config) {
       throw Error::in_file(file.path(), "is stored as " + stored_format_name(*format) +
                                             " (orion convert), which only GPT-2 models support so far");
   LlamaModel m;
-  m.weights_ = read_named_weights(checkpoint, llama_param_shapes(config), "", is_known_llama_extra, config.model_type,
-                                  config.quantization ? &*config.quantization : nullptr, &m.quantized_);
+  m.weights_ = read_named_weights(checkpoint, params, "", is_known_llama_extra, config.model_type,
+                                  config.quantization ? &*config.quantization : nullptr, &m.quantized_, keep);
   m.config_ = std::move(config);
   m.dir_ = dir;
   return m;

@@ -23,10 +23,12 @@ class LlamaModel final : public CausalLm {
   // Throws orion::Error naming the file and tensor for a missing or mis-shaped tensor, a bad
   // config or an unreadable file.
   static LlamaModel load(const std::string& dir);
-  // The same with DIR's config.json already read (load_any_model).
-  static LlamaModel load(const std::string& dir, LlamaConfig config);
-  // A model from weights in memory (tests, `orion init`).
-  static LlamaModel from_weights(LlamaConfig config, TensorMap weights, std::string source);
+  // The same with DIR's config.json already read (load_any_model). With `keep`, only the params
+  // it selects are read: a part of the model, which serves a pipeline stage (engine/pipeline.h)
+  // and nothing that builds the whole graph.
+  static LlamaModel load(const std::string& dir, LlamaConfig config, const ParamFilter& keep = {});
+  // A model from weights in memory (tests, `orion init`); with `keep`, the part it selects.
+  static LlamaModel from_weights(LlamaConfig config, TensorMap weights, std::string source, const ParamFilter& keep = {});
 
   const LlamaConfig& config() const { return config_; }
   const std::string& dir() const { return dir_; }
