@@ -20,11 +20,18 @@ class LocalCollective final : public Collective {
   void sum(std::span<double>) override {}
   void broadcast(std::span<std::byte>, int) override {}
   void barrier() override {}
+  void send(std::span<const std::byte>, int to) override { no_peer(to); }
+  void receive(std::span<std::byte>, int from, Wait) override { no_peer(from); }
   [[noreturn]] void abort(const std::string& why) override {
     std::fprintf(stderr, "orion: error: %s\n", why.c_str());
     std::exit(1);
   }
   std::string describe() const override { return "one process"; }
+
+ private:
+  [[noreturn]] static void no_peer(int rank) {
+    throw Error("one process has no rank " + std::to_string(rank) + " to pass a message to (start the job with mpirun)");
+  }
 };
 
 int env_int(const char* name) {

@@ -22,6 +22,14 @@ class Collective {
   // Rank `root`'s bytes to every rank (the same count on each).
   virtual void broadcast(std::span<std::byte> bytes, int root) = 0;
   virtual void barrier() = 0;
+  // Point to point, for a pipeline's stages (engine/pipeline.h): `bytes` to rank `to`; and from
+  // rank `from` into `bytes`, which must be the count it sent (else orion::Error). Messages
+  // from one rank to another arrive in the order they were sent. Wait::idle is a wait for the
+  // next piece of work, which may be long (a server between requests): it is not held to the
+  // rank timeout, and it polls gently instead of spinning.
+  enum class Wait { work, idle };
+  virtual void send(std::span<const std::byte> bytes, int to) = 0;
+  virtual void receive(std::span<std::byte> bytes, int from, Wait wait = Wait::work) = 0;
   // Ends every rank of the job with exit status 1, after printing `why` with this rank's number:
   // for a rank that cannot go on while the others wait in a collective.
   [[noreturn]] virtual void abort(const std::string& why) = 0;

@@ -107,8 +107,10 @@ class MpiCollective final : public Collective {
     MPI_Initialized(&ready);
     if (!ready) {
       int provided = 0;
-      // OpenMP's threads never call MPI: only the main thread does.
-      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+      // One thread at a time calls MPI (a server's decoding thread for a pipeline, the main thread
+      // otherwise); OpenMP's threads never do.
+      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+      if (provided < MPI_THREAD_SERIALIZED) throw Error("MPI: this library cannot be called from more than one thread");
     }
     // Errors come back as codes and become orion::Error, which ends the job (abort_job_if_ranked).
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -134,6 +136,31 @@ class MpiCollective final : public Collective {
   void barrier() override {
     const Watchdog::Guard waiting(*watchdog_, "a barrier");
     check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
+  void send(std::span<const std::byte> bytes, int to) override {
+    const Watchdog::Guard waiting(*watchdog_, "a send to the next stage");
+    check(MPI_Send(bytes.data(), count(bytes.size()), MPI_BYTE, to, kMessageTag, MPI_COMM_WORLD), "MPI_Send");
+  }
+  void receive(std::span<std::byte> bytes, int from, Wait wait) override {
+    MPI_Status status;
+    if (wait == Wait::work) {
+      const Watchdog::Guard waiting(*watchdog_, "a receive from another stage");
+      check(MPI_Recv(bytes.data(), count(bytes.size()), MPI_BYTE, from, kMessageTag, MPI_COMM_WORLD, &status), "MPI_Recv");
+    } else {
+      // Polled with short sleeps: MPI_Recv spins a core for as long as it waits.
+      MPI_Request request;
+      check(MPI_Irecv(bytes.data(), count(bytes.size()), MPI_BYTE, from, kMessageTag, MPI_COMM_WORLD, &request), "MPI_Irecv");
+      for (int done = 0;;) {
+        check(MPI_Test(&request, &done, &status), "MPI_Test");
+        if (done) break;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+    int got = 0;
+    MPI_Get_count(&status, MPI_BYTE, &got);
+    if (static_cast<std::size_t>(got) != bytes.size())
+      throw Error("MPI: rank " + std::to_string(from) + " sent " + std::to_string(got) + " bytes where " +
+                  std::to_string(bytes.size()) + " were expected (the ranks run different versions or options?)");
   }
   [[noreturn]] void abort(const std::string& why) override {
     std::fprintf(stderr, "orion: error (rank %d of %d): %s\n", rank_, size_, why.c_str());
@@ -184,6 +211,7 @@ class MpiCollective final : public Collective {
           "MPI_Allgatherv");
   }
 
+  static constexpr int kMessageTag = 7;
   int rank_ = 0, size_ = 1;
   std::unique_ptr<Watchdog> watchdog_;
 };

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cli/cli_folder_test.h"
+#include "cli/mpirun.h"
 #include "cli/run_cli.h"
 #include "model/formats/safetensors.h"
 
@@ -31,7 +32,7 @@ class DataParallelCli : public CliFolderTest {
  protected:
   void SetUp() override {
     CliFolderTest::SetUp();
-    if (std::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun is not installed (scripts/setup.sh installs Open MPI)";
+    if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed (scripts/setup.sh installs Open MPI)";
     std::string text;
     for (int i = 0; i < 300; ++i) text += "In the beginning was the word " + std::to_string(i % 37) + ", and the word was good.\n";
     write("corpus.txt", text);
@@ -44,11 +45,6 @@ class DataParallelCli : public CliFolderTest {
   std::string train_args(const std::string& out, int steps, const std::string& extra = "") const {
     return "train -m " + path("m") + " --data " + path("tokens.bin") + " --out " + path(out) + " --steps " + std::to_string(steps) +
            " --batch 2 --accum 6 --seq 32 --lr 3e-3 --warmup 5 --threads 1 --save-every 10 " + extra;
-  }
-  // Loopback only; as root (CI) Open MPI wants to be told; two cores take any number of ranks.
-  static std::string mpirun(int ranks) {
-    return "mpirun -np " + std::to_string(ranks) + " --oversubscribe --bind-to none --mca btl self,vader " +
-           (geteuid() == 0 ? "--allow-run-as-root " : "");
   }
   CliResult train(int ranks, const std::string& out, int steps, const std::string& extra = "") const {
     return ranks == 1 ? run_orion(train_args(out, steps, extra)) : run_orion_env(mpirun(ranks), train_args(out, steps, extra));

@@ -1,7 +1,8 @@
 // orion generate: text from a prompt, streamed token by token, with a KV cache. On the CPU
 // (fast or graph engine) or on ane-sim (engine/device_run.h: the model compiled into the
 // package cache on first use; everything on the device, or --ane-prefill); the engine is
-// chosen by engine/decoder_factory.h.
+// chosen by engine/decoder_factory.h. Under mpirun, --pipeline splits the model's layers over the
+// ranks (engine/pipeline.h): rank 0 prints, the others run their layers.
 #include <cstdio>
 
 #include "decoder_cli.h"
@@ -24,12 +25,19 @@ struct GenerateOpts {
   std::string system;  // with --chat: a system message first
   int tokens = 64;
   bool profile = false;
+  bool pipeline = false;
   DecoderCli run;
 };
 
 void generate(const GenerateOpts& o) {
+  // The fast decoder by default (GPT-2 and Llama); the graph executor for ANE-style f16
+  // numerics and on request.
+  const engine::DecoderOptions d = decoder_options(o.run);
   Stopwatch load_sw;
-  const model::ModelFolder md = model::ModelFolder::load(o.model_dir, device_context(o.run.device, o.run.ane.pkg));
+  std::optional<PipelinePart> part;
+  if (o.pipeline && !(part = start_pipeline(o.model_dir, d, false))) return;  // this rank ran its stage
+  const model::ModelFolder md =
+      part ? std::move(part->md) : model::ModelFolder::load(o.model_dir, device_context(o.run.device, o.run.ane.pkg));
   const double load_ms = load_sw.ms();
   const model::CausalLm& lm = md.lm();
   // Llama: BOS first. GPT-2 was trained with <|endoftext|> between documents: an empty prompt
@@ -47,13 +55,11 @@ void generate(const GenerateOpts& o) {
   if (static_cast<std::int64_t>(ids.size()) >= lm.context())
     throw Error("the prompt has " + std::to_string(ids.size()) + " tokens; the context holds " +
                 std::to_string(lm.context()));
-  // The fast decoder by default (GPT-2 and Llama); the graph executor for ANE-style f16
-  // numerics and on request.
-  const engine::DecoderOptions d = decoder_options(o.run);
   // Packing the weights for the fast engine (none for a converted folder, whose weights are
   // mapped); the session's KV cache and activations are not counted.
   const engine::ChosenDecoder chosen =
-      engine::make_decoder(md, d, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+      part ? std::move(part->chosen)
+           : engine::make_decoder(md, d, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
   if (!chosen.lora.empty()) std::fprintf(stderr, "%s\n", chosen.lora.c_str());
   const double pack_ms = chosen.pack_ms;
   engine::DeviceRun* ane = chosen.run.get();
@@ -101,6 +107,9 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("-n,--tokens", o->tokens, "Tokens to generate")->check(CLI::NonNegativeNumber)->capture_default_str();
   add_decoder_cli(cmd, o->run);
   cmd->add_flag("--profile", o->profile, "ane-sim: per-kernel compile, load and run times");
+  cmd->add_flag("--pipeline", o->pipeline,
+                "Under mpirun: split the model's layers over the ranks, each holding only its own (a model larger than one "
+                "machine's memory); rank 0 prints. The fast CPU engine, Llama family");
   cmd->callback([o] { generate(*o); });
 }
 

@@ -27,6 +27,7 @@ struct ServeOpts {
   engine::DeviceRunOptions ane;
   int threads = 0;
   double max_body_mb = 4;
+  bool pipeline = false;
   std::string api_key_file;
   serve::SchedulerOptions scheduler;
   serve::ServerOptions server;
@@ -60,13 +61,17 @@ void serve_command(ServeOpts& o) {
     if (!o.server.api_key.empty()) throw Error("give --api-key or --api-key-file, not both");
     o.server.api_key = read_api_key(o.api_key_file);
   }
-  const model::ModelFolder md = model::ModelFolder::load(o.model_dir, device_context(o.device, o.ane.pkg));
   engine::DecoderOptions d;
   d.device = runtime::device_kind(o.device);
   d.weights = o.weights;
   d.threads = o.threads;
   d.lora = o.lora;
   d.run = o.ane;
+  // Under mpirun with --pipeline, rank 0 serves and the other ranks run their layers.
+  std::optional<PipelinePart> part;
+  if (o.pipeline && !(part = start_pipeline(o.model_dir, d, o.server.quiet))) return;
+  const model::ModelFolder md =
+      part ? std::move(part->md) : model::ModelFolder::load(o.model_dir, device_context(o.device, o.ane.pkg));
   // On a device, concurrent requests decode together through a decode_batch program of
   // --max-active slots, at most kDeviceBatch, unless --ane-batch says otherwise (1: one request
   // at a time). Each slot holds a whole KV cache on the device, and every step packs a mask over
@@ -75,7 +80,7 @@ void serve_command(ServeOpts& o) {
     if (d.run.pkg.batch == 0) d.run.pkg.batch = std::min(o.scheduler.max_active, kDeviceBatch);
     if (d.run.pkg.batch > 1) o.scheduler.max_active = static_cast<int>(d.run.pkg.batch);
   }
-  engine::ChosenDecoder chosen = engine::make_decoder(md, d, [&](const std::string& line) {
+  engine::ChosenDecoder chosen = part ? std::move(part->chosen) : engine::make_decoder(md, d, [&](const std::string& line) {
     if (!o.server.quiet) std::fprintf(stderr, "%s\n", line.c_str());
   });
   serve::Scheduler::SessionFactory sessions = chosen.new_session;
@@ -132,6 +137,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--weights", o->weights, "The fast engine's weight format: f32, f16 or q8 (default: the folder's own)")
       ->check(CLI::IsMember({"f32", "f16", "q8"}));
   cmd->add_option("--lora", o->lora, "LoRA adapter folder, merged into the weights");
+  cmd->add_flag("--pipeline", o->pipeline,
+                "Under mpirun: split the model's layers over the ranks, each holding only its own; rank 0 serves (the fast "
+                "CPU engine, Llama family)");
   cmd->add_option("--threads", o->threads, "Threads of each request's session (0: one per hardware thread)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--max-active", o->scheduler.max_active, "Requests generating at once")->check(CLI::Range(1, 256))->capture_default_str();

@@ -1,6 +1,11 @@
 #include "decoder_cli.h"
 
+#include <cstdio>
+
 #include "ane_package_cli.h"
+#include "core/process_memory.h"
+#include "dist/collective.h"
+#include "engine/pipeline.h"
 #include "numerics_option.h"
 
 namespace orion::cli {
@@ -40,6 +45,28 @@ engine::DecoderOptions decoder_options(const DecoderCli& o) {
   d.run = o.ane;
   d.lora = o.lora;
   return d;
+}
+
+std::optional<PipelinePart> start_pipeline(const std::string& dir, const engine::DecoderOptions& d, bool quiet) {
+  const std::shared_ptr<dist::Collective> job = dist::job_collective();
+  const int rank = job->rank();
+  model::ModelFolder md = engine::load_pipeline_stage(dir, *job);
+  const engine::LayerRange range =
+      engine::pipeline_stage_range(md.lm().layers(), job->size(), rank);
+  const std::string holds = "layers " + std::to_string(range.first) + "-" + std::to_string(range.last - 1) +
+                            (rank == 0 ? ", the embedding" : "") +
+                            (range.last == md.lm().layers() ? ", the final norm and the head" : "");
+  if (rank == 0) {
+    if (!quiet) std::fprintf(stderr, "pipeline: %s; rank 0 holds %s\n", job->describe().c_str(), holds.c_str());
+    engine::ChosenDecoder chosen = engine::make_pipeline_decoder(md, d, job);
+    return PipelinePart{std::move(md), std::move(chosen)};
+  }
+  engine::run_pipeline_stage(md, d, *job);
+  // Said at the end, not between rank 0's lines.
+  if (!quiet)
+    std::fprintf(stderr, "pipeline: rank %d held %s; resident %.0f MB, peak %.0f MB\n", rank, holds.c_str(), resident_mb(),
+                 peak_resident_mb());
+  return std::nullopt;
 }
 
 std::string engine_description(const DecoderCli& o, const engine::ChosenDecoder& chosen) {
