@@ -37,8 +37,9 @@ packages=(
   # builds the C++ libraries against it from Debian's source packages (dpkg-source unpacks them).
   libc++-dev libc++abi-dev dpkg-dev
   # Independent references the tests run: numpy reads and writes the .npy files of
-  # `orion mil run`; jinja2 renders chat templates as transformers does.
-  python3-numpy python3-jinja2
+  # `orion mil run`; jinja2 renders chat templates as transformers does; Prometheus's own
+  # client parses what `orion serve` exposes at /metrics.
+  python3-numpy python3-jinja2 python3-prometheus-client
   # The browser the chat page of `orion serve` is tested in (headless, through puppeteer-core).
   chromium
   # The default training corpus, the King James Bible (scripts/fetch_corpus.sh, docs/DATA.md).

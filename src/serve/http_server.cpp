@@ -170,6 +170,14 @@ struct HttpServer::Impl {
     server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(json{{"status", "ok"}, {"active", scheduler.active()}, {"queued", scheduler.queued()}}.dump(), "application/json");
     });
+    server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(scheduler.metrics().text(scheduler.active(), scheduler.queued()), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    // Every response the library writes, whoever set its status (a handler, the key check, the
+    // library's own 404 and 413), and a stream whose client went away (as its 200).
+    server.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      scheduler.metrics().request(req.path, res.status);
+    });
     server.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       const json model = {{"id", options.model_name}, {"object", "model"}, {"created", unix_time()}, {"owned_by", "orion"}};
       res.set_content(json{{"object", "list"}, {"data", json::array({model})}}.dump(), "application/json");

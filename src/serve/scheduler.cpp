@@ -109,6 +109,7 @@ std::shared_ptr<Job> Scheduler::submit(const CompletionRequest& r) {
                             " tokens leave room for " + std::to_string(room) + " of the " + std::to_string(total) + " a request may reach",
                    "invalid_request_error", "max_tokens"};
   job->max_tokens_ = r.max_tokens.value_or(room);
+  job->submitted_ = std::chrono::steady_clock::now();
   {
     std::lock_guard lock(mu_);
     drop_cancelled();
@@ -142,6 +143,7 @@ void Scheduler::start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Acti
   so.seed = r.seed.value_or(std::random_device{}());
   a->sampler = std::make_unique<text::Sampler>(so);
   std::vector<float> logits = a->session->prefill(job->ids_);
+  metrics_.prompt(job->prompt_tokens_);
   a->generation = std::make_unique<engine::Generation>(
       *a->session, *a->sampler, text_.tokenizer(), std::move(logits), job->ids_,
       engine::GenerationLimits{static_cast<int>(job->max_tokens_), r.ignore_eos ? std::vector<std::int32_t>{} : text_.stop_ids()});
@@ -219,7 +221,14 @@ void Scheduler::run() {
           continue;
         }
         const std::optional<std::int32_t> t = a.generation->next_token([&](std::string_view piece) { released[i] += a.stops.push(piece); });
-        a.job->generated_ = a.generation->outcome().generated;
+        const std::int64_t before = a.job->generated_, now_generated = a.generation->outcome().generated;
+        if (now_generated > before) {
+          const auto now = std::chrono::steady_clock::now();
+          if (before == 0) metrics_.first_token(std::chrono::duration<double>(now - a.job->submitted_).count());
+          else metrics_.next_token(std::chrono::duration<double>(now - a.job->last_token_).count());
+          a.job->last_token_ = now;
+        }
+        a.job->generated_ = now_generated;
         if (t && !a.stops.stopped()) {
           running.push_back(&a);
           tokens.push_back(*t);

@@ -21,6 +21,7 @@
 
 #include "engine/decoder.h"
 #include "engine/model_text.h"
+#include "serve/metrics.h"
 #include "serve/openai_wire.h"
 
 namespace orion::serve {
@@ -61,6 +62,8 @@ class Job {
   std::vector<std::int32_t> ids_;  // the prompt, then what is generated
   std::int64_t prompt_tokens_ = 0, max_tokens_ = 0;
   std::atomic<std::int64_t> generated_ = 0;
+  // When it was submitted, and when its last token came (the worker's only): the metrics' times.
+  std::chrono::steady_clock::time_point submitted_, last_token_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   JobEvent pending_;
@@ -86,6 +89,8 @@ class Scheduler {
   std::int64_t context() const { return context_; }
   int active() const;
   int queued() const;
+  // What GET /metrics reports: the worker counts tokens here, the HTTP side responses.
+  ServeMetrics& metrics() { return metrics_; }
 
  private:
   struct Active;
@@ -101,6 +106,7 @@ class Scheduler {
   void decode(const std::vector<Active*>& running, const std::vector<std::int32_t>& tokens);
 
   engine::ModelText text_;
+  ServeMetrics metrics_;
   SessionFactory sessions_;
   SchedulerOptions options_;
   std::int64_t context_ = 0;

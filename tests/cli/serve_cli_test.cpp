@@ -6,9 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -264,6 +266,69 @@ TEST_F(ServeCli, TheChatPageInChromiumStreamsAnAnswerAndKeepsTheConversation) {
 // fifth sending malformed bodies, the rest greedy requests that must each get what `orion
 // generate --temp 0` gives. The server stays up, answers every request as it should, and its
 // resident memory at the end is within 10% of what it was after a warm-up under the same load.
+// `text` parsed by Prometheus's own parser (tests/reference/prometheus_text.py): its samples.
+json prometheus_samples(const std::string& text, const std::string& file) {
+  std::ofstream(file) << text;
+  const std::string cmd = std::string("/usr/bin/python3 ") + ORION_SOURCE_DIR + "/tests/reference/prometheus_text.py " + file + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; p && (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  EXPECT_EQ(p ? ::pclose(p) : -1, 0) << out << "\n" << text;
+  return json::parse(out, nullptr, false);
+}
+
+// The sum of the samples named `name` whose labels satisfy `keep`.
+double sample_sum(const json& samples, const std::string& name, const std::function<bool(const json&)>& keep = {}) {
+  double sum = 0;
+  for (const json& s : samples)
+    if (s["name"] == name && (!keep || keep(s["labels"]))) sum += s["value"].get<double>();
+  return sum;
+}
+
+// GET /metrics after load runs whose clients counted `runs` (load_clients.mjs's counts): the
+// completions answered 200 are the answers and disconnects, the 4xx the malformed requests, every
+// answer's 8 tokens are among those generated, and every request that started has a first token.
+// `mid` (a scrape during the load) parses too.
+void expect_metrics_add_up(ServeProcess& server, const std::string& mid, const std::vector<json>& runs) {
+  double answered = 0, malformed = 0, ok = 0;
+  for (const json& c : runs) {
+    answered += c["ok"].get<double>() + c["disconnected"].get<double>();
+    malformed += c["malformed"].get<double>();
+    ok += c["ok"].get<double>();
+  }
+  const auto completions = [](const json& l) {
+    return l["endpoint"] == "/v1/chat/completions" || l["endpoint"] == "/v1/completions";
+  };
+  const auto status_of = [](const json& l) { return std::stoi(l["status"].get<std::string>()); };
+  const std::string dir = std::filesystem::temp_directory_path() / ("orion-metrics-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ASSERT_FALSE(mid.empty());
+  const json during = prometheus_samples(mid, dir + "/mid.txt");
+  ASSERT_TRUE(during.is_array()) << mid;
+  EXPECT_GT(sample_sum(during, "orion_requests_total"), 0) << mid;
+  // A cancelled stream is counted when its connection closes, just after the scheduler lets go.
+  json samples;
+  for (int i = 0; i < 50; ++i) {
+    samples = prometheus_samples(curl(server.url() + "/metrics").body, dir + "/end.txt");
+    if (sample_sum(samples, "orion_requests_total", [&](const json& l) { return completions(l) && status_of(l) == 200; }) >= answered)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(samples.is_array());
+  EXPECT_EQ(sample_sum(samples, "orion_requests_total", [&](const json& l) { return completions(l) && status_of(l) == 200; }),
+            answered)
+      << samples.dump();
+  EXPECT_EQ(sample_sum(samples, "orion_requests_total", [&](const json& l) { return status_of(l) >= 400 && status_of(l) < 500; }),
+            malformed)
+      << samples.dump();
+  EXPECT_GE(sample_sum(samples, "orion_generation_tokens_total"), 8 * ok);
+  EXPECT_GE(sample_sum(samples, "orion_time_to_first_token_seconds_count"), ok);
+  EXPECT_LE(sample_sum(samples, "orion_time_to_first_token_seconds_count"), answered);
+  EXPECT_EQ(sample_sum(samples, "orion_requests_running"), 0);
+}
+
 TEST_F(ServeCli, SixteenClientsWithDisconnectsAndMalformedBodiesGetRightAnswersInBoundedMemory) {
   ServeProcess server(path("m"), "--quiet");
   ASSERT_GT(server.port(), 0) << server.log();
@@ -290,7 +355,17 @@ TEST_F(ServeCli, SixteenClientsWithDisconnectsAndMalformedBodiesGetRightAnswersI
   EXPECT_EQ(warm["failures"], json::array()) << warm.dump();
   ASSERT_TRUE(idle()) << server.log();
   const long rss_warm = server.rss_kb();
+  // /metrics scraped while the clients run: the one scrape from the middle of the run is parsed
+  // below, by Prometheus's own parser.
+  std::atomic<bool> loading = true;
+  std::string mid_scrape;
+  std::thread scraper([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(seconds / 2));
+    if (loading) mid_scrape = curl(server.url() + "/metrics").body;
+  });
   const json run = load(seconds, path("load.json"));
+  loading = false;
+  scraper.join();
   EXPECT_EQ(run["failures"], json::array()) << run.dump(1);
   EXPECT_GT(run["counts"]["ok"].get<int>(), 16) << run.dump();
   EXPECT_GT(run["counts"]["disconnected"].get<int>(), 4) << run.dump();
@@ -298,6 +373,7 @@ TEST_F(ServeCli, SixteenClientsWithDisconnectsAndMalformedBodiesGetRightAnswersI
   ASSERT_TRUE(server.alive()) << server.log();
   ASSERT_TRUE(idle()) << server.log();
   const long rss_end = server.rss_kb();
+  expect_metrics_add_up(server, mid_scrape, {warm["counts"], run["counts"]});
   ASSERT_GT(rss_warm, 0);
   const char* rss_env = std::getenv("ORION_SERVE_LOAD_RSS");
   if (!rss_env || std::string(rss_env) != "0") {  // 0 in the sanitizer run (Makefile's SANITIZE_ENV)
