@@ -108,7 +108,11 @@ std::shared_ptr<Job> Scheduler::submit(const CompletionRequest& r) {
     throw ApiError{400, "max_tokens is " + std::to_string(*r.max_tokens) + "; the prompt's " + std::to_string(job->prompt_tokens_) +
                             " tokens leave room for " + std::to_string(room) + " of the " + std::to_string(total) + " a request may reach",
                    "invalid_request_error", "max_tokens"};
-  job->max_tokens_ = r.max_tokens.value_or(room);
+  if (r.max_tokens && options_.max_tokens_limit > 0 && *r.max_tokens > options_.max_tokens_limit)
+    throw ApiError{400, "max_tokens is " + std::to_string(*r.max_tokens) + "; this server generates at most " +
+                            std::to_string(options_.max_tokens_limit) + " tokens a request",
+                   "invalid_request_error", "max_tokens"};
+  job->max_tokens_ = r.max_tokens.value_or(options_.max_tokens_limit > 0 ? std::min(room, options_.max_tokens_limit) : room);
   job->submitted_ = std::chrono::steady_clock::now();
   {
     std::lock_guard lock(mu_);

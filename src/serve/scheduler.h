@@ -31,6 +31,7 @@ struct SchedulerOptions {
   int max_queue = 64;     // requests waiting beyond them; more: 503
   std::int64_t max_prompt_tokens = 0;  // 0: the model's context less one
   std::int64_t max_total_tokens = 0;   // prompt + generated a request may reach; 0: the context
+  std::int64_t max_tokens_limit = 0;   // tokens a request may generate (its max_tokens, or the default); 0: no limit
 };
 
 // What a request produced since the last look: text, and at the end why it ended.

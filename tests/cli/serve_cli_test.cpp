@@ -151,6 +151,26 @@ TEST_F(ServeCli, AnApiKeyGuardsTheApiAndLeavesHealthOpen) {
   EXPECT_NE(open.log().find("listening on 0.0.0.0 without --api-key"), std::string::npos) << open.log();
 }
 
+TEST_F(ServeCli, MaxTokensLimitCapsEveryRequest) {
+  ServeProcess server(path("m"), "--quiet --max-tokens-limit 3 --max-concurrent 2");
+  ASSERT_GT(server.port(), 0) << server.log();
+  const auto complete = [&](const std::string& max_tokens) {
+    return curl("-H 'Content-Type: application/json' -d '{\"prompt\": \"In the beginning\", \"ignore_eos\": true" + max_tokens +
+                "}' " + server.url() + "/v1/completions");
+  };
+  const Http unasked = complete(""), fewer = complete(", \"max_tokens\": 2"), more = complete(", \"max_tokens\": 4");
+  ASSERT_EQ(unasked.status, 200) << unasked.body;
+  EXPECT_EQ(json::parse(unasked.body)["usage"]["completion_tokens"], 3) << unasked.body;
+  EXPECT_EQ(json::parse(unasked.body)["choices"][0]["finish_reason"], "length") << unasked.body;
+  ASSERT_EQ(fewer.status, 200) << fewer.body;
+  EXPECT_EQ(json::parse(fewer.body)["usage"]["completion_tokens"], 2) << fewer.body;
+  EXPECT_EQ(more.status, 400) << more.body;
+  const json error = json::parse(more.body, nullptr, false);
+  ASSERT_TRUE(error.is_object() && error.contains("error")) << more.body;
+  EXPECT_EQ(error["error"]["param"], "max_tokens") << more.body;
+  EXPECT_NE(error["error"]["message"].get<std::string>().find("at most 3 tokens"), std::string::npos) << more.body;
+}
+
 TEST_F(ServeCli, AClientThatGoesAwayStopsItsGenerationAndOthersStreamTogether) {
   ServeProcess server(path("m"), "");
   ASSERT_GT(server.port(), 0) << server.log();

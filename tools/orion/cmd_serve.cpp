@@ -142,12 +142,16 @@ void add_serve_command(CLI::App& app) {
                 "CPU engine, Llama family)");
   cmd->add_option("--threads", o->threads, "Threads of each request's session (0: one per hardware thread)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--max-active", o->scheduler.max_active, "Requests generating at once")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--max-active,--max-concurrent", o->scheduler.max_active, "Requests generating at once")->check(CLI::Range(1, 256))->capture_default_str();
   cmd->add_option("--max-queue", o->scheduler.max_queue, "Requests waiting beyond them (more get 503)")
       ->check(CLI::Range(0, 100000))->capture_default_str();
   cmd->add_option("--max-prompt-tokens", o->scheduler.max_prompt_tokens, "Longest prompt taken (0: the context less one)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--max-total-tokens", o->scheduler.max_total_tokens, "Prompt and answer of a request together (0: the context)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--max-tokens-limit", o->scheduler.max_tokens_limit,
+                  "Tokens a request may generate: a larger max_tokens gets 400, and a request without one stops there "
+                  "(0: only the context limits it)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--max-body-mb", o->max_body_mb, "Largest request body, MB (more gets 413)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--model-name", o->server.model_name, "The model's name in /v1/models and answers (default: the folder's name)");
