@@ -164,9 +164,9 @@ TEST_F(DataParallelCli, OnAneSimAndForALoraOnChatDataTwoRanksTrainAsOneProcess) 
                             .c_str()),
             0);
   const std::string lora = "train -m " + path("qwen3") + " --data " + path("chat") +
-                           " --lora 8 --mask-prompt --steps 6 --batch 2 --accum 4 --seq 64 --lr 1e-2 --threads 1 --out ";
+                           " --lora 8 --mask-prompt --steps 4 --batch 2 --accum 4 --seq 64 --lr 1e-2 --threads 1 --out ";
   const std::string sim = "train -m " + path("m") + " --data " + path("tokens.bin") +
-                          " --steps 8 --batch 2 --accum 4 --seq 32 --lr 3e-3 --warmup 5 --threads 1 --device ane-sim --out ";
+                          " --steps 5 --batch 2 --accum 4 --seq 32 --lr 3e-3 --warmup 3 --threads 1 --device ane-sim --out ";
   for (const std::string& args : {lora, sim}) {
     fs::remove_all(path("one"));
     fs::remove_all(path("two"));

@@ -357,7 +357,7 @@ TEST_F(ServeCli, SixteenClientsWithDisconnectsAndMalformedBodiesGetRightAnswersI
   const std::string exp = write("expected.json", expected.dump());
   const std::string data = std::getenv("ORION_TEST_DATA") ? std::getenv("ORION_TEST_DATA") : "";
   const char* env_seconds = std::getenv("ORION_SERVE_LOAD_SECONDS");
-  const int seconds = env_seconds ? std::atoi(env_seconds) : testing_util::at_scale(15, 8);
+  const int seconds = env_seconds ? std::atoi(env_seconds) : testing_util::at_scale(10, 8);
   const auto load = [&](int s, const std::string& out) {
     const std::string cmd = "node " + std::string(ORION_SOURCE_DIR) + "/tests/reference/load_clients.mjs " + server.url() + " " +
                             std::to_string(s) + " 16 " + exp + " " + out + " 2>&1";
