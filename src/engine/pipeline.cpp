@@ -27,7 +27,7 @@ std::span<std::byte> bytes_of(std::span<float> v) { return std::as_writable_byte
 void check_options(const DecoderOptions& o) {
   if (o.device != runtime::DeviceKind::cpu) throw Error("--pipeline runs the fast CPU engine on every rank: leave out --device");
   if (o.graph || o.numerics != exec::Numerics::f32)
-    throw Error("--pipeline runs the fast CPU engine on every rank: leave out --graph and --numerics");
+    throw Error("--pipeline runs the fast CPU engine on every rank: leave out --engine graph and --numerics f16");
   if (!o.lora.empty()) throw Error("--pipeline does not apply a LoRA adapter yet: merge it first (orion merge-lora)");
 }
 
