@@ -31,14 +31,14 @@ void check_options(const DecoderOptions& o) {
   if (!o.lora.empty()) throw Error("--pipeline does not apply a LoRA adapter yet: merge it first (orion merge-lora)");
 }
 
-// This rank's layers, packed.
+// This rank's layers, packed in `dtype`.
 std::shared_ptr<const LlamaFastModel> stage_model(const model::ModelFolder& md, const DecoderOptions& o,
-                                                  const dist::Collective& job) {
+                                                  model::WeightDType dtype, const dist::Collective& job) {
   check_options(o);
   const auto* llama = std::get_if<model::LlamaModel>(&md.model);
   if (!llama) throw Error::in_file(md.dir, "--pipeline splits Llama-family models; this is a GPT-2 one");
   const LayerRange range = pipeline_stage_range(llama->config().num_hidden_layers, job.size(), job.rank());
-  return std::make_shared<const LlamaFastModel>(*llama, fast_weights(md, o.weights).dtype, range);
+  return std::make_shared<const LlamaFastModel>(*llama, dtype, range);
 }
 
 // Rank 0's end of the pipeline, which its sessions share: the job, its stage and the session
@@ -167,11 +167,12 @@ std::function<std::unique_ptr<Decoder>()> pipeline_sessions(std::shared_ptr<cons
 ChosenDecoder make_pipeline_decoder(const model::ModelFolder& md, const DecoderOptions& o,
                                     std::shared_ptr<dist::Collective> job) {
   ChosenDecoder c;
+  const FastWeights weights = fast_weights(md, o.weights);
   Stopwatch sw;
-  const std::shared_ptr<const LlamaFastModel> stage = stage_model(md, o, *job);
+  const std::shared_ptr<const LlamaFastModel> stage = stage_model(md, o, weights.dtype, *job);
   c.pack_ms = sw.ms();
   c.kind = EngineKind::fast;
-  c.weights = fast_weights(md, o.weights).name;
+  c.weights = weights.name;
   c.packed_bytes = stage->packed_bytes();
   c.new_session = pipeline_sessions(stage, o.threads, std::move(job));
   c.decoder = c.new_session();
@@ -179,7 +180,7 @@ ChosenDecoder make_pipeline_decoder(const model::ModelFolder& md, const DecoderO
 }
 
 void run_pipeline_stage(const model::ModelFolder& md, const DecoderOptions& o, dist::Collective& job) {
-  run_stage(stage_model(md, o, job), o.threads, job);
+  run_stage(stage_model(md, o, fast_weights(md, o.weights).dtype, job), o.threads, job);
 }
 
 void run_stage(std::shared_ptr<const LlamaFastModel> model, int threads, dist::Collective& job) {

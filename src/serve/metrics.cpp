@@ -58,13 +58,11 @@ void ServeMetrics::prompt(std::int64_t tokens) {
 
 void ServeMetrics::first_token(double since) {
   std::lock_guard lock(mu_);
-  ++generated_tokens_;
   first_token_.observe(since);
 }
 
 void ServeMetrics::next_token(double since) {
   std::lock_guard lock(mu_);
-  ++generated_tokens_;
   between_tokens_.observe(since);
 }
 
@@ -78,7 +76,7 @@ std::string ServeMetrics::text(int active, int queued) const {
   family(out, "orion_prompt_tokens_total", "counter", "Prompt tokens prefilled.");
   out += "orion_prompt_tokens_total " + std::to_string(prompt_tokens_) + "\n";
   family(out, "orion_generation_tokens_total", "counter", "Tokens generated.");
-  out += "orion_generation_tokens_total " + std::to_string(generated_tokens_) + "\n";
+  out += "orion_generation_tokens_total " + std::to_string(first_token_.count() + between_tokens_.count()) + "\n";
   family(out, "orion_time_to_first_token_seconds", "histogram", "From a request's arrival to its first generated token.");
   first_token_.write(out, "orion_time_to_first_token_seconds");
   family(out, "orion_inter_token_seconds", "histogram", "Between a request's consecutive generated tokens.");

@@ -22,6 +22,7 @@ class Histogram {
   void observe(double seconds);
   // The family's lines: NAME_bucket{le="..."} for every bound and +Inf, NAME_sum, NAME_count.
   void write(std::string& out, const std::string& name) const;
+  std::uint64_t count() const { return count_; }
 
  private:
   std::array<std::uint64_t, kBounds.size() + 1> counts_{};  // the last: above every bound
@@ -46,7 +47,8 @@ class ServeMetrics {
  private:
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, std::uint64_t> requests_;
-  std::uint64_t prompt_tokens_ = 0, generated_tokens_ = 0;
+  std::uint64_t prompt_tokens_ = 0;
+  // Every generated token is in one of them: the generated count is theirs together.
   Histogram first_token_, between_tokens_;
 };
 

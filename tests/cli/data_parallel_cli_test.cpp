@@ -52,8 +52,7 @@ class DataParallelCli : public CliFolderTest {
 
   // mpirun started in the background, its output to OUT.log; the job's pid.
   pid_t start_job(int ranks, const std::string& out, const std::string& extra) const {
-    const char* bin = std::getenv("ORION_BIN");
-    const std::string cmd = "exec " + mpirun(ranks) + (bin ? bin : ORION_BIN_PATH) + " " + train_args(out, 100000, extra) + " >" +
+    const std::string cmd = "exec " + mpirun(ranks) + orion_bin() + " " + train_args(out, 100000, extra) + " >" +
                             path(out + ".log") + " 2>&1";
     const pid_t pid = fork();
     if (pid == 0) {

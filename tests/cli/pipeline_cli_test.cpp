@@ -24,13 +24,9 @@ class PipelineCli : public CliFolderTest {
   }
   // What `launcher orion ARGS` prints on stdout (every rank's stderr dropped).
   static std::string stdout_of(const std::string& launcher, const std::string& args) {
-    const char* bin = std::getenv("ORION_BIN") ? std::getenv("ORION_BIN") : ORION_BIN_PATH;
-    FILE* p = ::popen((launcher + bin + " " + args + " 2>/dev/null").c_str(), "r");
-    std::string out;
-    char buf[4096];
-    for (std::size_t n; p && (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    EXPECT_EQ(p ? ::pclose(p) : -1, 0) << launcher << args << "\n" << out;
-    return out;
+    const CliResult r = run_command(launcher + orion_bin() + " " + args + " 2>/dev/null");
+    EXPECT_EQ(r.status, 0) << launcher << args << "\n" << r.out;
+    return r.out;
   }
 };
 

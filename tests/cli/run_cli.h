@@ -10,13 +10,17 @@ namespace orion::test {
 
 struct CliResult {
   int status = -1;
-  std::string out;  // stdout and stderr together
+  std::string out;  // what it printed (run_orion: stdout and stderr together)
 };
 
-// `env` is a prefix of VAR=value assignments for the shell ("ORION_CACHE_DIR=/tmp/x ").
-inline CliResult run_orion_env(const std::string& env, const std::string& args) {
+// The built orion: $ORION_BIN, else the build's.
+inline std::string orion_bin() {
   const char* bin = std::getenv("ORION_BIN");
-  const std::string cmd = env + std::string(bin ? bin : ORION_BIN_PATH) + " " + args + " 2>&1";
+  return bin ? bin : ORION_BIN_PATH;
+}
+
+// A shell command's exit status and what it wrote to stdout (the command redirects the rest).
+inline CliResult run_command(const std::string& cmd) {
   CliResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -26,6 +30,11 @@ inline CliResult run_orion_env(const std::string& env, const std::string& args) 
   const int st = pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
+}
+
+// `env` is a prefix of VAR=value assignments for the shell ("ORION_CACHE_DIR=/tmp/x ").
+inline CliResult run_orion_env(const std::string& env, const std::string& args) {
+  return run_command(env + orion_bin() + " " + args + " 2>&1");
 }
 
 inline CliResult run_orion(const std::string& args) { return run_orion_env("", args); }

@@ -35,12 +35,9 @@ class ServeCli : public CliFolderTest {
   }
   // `orion generate`'s continuation of `args` (the text after what it echoes of the prompt).
   std::string generated(const std::string& args, const std::string& after) {
-    const char* bin = std::getenv("ORION_BIN") ? std::getenv("ORION_BIN") : ORION_BIN_PATH;
-    FILE* p = ::popen((std::string(bin) + " generate -m " + path("m") + " " + args + " 2>/dev/null").c_str(), "r");
-    std::string out;
-    char buf[4096];
-    for (std::size_t n; p && (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    EXPECT_EQ(p ? ::pclose(p) : -1, 0) << out;
+    const CliResult r = run_command(orion_bin() + " generate -m " + path("m") + " " + args + " 2>/dev/null");
+    std::string out = r.out;
+    EXPECT_EQ(r.status, 0) << out;
     const std::size_t at = out.rfind(after);
     EXPECT_NE(at, std::string::npos) << out;
     out = out.substr(at + after.size());
@@ -289,13 +286,9 @@ TEST_F(ServeCli, TheChatPageInChromiumStreamsAnAnswerAndKeepsTheConversation) {
 // `text` parsed by Prometheus's own parser (tests/reference/prometheus_text.py): its samples.
 json prometheus_samples(const std::string& text, const std::string& file) {
   std::ofstream(file) << text;
-  const std::string cmd = std::string("/usr/bin/python3 ") + ORION_SOURCE_DIR + "/tests/reference/prometheus_text.py " + file + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; p && (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  EXPECT_EQ(p ? ::pclose(p) : -1, 0) << out << "\n" << text;
-  return json::parse(out, nullptr, false);
+  const CliResult r = run_command(std::string("/usr/bin/python3 ") + ORION_SOURCE_DIR + "/tests/reference/prometheus_text.py " + file + " 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out << "\n" << text;
+  return json::parse(r.out, nullptr, false);
 }
 
 // The sum of the samples named `name` whose labels satisfy `keep`.

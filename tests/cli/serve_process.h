@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "cli/run_cli.h"
+
 namespace orion::test {
 
 // The server as a child process: started with --port 0, its port read from its first line on
@@ -21,14 +23,14 @@ class ServeProcess {
  public:
   // `launcher`: a prefix of the command ("mpirun -np 2 ... ").
   ServeProcess(const std::string& model, const std::string& extra, const std::string& launcher = "") {
+    // Made before the fork: the child only execs.
+    const std::string cmd = "exec " + launcher + orion_bin() + " serve -m " + model + " --port 0 " + extra;
     int fds[2];
     if (::pipe(fds) != 0) return;
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(fds[1], 2);
       ::close(fds[0]);
-      const char* bin = std::getenv("ORION_BIN") ? std::getenv("ORION_BIN") : ORION_BIN_PATH;
-      const std::string cmd = "exec " + launcher + bin + " serve -m " + model + " --port 0 " + extra;
       ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -93,12 +95,7 @@ struct Http {
 
 // curl with `args`, the body and the status code back.
 inline Http curl(const std::string& args) {
-  const std::string cmd = "curl -s -S -w '\\n%{http_code}' " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
-  if (p) ::pclose(p);
+  const std::string out = run_command("curl -s -S -w '\\n%{http_code}' " + args + " 2>&1").out;
   const std::size_t nl = out.rfind('\n');
   if (nl == std::string::npos) return {0, out};
   return {std::atoi(out.c_str() + nl + 1), out.substr(0, nl)};

@@ -15,11 +15,6 @@ namespace orion::cli {
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // Seconds of one sum of `n` floats, the median of `runs` after a warm-up.
 double time_sum(dist::Collective& c, std::size_t n, int runs) {
   std::vector<float> v(n, 1.0f);
@@ -31,7 +26,7 @@ double time_sum(dist::Collective& c, std::size_t n, int runs) {
     c.sum(std::span<float>(v));
     t.push_back(sw.seconds());
   }
-  std::vector<double> all(1, median(t));
+  std::vector<double> all(1, orion::median(t));
   c.sum(std::span<double>(all));  // the ranks' medians, averaged below
   return all[0] / c.size();
 }
