@@ -23,6 +23,16 @@ void Generation::stop(std::string why) {
 
 std::optional<std::int32_t> Generation::next_token(const std::function<void(std::string_view)>& emit) {
   if (done_) return std::nullopt;
+  text::TokenConstraint* constraint = limits_.constraint;
+  if (constraint != nullptr) {
+    if (constraint->complete()) {
+      out_.stop = "the constrained answer is complete";
+      out_.stopped_at_eos = true;
+      done_ = true;
+      return std::nullopt;
+    }
+    constraint->mask(logits_);
+  }
   const std::int32_t next = sampler_.sample(logits_, ids_);
   if (std::find(limits_.stop_ids.begin(), limits_.stop_ids.end(), next) != limits_.stop_ids.end()) {
     out_.stop = "stopped at the end-of-text token";
@@ -34,6 +44,7 @@ std::optional<std::int32_t> Generation::next_token(const std::function<void(std:
     stop("stopped: sampled token " + std::to_string(next) + ", which the tokenizer cannot spell");
     return std::nullopt;
   }
+  if (constraint != nullptr) constraint->accept(next);
   ids_.push_back(next);
   ++out_.generated;
   emit(tokenizer_.piece(next));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/decoder.h"
+#include "text/constrain/token_constraint.h"
 #include "text/sampler.h"
 #include "text/tokenizer.h"
 
@@ -20,6 +21,9 @@ namespace orion::engine {
 struct GenerationLimits {
   int max_tokens = 64;
   std::vector<std::int32_t> stop_ids;  // sampled, one ends the text (and is not emitted)
+  // Masks each step's logits to the tokens it allows (constrained decoding), and ends the text
+  // when it is whole; nullptr: none. It must outlive the generation.
+  text::TokenConstraint* constraint = nullptr;
 };
 
 struct GenerationOutcome {

@@ -5,6 +5,7 @@
 // (model/model_folder.h) reached through the engine layer, so that `serve` depends on `engine`
 // alone (docs/ARCHITECTURE.md).
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -31,7 +32,13 @@ class ModelText {
   // `messages` (OpenAI's array of {"role", "content"}) rendered by the folder's chat template
   // with the assistant's turn opened, as ids. Throws orion::Error when the folder has no
   // template or the template refuses the conversation.
+  // `variables`: the template's further variables (tools, enable_thinking...; null for none);
+  // `tail`: text the answer is made to start with, after the assistant's turn opens.
+  std::vector<std::int32_t> chat_ids(const nlohmann::json& messages, const nlohmann::ordered_json& variables,
+                                     std::string_view tail = {}) const;
   std::vector<std::int32_t> chat_ids(const nlohmann::json& messages) const;
+  // The chat template's text ("" when the folder has none).
+  std::string chat_template_source() const;
 
  private:
   const model::ModelFolder& folder_;

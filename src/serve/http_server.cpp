@@ -72,6 +72,7 @@ struct HttpServer::Impl {
     if (!r.stream) {
       std::string text;
       double ttft = -1;
+      AnswerSplitter splitter = job->splitter();
       for (;;) {
         const std::optional<JobEvent> e = job->next(std::chrono::milliseconds(200));
         if (!e) continue;
@@ -83,7 +84,18 @@ struct HttpServer::Impl {
           log(job->id(), what, e->usage.prompt_tokens, e->usage.completion_tokens, ttft, clock->seconds(), "500 " + e->error);
           return;
         }
-        res.set_content(completion_body(r, id, created, text, e->finish_reason, e->usage).dump(), "application/json");
+        ChatAnswer answer;
+        if (endpoint == Endpoint::chat) {
+          for (const AnswerSplitter::Delta& d : {splitter.push(text), splitter.finish()}) {
+            answer.reasoning += d.reasoning;
+            answer.content += d.content;
+            answer.calls.insert(answer.calls.end(), d.calls.begin(), d.calls.end());
+          }
+        } else {
+          answer.content = text;
+        }
+        const std::string finish = answer.calls.empty() || e->finish_reason != "stop" ? e->finish_reason : "tool_calls";
+        res.set_content(completion_body(r, id, created, answer, finish, e->usage).dump(), "application/json");
         log(job->id(), what, e->usage.prompt_tokens, e->usage.completion_tokens, std::max(ttft, 0.0), clock->seconds(),
             "200 " + e->finish_reason);
         return;
@@ -95,10 +107,11 @@ struct HttpServer::Impl {
     auto ttft = std::make_shared<double>(-1.0);
     auto usage = std::make_shared<Usage>();
     auto status = std::make_shared<std::string>("disconnected");
+    auto splitter = std::make_shared<AnswerSplitter>(job->splitter());
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [r, job, id, created, first, ttft, usage, status, clock](std::size_t, httplib::DataSink& sink) {
+        [r, job, id, created, first, ttft, usage, status, clock, splitter](std::size_t, httplib::DataSink& sink) {
           const auto send = [&](const json& j) {
             const std::string line = "data: " + j.dump() + "\n\n";
             return sink.write(line.data(), line.size());
@@ -121,12 +134,24 @@ struct HttpServer::Impl {
               return false;
             }
           }
-          if (!e->text.empty()) {
-            if (*ttft < 0) *ttft = clock->ms();
-            if (!send(stream_chunk(r, id, created, e->text, std::nullopt))) {
-              job->cancel();
-              return false;
+          if (!e->text.empty() && *ttft < 0) *ttft = clock->ms();
+          // A chat's text goes through the splitter (reasoning, content, whole tool calls); a
+          // completion's as it comes.
+          const auto send_text = [&](const std::string& text, bool end) {
+            if (r.endpoint != Endpoint::chat) return text.empty() || send(stream_chunk(r, id, created, text, std::nullopt));
+            const int before = splitter->calls();
+            AnswerSplitter::Delta d = splitter->push(text);
+            if (end) {
+              AnswerSplitter::Delta rest = splitter->finish();
+              d.reasoning += rest.reasoning;
+              d.content += rest.content;
+              d.calls.insert(d.calls.end(), rest.calls.begin(), rest.calls.end());
             }
+            return d.empty() || send(chat_delta_chunk(r, id, created, d, before));
+          };
+          if (!send_text(e->text, e->done)) {
+            job->cancel();
+            return false;
           }
           if (!e->done) return true;
           *usage = e->usage;
@@ -135,7 +160,8 @@ struct HttpServer::Impl {
             send(ApiError{500, "generation failed: " + e->error, "server_error", ""}.body());
           } else {
             *status = "200 " + e->finish_reason;
-            send(stream_chunk(r, id, created, "", e->finish_reason));
+            const std::string finish = splitter->calls() == 0 || e->finish_reason != "stop" ? e->finish_reason : "tool_calls";
+            send(stream_chunk(r, id, created, "", finish));
             if (r.include_usage) send(usage_chunk(r, id, created, e->usage));
           }
           const std::string done = "data: [DONE]\n\n";

@@ -1,12 +1,16 @@
 #include "serve/openai_wire.h"
 
 #include <algorithm>
+#include <set>
+
+#include "core/error.h"
 
 #include "text/hf/hf_components.h"
 
 namespace orion::serve {
 
 using nlohmann::json;
+using ojson = nlohmann::ordered_json;
 
 namespace {
 
@@ -49,6 +53,98 @@ const char* object_of(const CompletionRequest& r, bool chunk) {
   return "text_completion";
 }
 
+void check_message_tools(const json& m, const std::string& where) {
+  const std::string role = m.at("role").get<std::string>();
+  if (role == "tool" && (!m.contains("content") || !m.at("content").is_string()))
+    throw bad(where + ": a tool message's content must be a string (the tool's result)", where + ".content");
+  if (!m.contains("tool_calls") || m.at("tool_calls").is_null()) return;
+  const json& calls = m.at("tool_calls");
+  if (role != "assistant" || !calls.is_array()) throw bad(where + ".tool_calls must be an array on an assistant message", where + ".tool_calls");
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    const std::string w = where + ".tool_calls[" + std::to_string(k) + "]";
+    const json& c = calls[k];
+    if (!c.is_object() || !c.contains("function") || !c.at("function").is_object() || !c.at("function").contains("name") ||
+        !c.at("function").at("name").is_string())
+      throw bad(w + " must be {\"type\": \"function\", \"function\": {\"name\", \"arguments\"}}", w);
+    if (c.at("function").contains("arguments") && !c.at("function").at("arguments").is_string() &&
+        !c.at("function").at("arguments").is_object())
+      throw bad(w + ".function.arguments must be a string of JSON", w + ".function.arguments");
+  }
+}
+
+void parse_tools(const ojson& j, CompletionRequest& r) {
+  if (j.contains("tools") && !j.at("tools").is_null()) {
+    const ojson& tools = j.at("tools");
+    if (!tools.is_array()) throw bad("'tools' must be an array", "tools");
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < tools.size(); ++i) {
+      const std::string where = "tools[" + std::to_string(i) + "]";
+      const ojson& t = tools[i];
+      if (!t.is_object() || t.value("type", "") != "function" || !t.contains("function") || !t.at("function").is_object())
+        throw bad(where + " must be {\"type\": \"function\", \"function\": {...}}", where);
+      const ojson& f = t.at("function");
+      if (!f.contains("name") || !f.at("name").is_string() || f.at("name").get<std::string>().empty())
+        throw bad(where + ".function.name must be a non-empty string", where + ".function.name");
+      if (!names.insert(f.at("name").get<std::string>()).second)
+        throw bad(where + ".function.name '" + f.at("name").get<std::string>() + "' is given twice", where + ".function.name");
+      if (f.contains("parameters") && !f.at("parameters").is_object() && !f.at("parameters").is_null())
+        throw bad(where + ".function.parameters must be a JSON Schema object", where + ".function.parameters");
+    }
+    r.tools = tools;
+  }
+  using TC = CompletionRequest::ToolChoice;
+  r.tool_choice = r.tools.empty() ? TC::none : TC::automatic;
+  if (j.contains("tool_choice") && !j.at("tool_choice").is_null()) {
+    const ojson& c = j.at("tool_choice");
+    if (c.is_string() && c.get<std::string>() == "none") r.tool_choice = TC::none;
+    else if (c.is_string() && c.get<std::string>() == "auto") r.tool_choice = r.tools.empty() ? TC::none : TC::automatic;
+    else if (c.is_string() && c.get<std::string>() == "required") r.tool_choice = TC::required;
+    else if (c.is_object() && c.value("type", "") == "function" && c.contains("function") && c.at("function").is_object() &&
+             c.at("function").contains("name") && c.at("function").at("name").is_string()) {
+      r.tool_choice = TC::named;
+      r.tool_name = c.at("function").at("name").get<std::string>();
+    } else {
+      throw bad("'tool_choice' must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\"}}", "tool_choice");
+    }
+    if ((r.tool_choice == TC::required || r.tool_choice == TC::named) && r.tools.empty())
+      throw bad("'tool_choice' asks for a tool call, but 'tools' gives none", "tool_choice");
+  }
+  if (j.contains("parallel_tool_calls") && !j.at("parallel_tool_calls").is_null() && !j.at("parallel_tool_calls").is_boolean())
+    throw bad("'parallel_tool_calls' must be a boolean", "parallel_tool_calls");
+  if (j.contains("chat_template_kwargs") && !j.at("chat_template_kwargs").is_null()) {
+    if (!j.at("chat_template_kwargs").is_object()) throw bad("'chat_template_kwargs' must be an object", "chat_template_kwargs");
+    r.template_variables = j.at("chat_template_kwargs");
+  }
+  if (j.contains("enable_thinking") && !j.at("enable_thinking").is_null()) {
+    if (!j.at("enable_thinking").is_boolean()) throw bad("'enable_thinking' must be a boolean", "enable_thinking");
+    r.template_variables["enable_thinking"] = j.at("enable_thinking").get<bool>();
+  }
+}
+
+void parse_response_format(const ojson& j, CompletionRequest& r) {
+  if (!j.contains("response_format") || j.at("response_format").is_null()) return;
+  const ojson& f = j.at("response_format");
+  if (!f.is_object() || !f.contains("type") || !f.at("type").is_string())
+    throw bad("'response_format' must be {\"type\": \"text\" | \"json_object\" | \"json_schema\", ...}", "response_format");
+  const std::string type = f.at("type").get<std::string>();
+  try {
+    if (type == "text") return;
+    if (type == "json_object") {
+      r.grammar = std::make_shared<const text::constrain::Grammar>(text::constrain::any_json_object());
+      return;
+    }
+    if (type == "json_schema") {
+      if (!f.contains("json_schema") || !f.at("json_schema").is_object() || !f.at("json_schema").contains("schema"))
+        throw bad("response_format json_schema needs {\"json_schema\": {\"name\", \"schema\": {...}}}", "response_format.json_schema");
+      r.grammar = std::make_shared<const text::constrain::Grammar>(text::constrain::compile_json_schema(f.at("json_schema").at("schema")));
+      return;
+    }
+  } catch (const Error& e) {
+    throw bad(std::string("response_format: ") + e.what(), "response_format");
+  }
+  throw bad("response_format type '" + type + "' is not one of text, json_object, json_schema", "response_format.type");
+}
+
 }  // namespace
 
 json ApiError::body() const {
@@ -57,12 +153,14 @@ json ApiError::body() const {
 
 CompletionRequest parse_request(Endpoint endpoint, std::string_view body) {
   if (text::hf::valid_utf8(body) != body) throw bad("the request body is not valid UTF-8", "");
-  json j;
+  // Read in the body's key order (a schema's properties come out in it), then as plain JSON.
+  ojson oj;
   try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
+    oj = ojson::parse(body);
+  } catch (const ojson::parse_error& e) {
     throw bad(std::string("the request body is not valid JSON (at byte ") + std::to_string(e.byte) + ")", "");
   }
+  const json j = oj;
   if (!j.is_object()) throw bad(std::string("the request body must be a JSON object, not ") + j.type_name(), "");
   CompletionRequest r;
   r.endpoint = endpoint;
@@ -80,8 +178,10 @@ CompletionRequest parse_request(Endpoint endpoint, std::string_view body) {
       if (!m[i].contains("role") || !m[i].at("role").is_string()) throw bad(where + ".role must be a string", where + ".role");
       if (m[i].contains("content") && !m[i].at("content").is_string() && !m[i].at("content").is_null())
         throw bad(where + ".content must be a string", where + ".content");
+      check_message_tools(m[i], where);
     }
     r.messages = m;
+    parse_tools(oj, r);
   } else {
     if (!j.contains("prompt")) throw bad("'prompt' is required", "prompt");
     const json& p = j.at("prompt");
@@ -128,6 +228,7 @@ CompletionRequest parse_request(Endpoint endpoint, std::string_view body) {
     if (!j.at("ignore_eos").is_boolean()) throw bad("'ignore_eos' must be a boolean", "ignore_eos");
     r.ignore_eos = j.at("ignore_eos").get<bool>();
   }
+  parse_response_format(oj, r);
   if (j.contains("stream_options") && j.at("stream_options").is_object()) {
     const json& o = j.at("stream_options");
     r.include_usage = o.contains("include_usage") && o.at("include_usage").is_boolean() && o.at("include_usage").get<bool>();
@@ -139,9 +240,31 @@ json Usage::json() const {
   return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens}, {"total_tokens", prompt_tokens + completion_tokens}};
 }
 
-json completion_body(const CompletionRequest& r, const std::string& id, std::int64_t created, const std::string& text,
+namespace {
+
+json tool_calls_json(const std::vector<ToolCall>& calls, int first, bool indexed) {
+  json out = json::array();
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    json c = {{"id", calls[i].id}, {"type", "function"}, {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+    if (indexed) c["index"] = first + static_cast<int>(i);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
+json completion_body(const CompletionRequest& r, const std::string& id, std::int64_t created, const ChatAnswer& answer,
                      const std::string& finish_reason, const Usage& usage) {
-  json choice = choice_text(r, text, false, false);
+  json choice = choice_text(r, answer.content, false, false);
+  if (r.endpoint == Endpoint::chat) {
+    json& m = choice["message"];
+    if (!answer.reasoning.empty()) m["reasoning_content"] = answer.reasoning;
+    if (!answer.calls.empty()) {
+      m["tool_calls"] = tool_calls_json(answer.calls, 0, false);
+      if (answer.content.find_first_not_of(" \n\t\r") == std::string::npos) m["content"] = nullptr;
+    }
+  }
   choice["index"] = 0;
   choice["finish_reason"] = finish_reason;
   choice["logprobs"] = nullptr;
@@ -155,6 +278,16 @@ json stream_chunk(const CompletionRequest& r, const std::string& id, std::int64_
   choice["index"] = 0;
   choice["finish_reason"] = finish_reason ? json(*finish_reason) : json();
   choice["logprobs"] = nullptr;
+  return {{"id", id}, {"object", object_of(r, true)}, {"created", created}, {"model", r.model}, {"choices", json::array({choice})}};
+}
+
+json chat_delta_chunk(const CompletionRequest& r, const std::string& id, std::int64_t created,
+                      const AnswerSplitter::Delta& delta, int first_call) {
+  json d = json::object();
+  if (!delta.reasoning.empty()) d["reasoning_content"] = delta.reasoning;
+  if (!delta.content.empty()) d["content"] = delta.content;
+  if (!delta.calls.empty()) d["tool_calls"] = tool_calls_json(delta.calls, first_call, true);
+  json choice = {{"index", 0}, {"delta", d}, {"finish_reason", nullptr}, {"logprobs", nullptr}};
   return {{"id", id}, {"object", object_of(r, true)}, {"created", created}, {"model", r.model}, {"choices", json::array({choice})}};
 }
 

@@ -4,12 +4,16 @@
 // the JSON of the answers, the streamed chunks and the error object. Only the wire format:
 // what is generated is the scheduler's (serve/scheduler.h).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "serve/tool_calls.h"
+#include "text/constrain/json_grammar.h"
 
 namespace orion::serve {
 
@@ -39,21 +43,41 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool ignore_eos = false;     // generate past end-of-text (an extension, as vLLM's, for benchmarks)
+  // response_format json_object or json_schema: the answer's grammar (nullptr: free text).
+  std::shared_ptr<const text::constrain::Grammar> grammar;
+  // chat: the tools as given (in their order, an empty array for none) and tool_choice.
+  nlohmann::ordered_json tools = nlohmann::ordered_json::array();
+  enum class ToolChoice { none, automatic, required, named } tool_choice = ToolChoice::automatic;
+  std::string tool_name;  // ToolChoice::named
+  // chat: the template's further variables (chat_template_kwargs, enable_thinking), an object.
+  nlohmann::ordered_json template_variables = nlohmann::ordered_json::object();
 };
 
 // Reads a request body. Throws ApiError (400) naming the field: JSON that does not parse,
 // invalid UTF-8, a field of the wrong type or out of range, n other than 1, a missing prompt or
-// messages.
+// messages, a schema the grammar cannot honour (by keyword), tools that are not functions.
 CompletionRequest parse_request(Endpoint endpoint, std::string_view body);
+
+// A chat answer in its parts: reasoning (a <think> block), content and tool calls.
+struct ChatAnswer {
+  std::string reasoning, content;
+  std::vector<ToolCall> calls;
+};
 
 struct Usage {
   std::int64_t prompt_tokens = 0, completion_tokens = 0;
   nlohmann::json json() const;
 };
 
-// The whole answer of a request that did not stream. finish_reason: "stop" or "length".
+// The whole answer of a request that did not stream. finish_reason: "stop", "length" or
+// "tool_calls". A chat's message has content null when it is only tool calls, and
+// reasoning_content when it reasoned.
 nlohmann::json completion_body(const CompletionRequest& r, const std::string& id, std::int64_t created,
-                               const std::string& text, const std::string& finish_reason, const Usage& usage);
+                               const ChatAnswer& answer, const std::string& finish_reason, const Usage& usage);
+// A chat stream's chunk of reasoning, content and whole tool calls (numbered from
+// `first_call`).
+nlohmann::json chat_delta_chunk(const CompletionRequest& r, const std::string& id, std::int64_t created,
+                                const AnswerSplitter::Delta& delta, int first_call);
 // One server-sent event's data: a piece of text, or (finish_reason set) the last chunk, or
 // (usage set, no choices) the usage chunk.
 nlohmann::json stream_chunk(const CompletionRequest& r, const std::string& id, std::int64_t created,

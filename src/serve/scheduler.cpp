@@ -6,6 +6,7 @@
 #include "core/stopwatch.h"
 #include "engine/generation.h"
 #include "serve/stop_strings.h"
+#include "text/constrain/json_constraint.h"
 #include "text/sampler.h"
 
 namespace orion::serve {
@@ -55,6 +56,9 @@ void Job::push(std::string text, bool done, std::string finish_reason, std::stri
 
 Scheduler::Scheduler(engine::ModelText text, SessionFactory sessions, SchedulerOptions options)
     : text_(text), sessions_(std::move(sessions)), options_(options) {
+  const std::string source = text_.chat_template_source();
+  tool_syntax_ = tool_syntax_of(source);
+  thinks_ = template_thinks(source);
   if (!sessions_) throw Error("serve: the engine cannot make sessions for concurrent requests (use the fast cpu engine)");
   idle_.push_back(sessions_());
   context_ = idle_.back()->context();
@@ -91,11 +95,7 @@ void Scheduler::drop_cancelled() {
 std::shared_ptr<Job> Scheduler::submit(const CompletionRequest& r) {
   auto job = std::make_shared<Job>();
   job->request_ = r;
-  try {
-    job->ids_ = r.endpoint == Endpoint::chat ? text_.chat_ids(r.messages) : text_.text_ids(r.prompt);
-  } catch (const Error& e) {
-    throw ApiError{400, std::string("the prompt cannot be made: ") + e.what(), "invalid_request_error", r.endpoint == Endpoint::chat ? "messages" : "prompt"};
-  }
+  prepare(r, *job);
   job->prompt_tokens_ = static_cast<std::int64_t>(job->ids_.size());
   const std::int64_t max_prompt = options_.max_prompt_tokens > 0 ? options_.max_prompt_tokens : context_ - 1;
   if (job->prompt_tokens_ > max_prompt)
@@ -127,6 +127,67 @@ std::shared_ptr<Job> Scheduler::submit(const CompletionRequest& r) {
   return job;
 }
 
+std::shared_ptr<const text::constrain::VocabTrie> Scheduler::vocab_trie() {
+  std::lock_guard lock(vocab_mu_);
+  if (!vocab_) vocab_ = std::make_shared<const text::constrain::VocabTrie>(text_.tokenizer());
+  return vocab_;
+}
+
+void Scheduler::prepare(const CompletionRequest& r, Job& job) {
+  using TC = CompletionRequest::ToolChoice;
+  std::shared_ptr<const text::constrain::Grammar> grammar = r.grammar;
+  if (r.endpoint == Endpoint::completion) {
+    try {
+      job.ids_ = text_.text_ids(r.prompt);
+    } catch (const Error& e) {
+      throw ApiError{400, std::string("the prompt cannot be made: ") + e.what(), "invalid_request_error", "prompt"};
+    }
+  } else {
+    const bool forced = r.tool_choice == TC::required || r.tool_choice == TC::named;
+    if (forced && r.grammar)
+      throw ApiError{400, "a forced tool call and a response_format cannot both shape one answer", "invalid_request_error", "response_format"};
+    nlohmann::ordered_json vars = r.template_variables;
+    const bool tools = r.tool_choice != TC::none && !r.tools.empty();
+    if (tools) {
+      if (tool_syntax_ == ToolSyntax::none)
+        throw ApiError{400, "this model's chat template shows no tool-call syntax Orion reads (Qwen's <tool_call>, Llama 3's JSON, Mistral's [TOOL_CALLS])",
+                       "invalid_request_error", "tools"};
+      vars["tools"] = r.tools;
+    }
+    if (forced) {
+      try {
+        ForcedCall call = forced_tool_call(tool_syntax_, r.tools, r.tool_choice == TC::named ? r.tool_name : "");
+        job.tail_ = std::move(call.tail);
+        grammar = std::make_shared<const text::constrain::Grammar>(std::move(call.grammar));
+      } catch (const Error& e) {
+        throw ApiError{400, e.what(), "invalid_request_error", r.tool_choice == TC::named ? "tool_choice" : "tools"};
+      }
+    }
+    // A constrained answer starts at once: no reasoning before it.
+    if (grammar && thinks_) {
+      if (vars.contains("enable_thinking") && vars.at("enable_thinking") == true)
+        throw ApiError{400, "enable_thinking cannot be true with a response_format or a forced tool call: the answer is constrained from its first token",
+                       "invalid_request_error", "enable_thinking"};
+      vars["enable_thinking"] = false;
+    }
+    job.split_tools_ = tools ? tool_syntax_ : ToolSyntax::none;
+    job.split_thinks_ = thinks_ && !(vars.contains("enable_thinking") && vars.at("enable_thinking") == false);
+    // An assistant turn of tool calls only comes with content null, which templates index as text.
+    nlohmann::json messages = r.messages;
+    for (nlohmann::json& m : messages)
+      if (m.value("role", "") == "assistant" && (!m.contains("content") || m.at("content").is_null())) m["content"] = "";
+    try {
+      job.ids_ = text_.chat_ids(messages, vars, job.tail_);
+    } catch (const Error& e) {
+      throw ApiError{400, std::string("the prompt cannot be made: ") + e.what(), "invalid_request_error", "messages"};
+    }
+  }
+  if (grammar) {
+    std::vector<std::int32_t> ends = r.ignore_eos ? std::vector<std::int32_t>{} : text_.stop_ids();
+    job.constraint_ = std::make_unique<text::constrain::JsonConstraint>(grammar, vocab_trie(), std::move(ends));
+  }
+}
+
 void Scheduler::start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Active>>& active) {
   auto a = std::make_unique<Active>(job->request_.stop);
   a->job = job;
@@ -150,7 +211,8 @@ void Scheduler::start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Acti
   metrics_.prompt(job->prompt_tokens_);
   a->generation = std::make_unique<engine::Generation>(
       *a->session, *a->sampler, text_.tokenizer(), std::move(logits), job->ids_,
-      engine::GenerationLimits{static_cast<int>(job->max_tokens_), r.ignore_eos ? std::vector<std::int32_t>{} : text_.stop_ids()});
+      engine::GenerationLimits{static_cast<int>(job->max_tokens_), r.ignore_eos ? std::vector<std::int32_t>{} : text_.stop_ids(),
+                               job->constraint_.get()});
   active.push_back(std::move(a));
 }
 

@@ -23,6 +23,9 @@
 #include "engine/model_text.h"
 #include "serve/metrics.h"
 #include "serve/openai_wire.h"
+#include "serve/tool_calls.h"
+#include "text/constrain/token_constraint.h"
+#include "text/constrain/vocab_trie.h"
 
 namespace orion::serve {
 
@@ -53,6 +56,8 @@ class Job {
   std::int64_t prompt_tokens() const { return prompt_tokens_; }
   // Tokens generated so far (read from any thread while the scheduler works).
   std::int64_t generated() const { return generated_.load(std::memory_order_relaxed); }
+  // What reads the answer's reasoning, content and tool calls as its text arrives.
+  AnswerSplitter splitter() const { return AnswerSplitter(split_tools_, split_thinks_, tail_); }
 
  private:
   friend class Scheduler;
@@ -62,6 +67,12 @@ class Job {
   CompletionRequest request_;
   std::vector<std::int32_t> ids_;  // the prompt, then what is generated
   std::int64_t prompt_tokens_ = 0, max_tokens_ = 0;
+  // Constrained decoding (response_format, a forced tool call): nullptr for free text.
+  std::unique_ptr<text::TokenConstraint> constraint_;
+  // The answer's syntax: tool calls read (none: no tools), a <think> block, the forced start.
+  ToolSyntax split_tools_ = ToolSyntax::none;
+  bool split_thinks_ = false;
+  std::string tail_;
   std::atomic<std::int64_t> generated_ = 0;
   // When it was submitted, and when its last token came (the worker's only): the metrics' times.
   std::chrono::steady_clock::time_point submitted_, last_token_;
@@ -95,6 +106,11 @@ class Scheduler {
 
  private:
   struct Active;
+  // The request's prompt ids, answer syntax and constraint (chat: its template's variables,
+  // tools and forced start). Throws ApiError (400).
+  void prepare(const CompletionRequest& r, Job& job);
+  // The vocabulary's trie, built at the first constrained request.
+  std::shared_ptr<const text::constrain::VocabTrie> vocab_trie();
   // Finishes and removes the queued jobs whose clients went away, so that they hold no place in
   // the queue (a client that disconnects and asks again must not fill it). Under mu_.
   void drop_cancelled();
@@ -107,6 +123,10 @@ class Scheduler {
   void decode(const std::vector<Active*>& running, const std::vector<std::int32_t>& tokens);
 
   engine::ModelText text_;
+  ToolSyntax tool_syntax_ = ToolSyntax::none;
+  bool thinks_ = false;
+  std::mutex vocab_mu_;
+  std::shared_ptr<const text::constrain::VocabTrie> vocab_;
   ServeMetrics metrics_;
   SessionFactory sessions_;
   SchedulerOptions options_;

@@ -8,33 +8,42 @@
 
 namespace orion::text {
 
-jinja::Value json_to_value(const nlohmann::json& j) {
+namespace {
+
+template <class Json>
+jinja::Value to_value(const Json& j) {
   using jinja::Value;
   switch (j.type()) {
     case nlohmann::json::value_t::null: return Value::none();
-    case nlohmann::json::value_t::boolean: return Value::boolean(j.get<bool>());
-    case nlohmann::json::value_t::number_integer: return Value::integer(j.get<std::int64_t>());
-    case nlohmann::json::value_t::number_unsigned: return Value::integer(static_cast<std::int64_t>(j.get<std::uint64_t>()));
-    case nlohmann::json::value_t::number_float: return Value::floating(j.get<double>());
-    case nlohmann::json::value_t::string: return Value::string(j.get<std::string>());
+    case nlohmann::json::value_t::boolean: return Value::boolean(j.template get<bool>());
+    case nlohmann::json::value_t::number_integer: return Value::integer(j.template get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned: return Value::integer(static_cast<std::int64_t>(j.template get<std::uint64_t>()));
+    case nlohmann::json::value_t::number_float: return Value::floating(j.template get<double>());
+    case nlohmann::json::value_t::string: return Value::string(j.template get<std::string>());
     case nlohmann::json::value_t::array: {
       jinja::List l;
-      for (const auto& x : j) l.push_back(json_to_value(x));
+      for (const auto& x : j) l.push_back(to_value(x));
       return Value::of_list(std::move(l));
     }
     case nlohmann::json::value_t::object: {
       Value d = Value::of_dict();
-      for (const auto& [k, x] : j.items()) d.set(k, json_to_value(x));
+      for (const auto& [k, x] : j.items()) d.set(k, to_value(x));
       return d;
     }
     default: return Value{};
   }
 }
 
+}  // namespace
+
+jinja::Value json_to_value(const nlohmann::json& j) { return to_value(j); }
+jinja::Value json_to_value(const nlohmann::ordered_json& j) { return to_value(j); }
+
 ChatTemplate ChatTemplate::from_text(const std::string& text, const std::string& name,
                                      const nlohmann::json& special_tokens) {
   ChatTemplate t;
   t.template_ = jinja::parse_template(text, name);
+  t.source_ = text;
   t.special_tokens_ = special_tokens;
   return t;
 }

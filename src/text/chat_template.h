@@ -15,8 +15,9 @@ struct ChatRenderOptions {
   // Ends the prompt with the header of an assistant turn, for the model to continue.
   bool add_generation_prompt = true;
   // Further template variables, as apply_chat_template's keyword arguments: "tools",
-  // "enable_thinking", "documents"... (a JSON object; null: none).
-  nlohmann::json extra;
+  // "enable_thinking", "documents"... (a JSON object, its keys in the caller's order as the
+  // template's tojson prints them; null: none).
+  nlohmann::ordered_json extra;
 };
 
 class ChatTemplate {
@@ -35,13 +36,18 @@ class ChatTemplate {
   std::string render(const nlohmann::json& messages, const ChatRenderOptions& options = {}) const;
 
   const std::string& name() const { return template_.name; }
+  // The template's text (what a server reads the model family's tool-call syntax from).
+  const std::string& source() const { return source_; }
 
  private:
   jinja::Template template_;
+  std::string source_;
   nlohmann::json special_tokens_ = nlohmann::json::object();
 };
 
-// A JSON value as a template value (objects keep their key order).
+// A JSON value as a template value (objects keep their key order: sorted for nlohmann::json,
+// as given for ordered_json).
 jinja::Value json_to_value(const nlohmann::json& j);
+jinja::Value json_to_value(const nlohmann::ordered_json& j);
 
 }  // namespace orion::text

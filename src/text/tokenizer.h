@@ -35,6 +35,10 @@ class Tokenizer {
   // post-processor: Llama 3.2's <|begin_of_text|>, none for Qwen); nullopt when they do not,
   // and the model's config decides (model/model_folder.h).
   virtual std::optional<std::vector<std::int32_t>> text_prefix() const { return std::nullopt; }
+  // Whether `id` is a special token, one that marks a text's structure rather than spelling it
+  // (tokenizer.json's added tokens with "special": true, SentencePiece's control pieces): what
+  // constrained decoding never lets into an answer.
+  virtual bool is_special(std::int32_t /*id*/) const { return false; }
   // Writes the tokenizer's files into `dir` (a model folder), atomically each.
   virtual void save(const std::string& dir) const = 0;
 

@@ -16,6 +16,7 @@ void add_bench_kernels_command(CLI::App& bench);
 void add_bench_train_command(CLI::App& bench);
 void add_bench_serve_command(CLI::App& bench);
 void add_bench_reduce_command(CLI::App& bench);
+void add_bench_constrain_command(CLI::App& bench);
 
 // The model the decode and prefill benches run: the folder `model_dir` (GPT-2 or Llama) when
 // given, else randomly initialised weights (`seed`) of `arch`'s shapes (gpt2-124m or

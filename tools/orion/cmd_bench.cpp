@@ -15,6 +15,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_tokenize_command(*bench);
   add_bench_kernels_command(*bench);
   add_bench_reduce_command(*bench);
+  add_bench_constrain_command(*bench);
 }
 
 }  // namespace orion::cli

@@ -383,6 +383,9 @@ int HfTokenizer::vocab_size() const { return static_cast<int>(d_->spelling.size(
 std::optional<std::int32_t> HfTokenizer::bos_id() const { return d_->bos; }
 std::optional<std::int32_t> HfTokenizer::eos_id() const { return d_->eos; }
 std::optional<std::vector<std::int32_t>> HfTokenizer::text_prefix() const { return d_->prefix; }
+bool HfTokenizer::is_special(std::int32_t id) const {
+  return std::any_of(d_->added.begin(), d_->added.end(), [&](const AddedToken& t) { return t.id == id && t.special; });
+}
 const std::string& HfTokenizer::config_text() const { return d_->config_text; }
 
 void HfTokenizer::save(const std::string& dir) const {

@@ -47,6 +47,7 @@ class HfTokenizer final : public Tokenizer {
   std::optional<std::int32_t> bos_id() const override;
   std::optional<std::int32_t> eos_id() const override;
   std::optional<std::vector<std::int32_t>> text_prefix() const override;
+  bool is_special(std::int32_t id) const override;
   // Copies tokenizer.json and tokenizer_config.json byte for byte.
   void save(const std::string& dir) const override;
 
