@@ -5,6 +5,7 @@
 // token) or a device (engine/device_decoders.h). Several sessions of an engine that can
 // decode them together take one step each in one pass over the weights (decode_batch), so
 // that a server's concurrent requests stream together without knowing which engine runs them.
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -18,9 +19,18 @@ class Decoder {
   // the last one.
   virtual std::vector<float> prefill(std::span<const std::int32_t> tokens) = 0;
   std::vector<float> decode(std::int32_t token) { return prefill(std::span(&token, 1)); }
+  // prefill() without the logits: a long prompt's chunks before its last, which skip the head
+  // where the engine can. The default runs prefill() and drops them.
+  virtual void extend(std::span<const std::int32_t> tokens) { (void)prefill(tokens); }
   virtual std::int64_t position() const = 0;
   virtual std::int64_t context() const = 0;
   virtual void reset() = 0;
+  // Drops what the cache holds after its first `position` tokens (position <= position()), so
+  // that a prompt that starts as the cached one did runs only its rest (a server's prompt
+  // cache). False, the default, when the engine cannot: the caller resets instead.
+  virtual bool rewind(std::int64_t /*position*/) { return false; }
+  // The bytes one cached position holds (0: unknown): what a prompt cache's budget counts.
+  virtual std::size_t cache_bytes_per_position() const { return 0; }
 
   // Sessions that return the same non-null key can decode_batch together (a key no other
   // engine's sessions return: the fast engine's is its model's head). nullptr, the default:

@@ -51,9 +51,17 @@ void ServeMetrics::request(std::string_view path, int status) {
   ++requests_[{std::string(endpoint_label(path)), status}];
 }
 
-void ServeMetrics::prompt(std::int64_t tokens) {
+void ServeMetrics::prompt(std::int64_t tokens, std::int64_t cached) {
   std::lock_guard lock(mu_);
   prompt_tokens_ += static_cast<std::uint64_t>(tokens);
+  cached_tokens_ += static_cast<std::uint64_t>(cached);
+  cache_hits_ += cached > 0 ? 1 : 0;
+}
+
+void ServeMetrics::prompt_cache(std::size_t bytes, std::size_t sessions) {
+  std::lock_guard lock(mu_);
+  cache_bytes_ = bytes;
+  cache_sessions_ = sessions;
 }
 
 void ServeMetrics::first_token(double since) {
@@ -73,8 +81,16 @@ std::string ServeMetrics::text(int active, int queued) const {
   for (const auto& [key, n] : requests_)
     out += "orion_requests_total{endpoint=\"" + key.first + "\",status=\"" + std::to_string(key.second) + "\"} " +
            std::to_string(n) + "\n";
-  family(out, "orion_prompt_tokens_total", "counter", "Prompt tokens prefilled.");
+  family(out, "orion_prompt_tokens_total", "counter", "Prompt tokens of the requests (cached ones included).");
   out += "orion_prompt_tokens_total " + std::to_string(prompt_tokens_) + "\n";
+  family(out, "orion_prompt_cache_hits_total", "counter", "Prompts that started from a cached prefix.");
+  out += "orion_prompt_cache_hits_total " + std::to_string(cache_hits_) + "\n";
+  family(out, "orion_prompt_cache_tokens_total", "counter", "Prompt tokens taken from the prompt cache instead of prefilled.");
+  out += "orion_prompt_cache_tokens_total " + std::to_string(cached_tokens_) + "\n";
+  family(out, "orion_prompt_cache_bytes", "gauge", "Bytes of KV cache the idle sessions keep for later prompts.");
+  out += "orion_prompt_cache_bytes " + std::to_string(cache_bytes_) + "\n";
+  family(out, "orion_prompt_cache_sessions", "gauge", "Idle sessions whose cache is kept.");
+  out += "orion_prompt_cache_sessions " + std::to_string(cache_sessions_) + "\n";
   family(out, "orion_generation_tokens_total", "counter", "Tokens generated.");
   out += "orion_generation_tokens_total " + std::to_string(first_token_.count() + between_tokens_.count()) + "\n";
   family(out, "orion_time_to_first_token_seconds", "histogram", "From a request's arrival to its first generated token.");

@@ -1,10 +1,12 @@
 #pragma once
 // What `GET /metrics` reports, in Prometheus's text exposition format (version 0.0.4), as
 // llama-server and vLLM report theirs: requests by endpoint and status, prompt and generated
-// tokens, time to first token and the gaps between tokens as histograms, and, at the moment of
-// the scrape, the requests generating and queued. The HTTP side counts responses; the scheduler's
+// tokens, time to first token and the gaps between tokens as histograms, the prompt cache's
+// hits and reused tokens, and, at the moment of the scrape, the requests generating and queued
+// and the prompt cache's bytes. The HTTP side counts responses; the scheduler's
 // worker counts tokens as it emits them. Safe to call from any thread.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -34,8 +36,10 @@ class ServeMetrics {
  public:
   // A response: `path` (a known endpoint's, else counted as "other"), its status code.
   void request(std::string_view path, int status);
-  // A request's prompt, prefilled.
-  void prompt(std::int64_t tokens);
+  // A request's prompt, prefilled: `cached` of its tokens came from the prompt cache.
+  void prompt(std::int64_t tokens, std::int64_t cached = 0);
+  // What the prompt cache holds now.
+  void prompt_cache(std::size_t bytes, std::size_t sessions);
   // One generated token, `since` seconds after the request was submitted (its first) or after
   // its previous token.
   void first_token(double since);
@@ -47,7 +51,8 @@ class ServeMetrics {
  private:
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, std::uint64_t> requests_;
-  std::uint64_t prompt_tokens_ = 0;
+  std::uint64_t prompt_tokens_ = 0, cached_tokens_ = 0, cache_hits_ = 0;
+  std::size_t cache_bytes_ = 0, cache_sessions_ = 0;
   // Every generated token is in one of them: the generated count is theirs together.
   Histogram first_token_, between_tokens_;
 };

@@ -66,6 +66,7 @@ struct ChatAnswer {
 
 struct Usage {
   std::int64_t prompt_tokens = 0, completion_tokens = 0;
+  std::int64_t cached_tokens = 0;  // of the prompt, taken from the prompt cache
   nlohmann::json json() const;
 };
 

@@ -1,6 +1,8 @@
 #include "serve/scheduler.h"
 
+#include <algorithm>
 #include <random>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/stopwatch.h"
@@ -15,9 +17,14 @@ struct Scheduler::Active {
   std::shared_ptr<Job> job;
   std::unique_ptr<engine::Decoder> session;
   std::unique_ptr<text::Sampler> sampler;
+  // Made when the prompt is prefilled; until then the request is prefilling (prefilled tokens
+  // of its prompt in the session).
   std::unique_ptr<engine::Generation> generation;
+  std::int64_t prefilled = 0;
+  bool ended = false;  // ended before generating (cancelled or failed while prefilling)
   StopStrings stops;
   explicit Active(std::vector<std::string> stop) : stops(std::move(stop)) {}
+  bool finished() const { return ended || (generation && generation->done()); }
 };
 
 std::optional<JobEvent> Job::next(std::chrono::milliseconds timeout) {
@@ -47,7 +54,7 @@ void Job::push(std::string text, bool done, std::string finish_reason, std::stri
     pending_.done = true;
     pending_.finish_reason = std::move(finish_reason);
     pending_.error = std::move(error);
-    pending_.usage = {prompt_tokens_, generated_.load()};
+    pending_.usage = {prompt_tokens_, generated_.load(), cached_tokens_};
     finished_ = true;
   }
   has_pending_ = has_pending_ || !pending_.text.empty() || done;
@@ -60,8 +67,14 @@ Scheduler::Scheduler(engine::ModelText text, SessionFactory sessions, SchedulerO
   tool_syntax_ = tool_syntax_of(source);
   thinks_ = template_thinks(source);
   if (!sessions_) throw Error("serve: the engine cannot make sessions for concurrent requests (use the fast cpu engine)");
-  idle_.push_back(sessions_());
-  context_ = idle_.back()->context();
+  idle_.push_back({sessions_(), {}, 0});
+  context_ = idle_.back().session->context();
+  // A prompt's worth of warm-up: the first batched prefill of a process sets up the BLAS and its
+  // threads, which would otherwise stall the streams running when the first long prompt comes.
+  if (context_ > 16) {
+    idle_.back().session->extend(std::vector<std::int32_t>(16, 0));
+    idle_.back().session->reset();
+  }
   worker_ = std::thread([this] { run(); });
 }
 
@@ -188,32 +201,105 @@ void Scheduler::prepare(const CompletionRequest& r, Job& job) {
   }
 }
 
+std::pair<std::unique_ptr<engine::Decoder>, std::int64_t> Scheduler::take_session(const std::vector<std::int32_t>& ids) {
+  if (idle_.empty()) return {nullptr, 0};
+  std::size_t best = 0, oldest = 0;
+  std::int64_t best_len = 0;
+  for (std::size_t i = 0; i < idle_.size(); ++i) {
+    const std::vector<std::int32_t>& t = idle_[i].tokens;
+    const auto n = static_cast<std::int64_t>(std::mismatch(t.begin(), t.end(), ids.begin(), ids.end()).first - t.begin());
+    if (n > best_len) best = i, best_len = n;
+    // Without a match: a session that holds nothing, else the least recently used.
+    const auto key = [&](std::size_t k) { return std::pair(!idle_[k].tokens.empty(), idle_[k].returned); };
+    if (key(i) < key(oldest)) oldest = i;
+  }
+  // At least the prompt's last token runs: its logits start the answer.
+  const std::int64_t reuse = std::min<std::int64_t>(best_len, static_cast<std::int64_t>(ids.size()) - 1);
+  std::size_t pick = oldest;
+  std::int64_t kept = 0;
+  if (reuse > 0 && idle_[best].session->rewind(reuse)) pick = best, kept = reuse;
+  std::unique_ptr<engine::Decoder> s = std::move(idle_[pick].session);
+  idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(pick));
+  return {std::move(s), kept};
+}
+
+void Scheduler::give_back(std::unique_ptr<engine::Decoder> session, std::vector<std::int32_t> tokens) {
+  const std::size_t per = session->cache_bytes_per_position();
+  if (options_.prompt_cache_bytes == 0 || per == 0) tokens.clear();
+  idle_.push_back({std::move(session), std::move(tokens), ++returns_});
+  // Over the budget, the least recently used caches go, and their sessions with them (a session
+  // is made again when one is needed): the memory their caches touched is freed.
+  const auto bytes = [&] {
+    std::size_t b = 0;
+    for (const Idle& i : idle_) b += i.tokens.size() * i.session->cache_bytes_per_position();
+    return b;
+  };
+  while (bytes() > options_.prompt_cache_bytes) {
+    std::size_t oldest = idle_.size();
+    for (std::size_t i = 0; i < idle_.size(); ++i)
+      if (!idle_[i].tokens.empty() && (oldest == idle_.size() || idle_[i].returned < idle_[oldest].returned)) oldest = i;
+    idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(oldest));
+  }
+  std::size_t kept = 0;
+  for (const Idle& i : idle_) kept += i.tokens.empty() ? 0 : 1;
+  metrics_.prompt_cache(bytes(), kept);
+}
+
 void Scheduler::start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Active>>& active) {
   auto a = std::make_unique<Active>(job->request_.stop);
   a->job = job;
+  std::int64_t cached = 0;
   {
     std::lock_guard lock(mu_);
-    if (!idle_.empty()) {
-      a->session = std::move(idle_.back());
-      idle_.pop_back();
-    }
+    std::tie(a->session, cached) = take_session(job->ids_);
   }
   if (!a->session) a->session = sessions_();
-  a->session->reset();
-  const CompletionRequest& r = job->request_;
+  if (cached == 0) a->session->reset();
+  a->prefilled = cached;
+  job->cached_tokens_ = cached;
+  metrics_.prompt(job->prompt_tokens_, cached);
+  active.push_back(std::move(a));
+}
+
+std::int64_t Scheduler::chunk_tokens() const {
+  // About half a decode step's time of prefill, so that the streams' gaps stay near their pace;
+  // at least a batched prefill's worth (16 rows: matrix products), at most 4096.
+  if (prefill_rate_ <= 0 || step_seconds_ <= 0) return 16;
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(0.5 * step_seconds_ * prefill_rate_), 16, 4096);
+}
+
+void Scheduler::prefill_some(Active& a, bool streams_waiting) {
+  Job& job = *a.job;
+  if (job.cancelled()) {
+    job.push("", true, "stop");
+    a.ended = true;
+    return;
+  }
+  // Between steps, the prompt's last token goes alone: its step runs the head, as a decode does.
+  const std::int64_t left = job.prompt_tokens_ - a.prefilled;
+  const std::int64_t n = !streams_waiting ? left : left == 1 ? 1 : std::min(left - 1, chunk_tokens());
+  const std::span<const std::int32_t> part = std::span(job.ids_).subspan(static_cast<std::size_t>(a.prefilled), static_cast<std::size_t>(n));
+  Stopwatch sw;
+  if (n < left) {
+    a.session->extend(part);
+    a.prefilled += n;
+    const double rate = static_cast<double>(n) / std::max(sw.seconds(), 1e-6);
+    prefill_rate_ = prefill_rate_ > 0 ? 0.7 * prefill_rate_ + 0.3 * rate : rate;
+    return;
+  }
+  std::vector<float> logits = a.session->prefill(part);
+  a.prefilled += n;
+  const CompletionRequest& r = job.request_;
   text::SamplerOptions so;
   so.temperature = static_cast<float>(r.temperature);
   so.top_p = static_cast<float>(r.top_p);
   so.top_k = static_cast<int>(r.top_k);
   so.seed = r.seed.value_or(std::random_device{}());
-  a->sampler = std::make_unique<text::Sampler>(so);
-  std::vector<float> logits = a->session->prefill(job->ids_);
-  metrics_.prompt(job->prompt_tokens_);
-  a->generation = std::make_unique<engine::Generation>(
-      *a->session, *a->sampler, text_.tokenizer(), std::move(logits), job->ids_,
-      engine::GenerationLimits{static_cast<int>(job->max_tokens_), r.ignore_eos ? std::vector<std::int32_t>{} : text_.stop_ids(),
-                               job->constraint_.get()});
-  active.push_back(std::move(a));
+  a.sampler = std::make_unique<text::Sampler>(so);
+  a.generation = std::make_unique<engine::Generation>(
+      *a.session, *a.sampler, text_.tokenizer(), std::move(logits), job.ids_,
+      engine::GenerationLimits{static_cast<int>(job.max_tokens_), r.ignore_eos ? std::vector<std::int32_t>{} : text_.stop_ids(),
+                               job.constraint_.get()});
 }
 
 void Scheduler::decode(const std::vector<Active*>& running, const std::vector<std::int32_t>& tokens) {
@@ -221,6 +307,12 @@ void Scheduler::decode(const std::vector<Active*>& running, const std::vector<st
   std::vector<engine::Decoder*> sessions;
   for (Active* a : running) sessions.push_back(a->session.get());
   Stopwatch sw;
+  // The step's time, for the prefill chunks that go between steps (chunk_tokens).
+  struct Timed {
+    Stopwatch& sw;
+    double& ema;
+    ~Timed() { ema = ema > 0 ? 0.8 * ema + 0.2 * sw.seconds() : sw.seconds(); }
+  } timed{sw, step_seconds_};
   if (engine::can_decode_batch(sessions)) {
     try {
       engine::decode_batch(sessions, tokens, batch_logits_);
@@ -273,6 +365,20 @@ void Scheduler::run() {
         job->push("", true, "", e.what());
       }
     }
+    // A prompt's prefill: whole when nothing streams, else a chunk between decode steps, the
+    // oldest prompt first, so that running streams keep their pace.
+    bool streaming = false;
+    for (const auto& a : active) streaming = streaming || (a->generation && !a->generation->done());
+    for (auto& a : active) {
+      if (a->generation || a->ended) continue;
+      try {
+        prefill_some(*a, streaming);
+      } catch (const std::exception& e) {
+        a->job->push("", true, "", e.what());
+        a->ended = true;
+      }
+      if (streaming) break;
+    }
     // One token for each active request: sampled and emitted for each, then run through the
     // sessions together in one pass over the weights where the engine can (the fast engine's
     // f32 sessions, engine::decode_batch), else one after another.
@@ -281,6 +387,7 @@ void Scheduler::run() {
     std::vector<std::int32_t> tokens;
     for (std::size_t i = 0; i < active.size(); ++i) {
       Active& a = *active[i];
+      if (!a.generation) continue;  // still prefilling
       try {
         if (a.job->cancelled()) {
           a.generation->stop("cancelled");
@@ -308,6 +415,7 @@ void Scheduler::run() {
     for (std::size_t i = 0; i < active.size(); ++i) {
       Active& a = *active[i];
       Job& job = *a.job;
+      if (!a.generation) continue;
       if (a.stops.stopped()) {
         job.push(released[i], true, "stop");
         a.generation->stop("stop string");
@@ -322,8 +430,11 @@ void Scheduler::run() {
     // Finished requests give their sessions back.
     std::lock_guard lock(mu_);
     for (auto& a : active)
-      if (a->generation->done()) idle_.push_back(std::move(a->session));
-    std::erase_if(active, [](const std::unique_ptr<Active>& a) { return a->generation->done(); });
+      if (a->finished() && a->session) {
+        const auto held = std::min<std::size_t>(static_cast<std::size_t>(std::max<std::int64_t>(a->session->position(), 0)), a->job->ids_.size());
+        give_back(std::move(a->session), std::vector<std::int32_t>(a->job->ids_.begin(), a->job->ids_.begin() + static_cast<std::ptrdiff_t>(held)));
+      }
+    std::erase_if(active, [](const std::unique_ptr<Active>& a) { return a->finished(); });
     active_count_ = static_cast<int>(active.size());
   }
 }

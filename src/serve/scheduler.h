@@ -35,6 +35,9 @@ struct SchedulerOptions {
   std::int64_t max_prompt_tokens = 0;  // 0: the model's context less one
   std::int64_t max_total_tokens = 0;   // prompt + generated a request may reach; 0: the context
   std::int64_t max_tokens_limit = 0;   // tokens a request may generate (its max_tokens, or the default); 0: no limit
+  // The prompt cache: the KV bytes idle sessions may keep of earlier requests, for later
+  // prompts that start the same way (a shared system prompt, a chat's next turn); 0: none.
+  std::size_t prompt_cache_bytes = std::size_t{1} << 30;
 };
 
 // What a request produced since the last look: text, and at the end why it ended.
@@ -66,7 +69,7 @@ class Job {
   std::string id_;
   CompletionRequest request_;
   std::vector<std::int32_t> ids_;  // the prompt, then what is generated
-  std::int64_t prompt_tokens_ = 0, max_tokens_ = 0;
+  std::int64_t prompt_tokens_ = 0, max_tokens_ = 0, cached_tokens_ = 0;
   // Constrained decoding (response_format, a forced tool call): nullptr for free text.
   std::unique_ptr<text::TokenConstraint> constraint_;
   // The answer's syntax: tool calls read (none: no tools), a <think> block, the forced start.
@@ -109,6 +112,19 @@ class Scheduler {
   // The request's prompt ids, answer syntax and constraint (chat: its template's variables,
   // tools and forced start). Throws ApiError (400).
   void prepare(const CompletionRequest& r, Job& job);
+  // An idle session and what its cache holds.
+  struct Idle {
+    std::unique_ptr<engine::Decoder> session;
+    std::vector<std::int32_t> tokens;
+    std::uint64_t returned = 0;  // when it was given back: the least recent goes first
+  };
+  // The idle session whose cache starts as `ids` does for longest, rewound to that (at most all
+  // of `ids` but the last), and how many of its tokens it keeps; else the least recently used
+  // one, reset, and 0; else nullptr. Under mu_.
+  std::pair<std::unique_ptr<engine::Decoder>, std::int64_t> take_session(const std::vector<std::int32_t>& ids);
+  // A finished request's session, keeping the first `tokens` it ran; sessions are dropped,
+  // least recently used first, while the cache passes its budget. Under mu_.
+  void give_back(std::unique_ptr<engine::Decoder> session, std::vector<std::int32_t> tokens);
   // The vocabulary's trie, built at the first constrained request.
   std::shared_ptr<const text::constrain::VocabTrie> vocab_trie();
   // Finishes and removes the queued jobs whose clients went away, so that they hold no place in
@@ -118,6 +134,12 @@ class Scheduler {
   std::vector<std::vector<float>> batch_logits_;
   void run();
   void start(std::shared_ptr<Job> job, std::vector<std::unique_ptr<Active>>& active);
+  // Prefills the request's prompt, a chunk of it when `streams_waiting` (others are generating),
+  // and starts its generation when the prompt is whole.
+  void prefill_some(Active& a, bool streams_waiting);
+  // The tokens a chunk takes: about half a decode step's time at the measured prefill rate.
+  std::int64_t chunk_tokens() const;
+  double step_seconds_ = 0, prefill_rate_ = 0;  // moving averages (the worker's only)
   // Runs each running request's token through its session: together when the engine can
   // (engine::can_decode_batch), else one by one; each generation gets its logits.
   void decode(const std::vector<Active*>& running, const std::vector<std::int32_t>& tokens);
@@ -135,7 +157,8 @@ class Scheduler {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
-  std::vector<std::unique_ptr<engine::Decoder>> idle_;  // sessions kept for the next requests
+  std::vector<Idle> idle_;  // sessions kept for the next requests, with their caches
+  std::uint64_t returns_ = 0;
   int active_count_ = 0;
   bool stopping_ = false;
   std::thread worker_;

@@ -48,13 +48,29 @@ std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std:
     return la > lb || (la == lb && a < b);  // ties go to the lower id: deterministic
   };
   if (options_.temperature == 0.0f) return *std::min_element(ids.begin(), ids.end(), by_logit);
+  const double inv_t = 1.0 / options_.temperature;
+  if ((options_.top_k <= 0 || static_cast<std::size_t>(options_.top_k) >= ids.size()) && options_.top_p >= 1.0f) {
+    // Nothing cut: the whole distribution in id order, no sort (a server's default, where a
+    // sort of a 150k vocabulary per token would cost more than the model's step).
+    float top = l[static_cast<std::size_t>(ids[0])];
+    for (const std::int32_t i : ids) top = std::max(top, l[static_cast<std::size_t>(i)]);
+    std::vector<double> p(ids.size());
+    double total = 0;
+    for (std::size_t i = 0; i < ids.size(); ++i) total += p[i] = std::exp((l[static_cast<std::size_t>(ids[i])] - top) * inv_t);
+    const double r = rng_.uniform_double() * total;
+    double acc = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      acc += p[i];
+      if (r < acc) return ids[i];
+    }
+    return ids.back();
+  }
 
   std::size_t keep = ids.size();
   if (options_.top_k > 0) keep = std::min(keep, static_cast<std::size_t>(options_.top_k));
   std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(keep), ids.end(), by_logit);
   ids.resize(keep);
 
-  const double inv_t = 1.0 / options_.temperature;
   const double top = l[static_cast<std::size_t>(ids[0])];
   std::vector<double> p(keep);
   for (std::size_t i = 0; i < keep; ++i) p[i] = std::exp((l[static_cast<std::size_t>(ids[i])] - top) * inv_t);

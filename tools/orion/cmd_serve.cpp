@@ -27,6 +27,7 @@ struct ServeOpts {
   engine::DeviceRunOptions ane;
   int threads = 0;
   double max_body_mb = 4;
+  double prompt_cache_mb = 1024;
   bool pipeline = false;
   std::string api_key_file;
   serve::SchedulerOptions scheduler;
@@ -100,6 +101,7 @@ void serve_command(ServeOpts& o) {
   if (o.server.model_name.empty()) o.server.model_name = std::filesystem::path(o.model_dir).filename().string();
   if (o.server.model_name.empty()) o.server.model_name = "orion";
   o.server.max_body_bytes = static_cast<std::size_t>(o.max_body_mb * 1e6);
+  o.scheduler.prompt_cache_bytes = static_cast<std::size_t>(o.prompt_cache_mb * 1e6);
   serve::Scheduler scheduler(engine::ModelText(md), sessions, o.scheduler);
   serve::HttpServer server(scheduler, o.server);
   const int port = server.bind();
@@ -152,6 +154,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-tokens-limit", o->scheduler.max_tokens_limit,
                   "Tokens a request may generate: a larger max_tokens gets 400, and a request without one stops there "
                   "(0: only the context limits it)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--prompt-cache-mb", o->prompt_cache_mb,
+                  "KV cache idle sessions keep of earlier requests for prompts that start the same way (a shared system "
+                  "prompt, a chat's next turn), MB; 0: none")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--max-body-mb", o->max_body_mb, "Largest request body, MB (more gets 413)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--model-name", o->server.model_name, "The model's name in /v1/models and answers (default: the folder's name)");

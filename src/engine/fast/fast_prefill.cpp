@@ -70,8 +70,8 @@ void cache_rows(const float* K, const float* V, std::int64_t stride, std::int64_
   }
 }
 
-std::size_t attention_scratch_floats(std::int64_t heads, std::int64_t positions) {
-  return static_cast<std::size_t>(heads * std::min(kQueryBlock, positions) * positions);
+std::size_t attention_scratch_floats(std::int64_t heads, std::int64_t pos, std::int64_t T) {
+  return static_cast<std::size_t>(heads * std::min(kQueryBlock, T) * (pos + T));
 }
 
 void causal_attention(const float* Q, std::int64_t q_stride, const float* k_cache, const float* v_cache, std::int64_t heads,
@@ -85,7 +85,7 @@ void causal_attention(const float* Q, std::int64_t q_stride, const float* k_cach
   // S V.
   gemm_parallel_for(heads, [&](std::int64_t h0, std::int64_t h1) {
     for (std::int64_t h = h0; h < h1; ++h) {
-      float* S = scores + h * std::min(kQueryBlock, P) * P;
+      float* S = scores + h * std::min(kQueryBlock, T) * (pos + T);
       const float* kc = k_cache + (h / group) * P * D;
       const float* vc = v_cache + (h / group) * P * D;
       for (std::int64_t i0 = 0; i0 < T; i0 += kQueryBlock) {

@@ -40,6 +40,16 @@ FastSession::FastSession(FastSessionShape shape, int threads, exec::cpu::Isa isa
 
 void FastSession::set_batched_prefill_min(std::int64_t n) { batched_min_ = prefill::checked_batched_min(n); }
 
+bool FastSession::rewind(std::int64_t position) {
+  if (position < 0 || position > position_) return false;
+  position_ = position;
+  return true;
+}
+
+std::size_t FastSession::cache_bytes_per_position() const {
+  return static_cast<std::size_t>(shape_.layers * shape_.kv_width) * 2 * sizeof(float);
+}
+
 std::vector<float> FastSession::prefill(std::span<const std::int32_t> tokens) {
   check_decoder_tokens(tokens, position_, shape_.positions, shape_.vocab, shape_.arch);
   const auto T = static_cast<std::int64_t>(tokens.size());
@@ -48,6 +58,13 @@ std::vector<float> FastSession::prefill(std::span<const std::int32_t> tokens) {
   advance(T);
   // Only the last token's logits are wanted: the head (the largest matrix) runs once.
   return stage_logits(x + (T - 1) * shape_.width);
+}
+
+void FastSession::extend(std::span<const std::int32_t> tokens) {
+  check_decoder_tokens(tokens, position_, shape_.positions, shape_.vocab, shape_.arch);
+  const auto T = static_cast<std::int64_t>(tokens.size());
+  embed_rows(tokens, rows_buffer(T));
+  advance(T);
 }
 
 void FastSession::embed_rows(std::span<const std::int32_t> tokens, float* x) {
@@ -82,7 +99,7 @@ const std::vector<float>& FastSession::stage_logits(const float* x) {
 
 float* FastSession::rows_buffer(std::int64_t rows) {
   if (rows == 1 && rows < batched_min_) return x_.data();
-  prefill_scratch();
+  prefill_scratch(rows);
   return bx_.data();
 }
 
@@ -141,7 +158,7 @@ void FastSession::decode_batch_of(std::span<Decoder* const> sessions, std::span<
 }
 
 void FastSession::run_rows(std::span<const BatchRow> rows, std::span<const std::int32_t> tokens) {
-  prefill_scratch();
+  prefill_scratch(static_cast<std::int64_t>(rows.size()));
   for (std::size_t b = 0; b < rows.size(); ++b)
     rows[b].session->embed(tokens[b], rows[b].position, bx_.data() + static_cast<std::int64_t>(b) * shape_.width);
   batch_layers(rows);
@@ -167,17 +184,23 @@ void FastSession::batch_linear(const PackedLinear& lin, const float* X, std::int
     for (std::int64_t i = 0; i < B * N; ++i) Y[i] += P[i];
 }
 
-void FastSession::prefill_scratch() {
-  if (!bx_.empty()) return;
+void FastSession::prefill_scratch(std::int64_t rows) {
+  // Sized for the rows asked and grown when more come (to a power of two, at most the context):
+  // a session that decodes, or takes its prompt in chunks between other requests' steps, never
+  // zero-fills a whole context's rows, whose first touch would stall the server's streams.
+  if (scratch_rows_ >= rows) return;
   const FastSessionShape& s = shape_;
-  const auto P = static_cast<std::size_t>(s.positions), C = static_cast<std::size_t>(s.width);
-  bx_.resize(P * C);
-  bh_.resize(P * C);
-  bqkv_.resize(P * static_cast<std::size_t>(s.qkv_width));
-  batt_.resize(P * (s.att_width > 0 ? static_cast<std::size_t>(s.att_width) : C));
-  bmlp_.resize(P * static_cast<std::size_t>(s.mlp_width));
-  bscores_.resize(prefill::attention_scratch_floats(s.heads, s.positions));
-  bweights_.resize(prefill::weight_scratch_floats(s.dtype, s.matrices));
+  std::int64_t n = 64;
+  while (n < rows) n *= 2;
+  n = std::min(n, s.positions);
+  const auto R = static_cast<std::size_t>(n), C = static_cast<std::size_t>(s.width);
+  bx_.resize(R * C);
+  bh_.resize(R * C);
+  bqkv_.resize(R * static_cast<std::size_t>(s.qkv_width));
+  batt_.resize(R * (s.att_width > 0 ? static_cast<std::size_t>(s.att_width) : C));
+  bmlp_.resize(R * static_cast<std::size_t>(s.mlp_width));
+  if (bweights_.empty()) bweights_.resize(prefill::weight_scratch_floats(s.dtype, s.matrices));
+  scratch_rows_ = n;
 }
 
 }  // namespace orion::engine

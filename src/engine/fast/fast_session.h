@@ -90,10 +90,14 @@ struct FastSessionShape {
 class FastSession : public Decoder {
  public:
   std::vector<float> prefill(std::span<const std::int32_t> tokens) final;
+  void extend(std::span<const std::int32_t> tokens) final;
   using Decoder::decode;
   std::int64_t position() const final { return position_; }
   std::int64_t context() const final { return shape_.positions; }
   void reset() final { position_ = 0; }
+  // The rows past `position` are simply written again: attention reads none beyond position().
+  bool rewind(std::int64_t position) final;
+  std::size_t cache_bytes_per_position() const final;
 
   // Prompts of at least `n` tokens run as matrix products through the BLAS; shorter ones a
   // token at a time. Both give the same logits and cache (to rounding); tests set 1 to reach
@@ -206,7 +210,8 @@ class FastSession : public Decoder {
   // Embeds rows' tokens and runs batch_layers on the lead session's scratch; the residual
   // stream of row b is left in bx_ + b * width.
   void run_rows(std::span<const BatchRow> rows, std::span<const std::int32_t> tokens);
-  void prefill_scratch();
+  void prefill_scratch(std::int64_t rows);
+  std::int64_t scratch_rows_ = 0;  // the rows the b* buffers hold
 
   std::int64_t batched_min_ = prefill::kDefaultBatchedMin;
 };

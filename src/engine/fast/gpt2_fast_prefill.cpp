@@ -90,7 +90,8 @@ void Gpt2FastSession::prefill_layers(std::int64_t T) {
     float* kc = k_cache_[l].get();
     float* vc = v_cache_[l].get();
     prefill::cache_rows(QKV + C, QKV + 2 * C, 3 * C, T, kc, vc, H, P, D, pos);
-    prefill::causal_attention(QKV, 3 * C, kc, vc, H, H, P, D, pos, T, scale, bscores_.data(), A, C);
+    prefill::causal_attention(QKV, 3 * C, kc, vc, H, H, P, D, pos, T, scale,
+                             batch_scores(static_cast<std::int64_t>(prefill::attention_scratch_floats(H, pos, T))), A, C);
     linear(L.proj, A, T, X, true, bweights_);
     norm_rows(L.ln2_g, L.ln2_b);
     linear(L.fc, Hn, T, M, false, bweights_);

@@ -93,7 +93,8 @@ void LlamaFastSession::prefill_layers(std::int64_t T) {
     float* kc = k_cache_[l].get();
     float* vc = v_cache_[l].get();
     prefill::cache_rows(QKV + QW, QKV + QW + KVW, QKVW, T, kc, vc, KV, P, D, pos);
-    prefill::causal_attention(QKV, QKVW, kc, vc, H, KV, P, D, pos, T, scale, bscores_.data(), A, QW);
+    prefill::causal_attention(QKV, QKVW, kc, vc, H, KV, P, D, pos, T, scale,
+                             batch_scores(static_cast<std::int64_t>(prefill::attention_scratch_floats(H, pos, T))), A, QW);
     linear(L.o, A, T, X, true, bweights_);
 
     norm_rows(L.mlp_norm);
