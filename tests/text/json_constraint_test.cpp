@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "text/constrain/json_constraint.h"
 #include "text/hf/hf_tokenizer.h"
+#include "test_scale.h"
 #include "text/text_test_data.h"
 
 namespace orion::text::constrain {
@@ -168,7 +169,7 @@ std::string sample_answer(const std::shared_ptr<const Grammar>& g, const std::sh
       if (allowed[static_cast<std::size_t>(i)]) ids.push_back(i);
     EXPECT_FALSE(ids.empty()) << "no token can follow " << text;
     if (ids.empty()) return text;
-    for (int k = 0; k < 300; ++k) {
+    for (int k = 0; k < testing_util::at_scale(300, 60); ++k) {
       const std::int32_t t = k % 2 ? ids[static_cast<std::size_t>(any(rng)) % ids.size()] : any(rng);
       if (t == end_id) continue;
       JsonMatcher copy = m;
@@ -195,7 +196,7 @@ TEST(JsonConstraint, RandomSamplingUnderTheMaskAlwaysGivesAWholeValidAnswer) {
   EXPECT_FALSE(tok->is_special(*tok->token_id("<tool_call>")));
   const auto g = std::make_shared<const Grammar>(compile_json_schema(person_schema()));
   std::mt19937 rng(7);
-  for (int answer = 0; answer < 4; ++answer) {
+  for (int answer = 0; answer < testing_util::at_scale(4, 1); ++answer) {
     const std::string text = sample_answer(g, vocab, end, rng, 400);
     SCOPED_TRACE(text);
     const nlohmann::json j = nlohmann::json::parse(text);  // throws (fails) unless JSON
