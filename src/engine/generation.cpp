@@ -1,7 +1,9 @@
 #include "engine/generation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "core/stopwatch.h"
 
@@ -23,6 +25,35 @@ void Generation::stop(std::string why) {
 
 std::optional<std::int32_t> Generation::next_token(const std::function<void(std::string_view)>& emit) {
   if (done_) return std::nullopt;
+  // The model's own distribution, before the constraint's mask changes the logits.
+  double log_total = 0;
+  std::vector<std::pair<std::int32_t, float>> top;
+  if (limits_.logprobs >= 0) {
+    float peak = -std::numeric_limits<float>::infinity();
+    for (const float v : logits_) peak = std::isfinite(v) ? std::max(peak, v) : peak;
+    double sum = 0;
+    for (const float v : logits_) sum += std::isfinite(v) ? std::exp(static_cast<double>(v - peak)) : 0.0;
+    log_total = static_cast<double>(peak) + std::log(sum);
+    // The most likely `logprobs` tokens, the largest first (ties: the lower id).
+    const auto better = [](const std::pair<std::int32_t, float>& a, const std::pair<std::int32_t, float>& b) {
+      return a.second > b.second || (a.second == b.second && a.first < b.first);
+    };
+    const auto k = static_cast<std::size_t>(limits_.logprobs);
+    for (std::size_t i = 0; i < logits_.size() && k > 0; ++i) {
+      if (!std::isfinite(logits_[i])) continue;
+      const std::pair<std::int32_t, float> c{static_cast<std::int32_t>(i), logits_[i]};
+      if (top.size() < k) {
+        top.push_back(c);
+        std::push_heap(top.begin(), top.end(), better);
+      } else if (better(c, top.front())) {
+        std::pop_heap(top.begin(), top.end(), better);
+        top.back() = c;
+        std::push_heap(top.begin(), top.end(), better);
+      }
+    }
+    std::sort_heap(top.begin(), top.end(), better);
+    for (auto& [id, v] : top) v = static_cast<float>(static_cast<double>(v) - log_total);
+  }
   text::TokenConstraint* constraint = limits_.constraint;
   if (constraint != nullptr) {
     if (constraint->complete()) {
@@ -45,6 +76,8 @@ std::optional<std::int32_t> Generation::next_token(const std::function<void(std:
     return std::nullopt;
   }
   if (constraint != nullptr) constraint->accept(next);
+  if (limits_.logprobs >= 0)
+    logprobs_.push_back({next, static_cast<float>(static_cast<double>(logits_[static_cast<std::size_t>(next)]) - log_total), std::move(top)});
   ids_.push_back(next);
   ++out_.generated;
   emit(tokenizer_.piece(next));

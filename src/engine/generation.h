@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/decoder.h"
@@ -24,6 +25,16 @@ struct GenerationLimits {
   // Masks each step's logits to the tokens it allows (constrained decoding), and ends the text
   // when it is whole; nullptr: none. It must outlive the generation.
   text::TokenConstraint* constraint = nullptr;
+  // Each sampled token's log-probability under the model (its logits' log-softmax, before any
+  // temperature or mask) and this many most likely alternatives; -1: none.
+  int logprobs = -1;
+};
+
+// A sampled token's log-probability and the most likely tokens' at its step.
+struct TokenLogprob {
+  std::int32_t id = 0;
+  float logprob = 0;
+  std::vector<std::pair<std::int32_t, float>> top;
 };
 
 struct GenerationOutcome {
@@ -61,6 +72,8 @@ class Generation {
   // Ends it here (a cancelled request).
   void stop(std::string why);
   const GenerationOutcome& outcome() const { return out_; }
+  // The log-probabilities of the tokens emitted since the last call (GenerationLimits::logprobs).
+  std::vector<TokenLogprob> take_logprobs() { return std::exchange(logprobs_, {}); }
 
  private:
   Decoder& session_;
@@ -70,6 +83,7 @@ class Generation {
   std::vector<std::int32_t>& ids_;
   GenerationLimits limits_;
   GenerationOutcome out_;
+  std::vector<TokenLogprob> logprobs_;
   bool done_ = false;
 };
 

@@ -73,11 +73,13 @@ struct HttpServer::Impl {
       std::string text;
       double ttft = -1;
       AnswerSplitter splitter = job->splitter();
+      std::vector<LogprobEntry> logprobs;
       for (;;) {
         const std::optional<JobEvent> e = job->next(std::chrono::milliseconds(200));
         if (!e) continue;
         if (ttft < 0 && !e->text.empty()) ttft = clock->ms();
         text += e->text;
+        logprobs.insert(logprobs.end(), e->logprobs.begin(), e->logprobs.end());
         if (!e->done) continue;
         if (!e->error.empty()) {
           send_error(res, ApiError{500, "generation failed: " + e->error, "server_error", ""});
@@ -85,6 +87,7 @@ struct HttpServer::Impl {
           return;
         }
         ChatAnswer answer;
+        answer.logprobs = std::move(logprobs);
         if (endpoint == Endpoint::chat) {
           for (const AnswerSplitter::Delta& d : {splitter.push(text), splitter.finish()}) {
             answer.reasoning += d.reasoning;
@@ -108,10 +111,11 @@ struct HttpServer::Impl {
     auto usage = std::make_shared<Usage>();
     auto status = std::make_shared<std::string>("disconnected");
     auto splitter = std::make_shared<AnswerSplitter>(job->splitter());
+    auto offset = std::make_shared<std::size_t>(0);  // a completion's text so far: logprobs' text_offset
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [r, job, id, created, first, ttft, usage, status, clock, splitter](std::size_t, httplib::DataSink& sink) {
+        [r, job, id, created, first, ttft, usage, status, clock, splitter, offset](std::size_t, httplib::DataSink& sink) {
           const auto send = [&](const json& j) {
             const std::string line = "data: " + j.dump() + "\n\n";
             return sink.write(line.data(), line.size());
@@ -138,7 +142,12 @@ struct HttpServer::Impl {
           // A chat's text goes through the splitter (reasoning, content, whole tool calls); a
           // completion's as it comes.
           const auto send_text = [&](const std::string& text, bool end) {
-            if (r.endpoint != Endpoint::chat) return text.empty() || send(stream_chunk(r, id, created, text, std::nullopt));
+            const std::vector<LogprobEntry>& lps = e->logprobs;
+            if (r.endpoint != Endpoint::chat) {
+              const std::size_t at = *offset;
+              *offset += text.size();
+              return (text.empty() && lps.empty()) || send(stream_chunk(r, id, created, text, std::nullopt, false, lps, at));
+            }
             const int before = splitter->calls();
             AnswerSplitter::Delta d = splitter->push(text);
             if (end) {
@@ -147,7 +156,7 @@ struct HttpServer::Impl {
               d.content += rest.content;
               d.calls.insert(d.calls.end(), rest.calls.begin(), rest.calls.end());
             }
-            return d.empty() || send(chat_delta_chunk(r, id, created, d, before));
+            return (d.empty() && lps.empty()) || send(chat_delta_chunk(r, id, created, d, before, lps));
           };
           if (!send_text(e->text, e->done)) {
             job->cancel();

@@ -229,6 +229,19 @@ CompletionRequest parse_request(Endpoint endpoint, std::string_view body) {
     r.ignore_eos = j.at("ignore_eos").get<bool>();
   }
   parse_response_format(oj, r);
+  if (j.contains("logprobs") && !j.at("logprobs").is_null()) {
+    if (endpoint == Endpoint::chat) {
+      if (!j.at("logprobs").is_boolean()) throw bad("'logprobs' must be a boolean", "logprobs");
+      if (j.at("logprobs").get<bool>()) r.logprobs = 0;
+    } else {
+      r.logprobs = static_cast<int>(integer_in(j, "logprobs", 0, 5));
+    }
+  }
+  if (endpoint == Endpoint::chat && j.contains("top_logprobs") && !j.at("top_logprobs").is_null()) {
+    const auto n = static_cast<int>(integer_in(j, "top_logprobs", 0, 20));
+    if (r.logprobs < 0 && n > 0) throw bad("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+    if (r.logprobs >= 0) r.logprobs = n;
+  }
   if (j.contains("stream_options") && j.at("stream_options").is_object()) {
     const json& o = j.at("stream_options");
     r.include_usage = o.contains("include_usage") && o.at("include_usage").is_boolean() && o.at("include_usage").get<bool>();
@@ -243,6 +256,12 @@ json Usage::json() const {
 
 namespace {
 
+json token_bytes(const std::string& t) {
+  json b = json::array();
+  for (const char c : t) b.push_back(static_cast<int>(static_cast<unsigned char>(c)));
+  return b;
+}
+
 json tool_calls_json(const std::vector<ToolCall>& calls, int first, bool indexed) {
   json out = json::array();
   for (std::size_t i = 0; i < calls.size(); ++i) {
@@ -254,6 +273,32 @@ json tool_calls_json(const std::vector<ToolCall>& calls, int first, bool indexed
 }
 
 }  // namespace
+
+json logprobs_json(const CompletionRequest& r, const std::vector<LogprobEntry>& entries, std::size_t offset) {
+  if (r.logprobs < 0) return nullptr;
+  // A token may be part of a character: its text as valid UTF-8 (U+FFFD for the part), its bytes exact.
+  const auto text = [](const std::string& t) { return text::hf::valid_utf8(t); };
+  if (r.endpoint == Endpoint::chat) {
+    json content = json::array();
+    for (const LogprobEntry& e : entries) {
+      json top = json::array();
+      for (const auto& [t, lp] : e.top) top.push_back({{"token", text(t)}, {"logprob", lp}, {"bytes", token_bytes(t)}});
+      content.push_back({{"token", text(e.token)}, {"logprob", e.logprob}, {"bytes", token_bytes(e.token)}, {"top_logprobs", top}});
+    }
+    return {{"content", content}};
+  }
+  json tokens = json::array(), lps = json::array(), tops = json::array(), offsets = json::array();
+  for (const LogprobEntry& e : entries) {
+    tokens.push_back(text(e.token));
+    lps.push_back(e.logprob);
+    json top = json::object();
+    for (const auto& [t, lp] : e.top) top[text(t)] = lp;
+    tops.push_back(top);
+    offsets.push_back(offset);
+    offset += e.token.size();
+  }
+  return {{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
+}
 
 json completion_body(const CompletionRequest& r, const std::string& id, std::int64_t created, const ChatAnswer& answer,
                      const std::string& finish_reason, const Usage& usage) {
@@ -268,27 +313,29 @@ json completion_body(const CompletionRequest& r, const std::string& id, std::int
   }
   choice["index"] = 0;
   choice["finish_reason"] = finish_reason;
-  choice["logprobs"] = nullptr;
+  choice["logprobs"] = logprobs_json(r, answer.logprobs);
   return {{"id", id}, {"object", object_of(r, false)}, {"created", created}, {"model", r.model},
           {"choices", json::array({choice})}, {"usage", usage.json()}};
 }
 
 json stream_chunk(const CompletionRequest& r, const std::string& id, std::int64_t created, const std::string& text,
-                  const std::optional<std::string>& finish_reason, bool first) {
+                  const std::optional<std::string>& finish_reason, bool first, const std::vector<LogprobEntry>& logprobs,
+                  std::size_t offset) {
   json choice = choice_text(r, text, true, first);
   choice["index"] = 0;
   choice["finish_reason"] = finish_reason ? json(*finish_reason) : json();
-  choice["logprobs"] = nullptr;
+  choice["logprobs"] = logprobs.empty() ? json() : logprobs_json(r, logprobs, offset);
   return {{"id", id}, {"object", object_of(r, true)}, {"created", created}, {"model", r.model}, {"choices", json::array({choice})}};
 }
 
 json chat_delta_chunk(const CompletionRequest& r, const std::string& id, std::int64_t created,
-                      const AnswerSplitter::Delta& delta, int first_call) {
+                      const AnswerSplitter::Delta& delta, int first_call, const std::vector<LogprobEntry>& logprobs) {
   json d = json::object();
   if (!delta.reasoning.empty()) d["reasoning_content"] = delta.reasoning;
   if (!delta.content.empty()) d["content"] = delta.content;
   if (!delta.calls.empty()) d["tool_calls"] = tool_calls_json(delta.calls, first_call, true);
-  json choice = {{"index", 0}, {"delta", d}, {"finish_reason", nullptr}, {"logprobs", nullptr}};
+  json choice = {{"index", 0}, {"delta", d}, {"finish_reason", nullptr},
+                 {"logprobs", logprobs.empty() ? json() : logprobs_json(r, logprobs)}};
   return {{"id", id}, {"object", object_of(r, true)}, {"created", created}, {"model", r.model}, {"choices", json::array({choice})}};
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +50,9 @@ struct CompletionRequest {
   nlohmann::ordered_json tools = nlohmann::ordered_json::array();
   enum class ToolChoice { none, automatic, required, named } tool_choice = ToolChoice::automatic;
   std::string tool_name;  // ToolChoice::named
+  // Log-probabilities: -1 none, else the alternatives each token lists (chat: logprobs true and
+  // top_logprobs 0-20; completions: logprobs 0-5).
+  int logprobs = -1;
   // chat: the template's further variables (chat_template_kwargs, enable_thinking), an object.
   nlohmann::ordered_json template_variables = nlohmann::ordered_json::object();
 };
@@ -58,11 +62,25 @@ struct CompletionRequest {
 // messages, a schema the grammar cannot honour (by keyword), tools that are not functions.
 CompletionRequest parse_request(Endpoint endpoint, std::string_view body);
 
-// A chat answer in its parts: reasoning (a <think> block), content and tool calls.
+// A generated token's log-probability and its step's most likely tokens', as text (the token's
+// piece, which may be part of a character: `bytes` holds it exactly).
+struct LogprobEntry {
+  std::string token;
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;
+};
+
+// A chat answer in its parts: reasoning (a <think> block), content and tool calls; and, when
+// asked, its tokens' log-probabilities.
 struct ChatAnswer {
   std::string reasoning, content;
   std::vector<ToolCall> calls;
+  std::vector<LogprobEntry> logprobs;
 };
+
+// The choice's "logprobs" object for `entries` (chat: {"content": [...]}; completions: tokens,
+// token_logprobs, top_logprobs, text_offset from `offset`), null when the request asked none.
+nlohmann::json logprobs_json(const CompletionRequest& r, const std::vector<LogprobEntry>& entries, std::size_t offset = 0);
 
 struct Usage {
   std::int64_t prompt_tokens = 0, completion_tokens = 0;
@@ -78,12 +96,12 @@ nlohmann::json completion_body(const CompletionRequest& r, const std::string& id
 // A chat stream's chunk of reasoning, content and whole tool calls (numbered from
 // `first_call`).
 nlohmann::json chat_delta_chunk(const CompletionRequest& r, const std::string& id, std::int64_t created,
-                                const AnswerSplitter::Delta& delta, int first_call);
+                                const AnswerSplitter::Delta& delta, int first_call, const std::vector<LogprobEntry>& logprobs = {});
 // One server-sent event's data: a piece of text, or (finish_reason set) the last chunk, or
 // (usage set, no choices) the usage chunk.
 nlohmann::json stream_chunk(const CompletionRequest& r, const std::string& id, std::int64_t created,
                             const std::string& text, const std::optional<std::string>& finish_reason,
-                            bool first = false);
+                            bool first = false, const std::vector<LogprobEntry>& logprobs = {}, std::size_t offset = 0);
 nlohmann::json usage_chunk(const CompletionRequest& r, const std::string& id, std::int64_t created, const Usage& usage);
 
 }  // namespace orion::serve

@@ -46,10 +46,11 @@ bool Job::cancelled() const {
   return cancelled_;
 }
 
-void Job::push(std::string text, bool done, std::string finish_reason, std::string error) {
+void Job::push(std::string text, bool done, std::string finish_reason, std::string error, std::vector<LogprobEntry> logprobs) {
   std::lock_guard lock(mu_);
   if (finished_) return;
   pending_.text += text;
+  pending_.logprobs.insert(pending_.logprobs.end(), std::make_move_iterator(logprobs.begin()), std::make_move_iterator(logprobs.end()));
   if (done) {
     pending_.done = true;
     pending_.finish_reason = std::move(finish_reason);
@@ -57,7 +58,7 @@ void Job::push(std::string text, bool done, std::string finish_reason, std::stri
     pending_.usage = {prompt_tokens_, generated_.load(), cached_tokens_};
     finished_ = true;
   }
-  has_pending_ = has_pending_ || !pending_.text.empty() || done;
+  has_pending_ = has_pending_ || !pending_.text.empty() || !pending_.logprobs.empty() || done;
   cv_.notify_all();
 }
 
@@ -299,7 +300,7 @@ void Scheduler::prefill_some(Active& a, bool streams_waiting) {
   a.generation = std::make_unique<engine::Generation>(
       *a.session, *a.sampler, text_.tokenizer(), std::move(logits), job.ids_,
       engine::GenerationLimits{static_cast<int>(job.max_tokens_), r.ignore_eos ? std::vector<std::int32_t>{} : text_.stop_ids(),
-                               job.constraint_.get()});
+                               job.constraint_.get(), r.logprobs});
 }
 
 void Scheduler::decode(const std::vector<Active*>& running, const std::vector<std::int32_t>& tokens) {
@@ -383,6 +384,7 @@ void Scheduler::run() {
     // sessions together in one pass over the weights where the engine can (the fast engine's
     // f32 sessions, engine::decode_batch), else one after another.
     std::vector<std::string> released(active.size());
+    std::vector<std::vector<LogprobEntry>> logprobs(active.size());
     std::vector<Active*> running;
     std::vector<std::int32_t> tokens;
     for (std::size_t i = 0; i < active.size(); ++i) {
@@ -394,6 +396,11 @@ void Scheduler::run() {
           continue;
         }
         const std::optional<std::int32_t> t = a.generation->next_token([&](std::string_view piece) { released[i] += a.stops.push(piece); });
+        for (engine::TokenLogprob& lp : a.generation->take_logprobs()) {
+          LogprobEntry e{text_.tokenizer().piece(lp.id), lp.logprob, {}};
+          for (const auto& [id, v] : lp.top) e.top.emplace_back(text_.tokenizer().piece(id), v);
+          logprobs[i].push_back(std::move(e));
+        }
         const std::int64_t before = a.job->generated_, now_generated = a.generation->outcome().generated;
         if (now_generated > before) {
           const auto now = std::chrono::steady_clock::now();
@@ -417,14 +424,14 @@ void Scheduler::run() {
       Job& job = *a.job;
       if (!a.generation) continue;
       if (a.stops.stopped()) {
-        job.push(released[i], true, "stop");
+        job.push(released[i], true, "stop", "", std::move(logprobs[i]));
         a.generation->stop("stop string");
       } else if (a.generation->done()) {
         released[i] += a.stops.flush();
         const engine::GenerationOutcome& o = a.generation->outcome();
-        job.push(released[i], true, o.stopped_at_eos || job.cancelled() ? "stop" : "length");
-      } else if (!released[i].empty()) {
-        job.push(released[i], false);
+        job.push(released[i], true, o.stopped_at_eos || job.cancelled() ? "stop" : "length", "", std::move(logprobs[i]));
+      } else if (!released[i].empty() || !logprobs[i].empty()) {
+        job.push(released[i], false, "", "", std::move(logprobs[i]));
       }
     }
     // Finished requests give their sessions back.

@@ -47,6 +47,7 @@ struct JobEvent {
   std::string finish_reason;  // "stop" or "length" when done
   std::string error;          // when done by a failure (an internal error: 500)
   Usage usage;
+  std::vector<LogprobEntry> logprobs;  // of the tokens since the last look, when asked
 };
 
 class Job {
@@ -64,7 +65,8 @@ class Job {
 
  private:
   friend class Scheduler;
-  void push(std::string text, bool done, std::string finish_reason = "", std::string error = "");
+  void push(std::string text, bool done, std::string finish_reason = "", std::string error = "",
+            std::vector<LogprobEntry> logprobs = {});
 
   std::string id_;
   CompletionRequest request_;

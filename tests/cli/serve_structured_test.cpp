@@ -3,7 +3,9 @@
 // tests/reference/structured_client.mjs, on a Qwen3-shaped folder with Qwen3's real template and
 // random weights: whatever the weights, a forced call's arguments and every schema answer must
 // parse and validate, because the answers come from constrained decoding.
+#include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_folder_test.h"
@@ -74,6 +76,70 @@ TEST_F(ServeStructuredCli, TwoHundredSchemaAnswersOnRandomWeightsAllValidate) {
   const int requests = testing_util::at_scale(200, 24);
   const json r = run_client("tinyllama", false, requests);
   expect_all_valid(r.value("schema", json()), requests);
+}
+
+// logprobs and top_logprobs: a greedy answer's every token is its step's most likely, its
+// alternatives sorted and together no more probable than one; the stream gives the same entries;
+// a text completion's legacy form lines its offsets up with its text.
+TEST_F(ServeStructuredCli, LogprobsListEachTokenAndItsMostLikelyAlternatives) {
+  std::string log;
+  const std::string m = shared_hf_folder("qwen3", log);
+  ASSERT_FALSE(m.empty()) << log;
+  ServeProcess server(m, "");
+  ASSERT_GT(server.port(), 0) << server.log();
+  const auto post = [&](const std::string& path, const json& body) {
+    return curl(server.url() + path + " -H 'Content-Type: application/json' -d @" + write("body.json", body.dump()));
+  };
+  const json chat = {{"messages", {{{"role", "user"}, {"content", "Name a colour"}}}}, {"max_tokens", 6}, {"temperature", 0},
+                     {"logprobs", true}, {"top_logprobs", 5}};
+  const Http r = post("/v1/chat/completions", chat);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json content = json::parse(r.body)["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), 6u) << r.body;
+  std::string bytes;
+  for (const json& t : content) {
+    ASSERT_EQ(t["top_logprobs"].size(), 5u);
+    EXPECT_EQ(t["bytes"], t["top_logprobs"][0]["bytes"]) << t.dump();
+    EXPECT_EQ(t["logprob"], t["top_logprobs"][0]["logprob"]) << t.dump();
+    double mass = 0, last = 0;
+    for (std::size_t k = 0; k < 5; ++k) {
+      const double lp = t["top_logprobs"][k]["logprob"];
+      EXPECT_LE(lp, 0.0);
+      if (k > 0) {
+        EXPECT_LE(lp, last);
+      }
+      last = lp;
+      mass += std::exp(lp);
+    }
+    EXPECT_LE(mass, 1.0 + 1e-5);
+    for (const json& b : t["bytes"]) bytes += static_cast<char>(b.get<int>());
+  }
+  EXPECT_EQ(bytes, json::parse(r.body)["choices"][0]["message"]["content"].get<std::string>());
+  // Streamed: the same entries, a chunk's worth at a time.
+  json streamed = chat;
+  streamed["stream"] = true;
+  const Http s = post("/v1/chat/completions", streamed);
+  json joined = json::array();
+  std::istringstream lines(s.body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("data: {", 0) != 0) continue;
+    const json c = json::parse(line.substr(6));
+    if (!c["choices"].empty() && c["choices"][0]["logprobs"].is_object())
+      for (const json& t : c["choices"][0]["logprobs"]["content"]) joined.push_back(t);
+  }
+  EXPECT_EQ(joined, content);
+  // Text completions: OpenAI's legacy form.
+  const Http c = post("/v1/completions", {{"prompt", "In the beginning"}, {"max_tokens", 4}, {"temperature", 0}, {"logprobs", 2}});
+  ASSERT_EQ(c.status, 200) << c.body;
+  const json lp = json::parse(c.body)["choices"][0]["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), 4u) << c.body;
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(lp["top_logprobs"][i].size(), 2u);
+    EXPECT_LE(lp["token_logprobs"][i].get<double>(), 0.0);
+  }
+  EXPECT_EQ(lp["text_offset"][0], 0);
+  EXPECT_EQ(post("/v1/completions", {{"prompt", "x"}, {"logprobs", 6}}).status, 400);
+  EXPECT_EQ(post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"top_logprobs", 3}}).status, 400);
 }
 
 }  // namespace
