@@ -11,7 +11,7 @@ namespace orion::engine {
 
 Generation::Generation(Decoder& session, text::Sampler& sampler, const text::Tokenizer& tokenizer,
                        std::vector<float> logits, std::vector<std::int32_t>& ids, GenerationLimits limits)
-    : session_(session), sampler_(sampler), tokenizer_(tokenizer), logits_(std::move(logits)), ids_(ids),
+    : session_(session), sampler_(sampler), tokenizer_(tokenizer), logits_(std::move(logits)), ids_(ids), prompt_size_(ids.size()),
       limits_(std::move(limits)) {
   out_.stop = "generated the requested " + std::to_string(limits_.max_tokens) + " tokens";
   done_ = limits_.max_tokens <= 0;
@@ -64,7 +64,7 @@ std::optional<std::int32_t> Generation::next_token(const std::function<void(std:
     }
     constraint->mask(logits_);
   }
-  const std::int32_t next = sampler_.sample(logits_, ids_);
+  const std::int32_t next = sampler_.sample(logits_, ids_, std::span(ids_).subspan(prompt_size_));
   if (std::find(limits_.stop_ids.begin(), limits_.stop_ids.end(), next) != limits_.stop_ids.end()) {
     out_.stop = "stopped at the end-of-text token";
     out_.stopped_at_eos = true;

@@ -81,6 +81,7 @@ class Generation {
   const text::Tokenizer& tokenizer_;
   std::vector<float> logits_;
   std::vector<std::int32_t>& ids_;
+  std::size_t prompt_size_;  // ids_ before the answer: the penalties count what comes after
   GenerationLimits limits_;
   GenerationOutcome out_;
   std::vector<TokenLogprob> logprobs_;

@@ -9,6 +9,8 @@
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "serve/chat_page.h"
+#include "serve/response_store.h"
+#include "serve/responses_api.h"
 
 namespace orion::serve {
 
@@ -45,12 +47,13 @@ struct HttpServer::Impl {
 
   // One line per request on stderr: id, tokens, time to first token, rate, status.
   void log(const std::string& id, const char* what, std::int64_t prompt, std::int64_t generated, double ttft_ms,
-           double seconds, const std::string& status) {
+           double seconds, const std::string& status, const std::string& note = "") {
     if (options.quiet) return;
     const double rate = generated > 1 && seconds * 1e3 > ttft_ms ? static_cast<double>(generated - 1) / (seconds - ttft_ms * 1e-3) : 0.0;
     std::lock_guard lock(log_mu);
-    std::fprintf(stderr, "serve: #%s %s: prompt %lld tokens, generated %lld, first token %.0f ms, %.1f tok/s, %s\n", id.c_str(), what,
-                 static_cast<long long>(prompt), static_cast<long long>(generated), ttft_ms, rate, status.c_str());
+    std::fprintf(stderr, "serve: #%s %s: prompt %lld tokens, generated %lld, first token %.0f ms, %.1f tok/s, %s%s%s\n", id.c_str(), what,
+                 static_cast<long long>(prompt), static_cast<long long>(generated), ttft_ms, rate, status.c_str(),
+                 note.empty() ? "" : "; ", printable(note).c_str());
   }
 
   void complete(Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
@@ -83,7 +86,7 @@ struct HttpServer::Impl {
         if (!e->done) continue;
         if (!e->error.empty()) {
           send_error(res, ApiError{500, "generation failed: " + e->error, "server_error", ""});
-          log(job->id(), what, e->usage.prompt_tokens, e->usage.completion_tokens, ttft, clock->seconds(), "500 " + e->error);
+          log(job->id(), what, e->usage.prompt_tokens, e->usage.completion_tokens, ttft, clock->seconds(), "500 " + e->error, r.log_note);
           return;
         }
         ChatAnswer answer;
@@ -100,7 +103,7 @@ struct HttpServer::Impl {
         const std::string finish = answer.calls.empty() || e->finish_reason != "stop" ? e->finish_reason : "tool_calls";
         res.set_content(completion_body(r, id, created, answer, finish, e->usage).dump(), "application/json");
         log(job->id(), what, e->usage.prompt_tokens, e->usage.completion_tokens, std::max(ttft, 0.0), clock->seconds(),
-            "200 " + e->finish_reason);
+            "200 " + e->finish_reason, r.log_note);
         return;
       }
     }
@@ -178,10 +181,122 @@ struct HttpServer::Impl {
           sink.done();
           return true;
         },
-        [this, job, ttft, usage, status, clock, what](bool success) {
+        [this, job, ttft, usage, status, clock, what, note = r.log_note](bool success) {
           if (!success) job->cancel();
           log(job->id(), what, usage->prompt_tokens ? usage->prompt_tokens : job->prompt_tokens(), usage->completion_tokens,
-              std::max(*ttft, 0.0), clock->seconds(), success ? *status : "disconnected (cancelled)");
+              std::max(*ttft, 0.0), clock->seconds(), success ? *status : "disconnected (cancelled)", note);
+        });
+  }
+
+  ResponseStore store;
+
+  // POST /v1/responses: the chat machinery behind the Responses API's objects and events.
+  void respond(const httplib::Request& req, httplib::Response& res) {
+    ResponsesRequest q;
+    std::shared_ptr<Job> job;
+    try {
+      q = parse_responses_request(req.body, [this](const std::string& id) { return store.get(id); });
+      if (q.chat.model.empty()) q.chat.model = options.model_name;
+      job = scheduler.submit(q.chat);
+    } catch (const ApiError& e) {
+      send_error(res, e);
+      log("-", "response", 0, 0, 0, 0, std::to_string(e.status) + " " + e.message);
+      return;
+    }
+    const std::int64_t created = unix_time();
+    const std::string id = std::to_string(created) + "x" + job->id();
+    auto clock = std::make_shared<Stopwatch>();
+    const auto status_of = [](const JobEvent& e) { return e.finish_reason == "length" ? "incomplete" : "completed"; };
+    if (!q.chat.stream) {
+      AnswerSplitter splitter = job->splitter();
+      ChatAnswer answer;
+      double ttft = -1;
+      for (;;) {
+        const std::optional<JobEvent> e = job->next(std::chrono::milliseconds(200));
+        if (!e) continue;
+        if (ttft < 0 && !e->text.empty()) ttft = clock->ms();
+        for (const AnswerSplitter::Delta& d : {splitter.push(e->text), e->done ? splitter.finish() : AnswerSplitter::Delta{}}) {
+          answer.reasoning += d.reasoning;
+          answer.content += d.content;
+          answer.calls.insert(answer.calls.end(), d.calls.begin(), d.calls.end());
+        }
+        if (!e->done) continue;
+        if (!e->error.empty()) {
+          send_error(res, ApiError{500, "generation failed: " + e->error, "server_error", ""});
+          log(job->id(), "response", e->usage.prompt_tokens, e->usage.completion_tokens, ttft, clock->seconds(), "500 " + e->error);
+          return;
+        }
+        if (q.store) store.put("resp_" + id, conversation_after(q, answer));
+        res.set_content(response_object(q, id, created, status_of(*e), answer, e->usage).dump(), "application/json");
+        log(job->id(), "response", e->usage.prompt_tokens, e->usage.completion_tokens, std::max(ttft, 0.0), clock->seconds(),
+            "200 " + e->finish_reason, q.chat.log_note);
+        return;
+      }
+    }
+    // Typed server-sent events: "event: TYPE" and its JSON, numbered.
+    auto q_shared = std::make_shared<ResponsesRequest>(std::move(q));
+    auto events = std::make_shared<ResponseEvents>(*q_shared, id, created);
+    auto splitter = std::make_shared<AnswerSplitter>(job->splitter());
+    auto started = std::make_shared<bool>(false);
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, q_shared, job, id, events, splitter, started, status_of](std::size_t, httplib::DataSink& sink) {
+          const auto send = [&](const std::vector<json>& list) {
+            for (const json& ev : list) {
+              const std::string text = "event: " + ev["type"].get<std::string>() + "\ndata: " + ev.dump() + "\n\n";
+              if (!sink.write(text.data(), text.size())) return false;
+            }
+            return true;
+          };
+          std::optional<JobEvent> e;
+          while (!(e = job->next(std::chrono::milliseconds(100)))) {
+            if (!sink.is_writable()) {
+              job->cancel();
+              return false;
+            }
+          }
+          if (!*started) {
+            *started = true;
+            if (!send(events->start())) {
+              job->cancel();
+              return false;
+            }
+          }
+          AnswerSplitter::Delta d = splitter->push(e->text);
+          if (e->done) {
+            AnswerSplitter::Delta rest = splitter->finish();
+            d.reasoning += rest.reasoning;
+            d.content += rest.content;
+            d.calls.insert(d.calls.end(), rest.calls.begin(), rest.calls.end());
+          }
+          if (!send(events->add(d.reasoning, d.content, d.calls))) {
+            job->cancel();
+            return false;
+          }
+          if (!e->done) return true;
+          if (!e->error.empty()) {
+            send({{{"type", "error"}, {"code", "server_error"}, {"message", "generation failed: " + e->error}}});
+          } else {
+            const std::vector<json> last = events->finish(status_of(*e), e->usage);
+            if (q_shared->store) {
+              ChatAnswer a;
+              for (const json& item : last.back()["response"]["output"]) {
+                if (item["type"] == "message") a.content += item["content"][0]["text"].get<std::string>();
+                if (item["type"] == "function_call")
+                  a.calls.push_back({item["call_id"].get<std::string>(), item["name"].get<std::string>(), item["arguments"].get<std::string>()});
+              }
+              store.put("resp_" + id, conversation_after(*q_shared, a));
+            }
+            send(last);
+            log(job->id(), "response", e->usage.prompt_tokens, e->usage.completion_tokens, 0, 0, "200 " + e->finish_reason + " (streamed)",
+                q_shared->chat.log_note);
+          }
+          sink.done();
+          return true;
+        },
+        [job](bool success) {
+          if (!success) job->cancel();
         });
   }
 
@@ -219,6 +334,7 @@ struct HttpServer::Impl {
     });
     server.Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& s) { complete(Endpoint::chat, q, s); });
     server.Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& s) { complete(Endpoint::completion, q, s); });
+    server.Post("/v1/responses", [this](const httplib::Request& q, httplib::Response& s) { respond(q, s); });
     server.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(chat_page_html(), "text/html; charset=utf-8"); });
     // Statuses the library sets itself (an unknown path, a body over the limit...) get OpenAI's
     // error object; responses with a body of their own are left alone.

@@ -4,6 +4,8 @@
 #include <set>
 
 #include "core/error.h"
+#include "serve/chat_messages.h"
+#include "serve/request_fields.h"
 
 #include "text/hf/hf_components.h"
 
@@ -14,28 +16,26 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-ApiError bad(std::string message, std::string param) { return ApiError{400, std::move(message), "invalid_request_error", std::move(param)}; }
-
 double number_in(const json& j, const char* key, double lo, double hi, double fallback) {
   if (!j.contains(key) || j.at(key).is_null()) return fallback;
   const json& v = j.at(key);
-  if (!v.is_number()) throw bad(std::string("'") + key + "' must be a number, not " + v.type_name(), key);
+  if (!v.is_number()) throw bad_request(std::string("'") + key + "' must be a number, not " + v.type_name(), key);
   const double d = v.get<double>();
   if (!(d >= lo && d <= hi))
-    throw bad(std::string("'") + key + "' is " + v.dump() + "; it must be between " + json(lo).dump() + " and " + json(hi).dump(), key);
+    throw bad_request(std::string("'") + key + "' is " + v.dump() + "; it must be between " + json(lo).dump() + " and " + json(hi).dump(), key);
   return d;
 }
 
 std::int64_t integer_in(const json& j, const char* key, std::int64_t lo, std::int64_t hi) {
   const json& v = j.at(key);
-  if (!v.is_number_integer()) throw bad(std::string("'") + key + "' must be an integer, not " + v.type_name(), key);
+  if (!v.is_number_integer()) throw bad_request(std::string("'") + key + "' must be an integer, not " + v.type_name(), key);
   // nlohmann reads a non-negative integer as unsigned: compare it as one, so that a huge value
   // is not wrapped into range.
   const bool out = v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi) ||
                                                 v.get<std::uint64_t>() < static_cast<std::uint64_t>(std::max<std::int64_t>(lo, 0))
                                           : v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi;
   if (out)
-    throw bad(std::string("'") + key + "' is " + v.dump() + "; it must be between " + std::to_string(lo) + " and " +
+    throw bad_request(std::string("'") + key + "' is " + v.dump() + "; it must be between " + std::to_string(lo) + " and " +
                   std::to_string(hi), key);
   return v.get<std::int64_t>();
 }
@@ -53,42 +53,23 @@ const char* object_of(const CompletionRequest& r, bool chunk) {
   return "text_completion";
 }
 
-void check_message_tools(const json& m, const std::string& where) {
-  const std::string role = m.at("role").get<std::string>();
-  if (role == "tool" && (!m.contains("content") || !m.at("content").is_string()))
-    throw bad(where + ": a tool message's content must be a string (the tool's result)", where + ".content");
-  if (!m.contains("tool_calls") || m.at("tool_calls").is_null()) return;
-  const json& calls = m.at("tool_calls");
-  if (role != "assistant" || !calls.is_array()) throw bad(where + ".tool_calls must be an array on an assistant message", where + ".tool_calls");
-  for (std::size_t k = 0; k < calls.size(); ++k) {
-    const std::string w = where + ".tool_calls[" + std::to_string(k) + "]";
-    const json& c = calls[k];
-    if (!c.is_object() || !c.contains("function") || !c.at("function").is_object() || !c.at("function").contains("name") ||
-        !c.at("function").at("name").is_string())
-      throw bad(w + " must be {\"type\": \"function\", \"function\": {\"name\", \"arguments\"}}", w);
-    if (c.at("function").contains("arguments") && !c.at("function").at("arguments").is_string() &&
-        !c.at("function").at("arguments").is_object())
-      throw bad(w + ".function.arguments must be a string of JSON", w + ".function.arguments");
-  }
-}
-
 void parse_tools(const ojson& j, CompletionRequest& r) {
   if (j.contains("tools") && !j.at("tools").is_null()) {
     const ojson& tools = j.at("tools");
-    if (!tools.is_array()) throw bad("'tools' must be an array", "tools");
+    if (!tools.is_array()) throw bad_request("'tools' must be an array", "tools");
     std::set<std::string> names;
     for (std::size_t i = 0; i < tools.size(); ++i) {
       const std::string where = "tools[" + std::to_string(i) + "]";
       const ojson& t = tools[i];
       if (!t.is_object() || t.value("type", "") != "function" || !t.contains("function") || !t.at("function").is_object())
-        throw bad(where + " must be {\"type\": \"function\", \"function\": {...}}", where);
+        throw bad_request(where + " must be {\"type\": \"function\", \"function\": {...}}", where);
       const ojson& f = t.at("function");
       if (!f.contains("name") || !f.at("name").is_string() || f.at("name").get<std::string>().empty())
-        throw bad(where + ".function.name must be a non-empty string", where + ".function.name");
+        throw bad_request(where + ".function.name must be a non-empty string", where + ".function.name");
       if (!names.insert(f.at("name").get<std::string>()).second)
-        throw bad(where + ".function.name '" + f.at("name").get<std::string>() + "' is given twice", where + ".function.name");
+        throw bad_request(where + ".function.name '" + f.at("name").get<std::string>() + "' is given twice", where + ".function.name");
       if (f.contains("parameters") && !f.at("parameters").is_object() && !f.at("parameters").is_null())
-        throw bad(where + ".function.parameters must be a JSON Schema object", where + ".function.parameters");
+        throw bad_request(where + ".function.parameters must be a JSON Schema object", where + ".function.parameters");
     }
     r.tools = tools;
   }
@@ -104,19 +85,19 @@ void parse_tools(const ojson& j, CompletionRequest& r) {
       r.tool_choice = TC::named;
       r.tool_name = c.at("function").at("name").get<std::string>();
     } else {
-      throw bad("'tool_choice' must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\"}}", "tool_choice");
+      throw bad_request("'tool_choice' must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\"}}", "tool_choice");
     }
     if ((r.tool_choice == TC::required || r.tool_choice == TC::named) && r.tools.empty())
-      throw bad("'tool_choice' asks for a tool call, but 'tools' gives none", "tool_choice");
+      throw bad_request("'tool_choice' asks for a tool call, but 'tools' gives none", "tool_choice");
   }
   if (j.contains("parallel_tool_calls") && !j.at("parallel_tool_calls").is_null() && !j.at("parallel_tool_calls").is_boolean())
-    throw bad("'parallel_tool_calls' must be a boolean", "parallel_tool_calls");
+    throw bad_request("'parallel_tool_calls' must be a boolean", "parallel_tool_calls");
   if (j.contains("chat_template_kwargs") && !j.at("chat_template_kwargs").is_null()) {
-    if (!j.at("chat_template_kwargs").is_object()) throw bad("'chat_template_kwargs' must be an object", "chat_template_kwargs");
+    if (!j.at("chat_template_kwargs").is_object()) throw bad_request("'chat_template_kwargs' must be an object", "chat_template_kwargs");
     r.template_variables = j.at("chat_template_kwargs");
   }
   if (j.contains("enable_thinking") && !j.at("enable_thinking").is_null()) {
-    if (!j.at("enable_thinking").is_boolean()) throw bad("'enable_thinking' must be a boolean", "enable_thinking");
+    if (!j.at("enable_thinking").is_boolean()) throw bad_request("'enable_thinking' must be a boolean", "enable_thinking");
     r.template_variables["enable_thinking"] = j.at("enable_thinking").get<bool>();
   }
 }
@@ -125,7 +106,7 @@ void parse_response_format(const ojson& j, CompletionRequest& r) {
   if (!j.contains("response_format") || j.at("response_format").is_null()) return;
   const ojson& f = j.at("response_format");
   if (!f.is_object() || !f.contains("type") || !f.at("type").is_string())
-    throw bad("'response_format' must be {\"type\": \"text\" | \"json_object\" | \"json_schema\", ...}", "response_format");
+    throw bad_request("'response_format' must be {\"type\": \"text\" | \"json_object\" | \"json_schema\", ...}", "response_format");
   const std::string type = f.at("type").get<std::string>();
   try {
     if (type == "text") return;
@@ -135,113 +116,140 @@ void parse_response_format(const ojson& j, CompletionRequest& r) {
     }
     if (type == "json_schema") {
       if (!f.contains("json_schema") || !f.at("json_schema").is_object() || !f.at("json_schema").contains("schema"))
-        throw bad("response_format json_schema needs {\"json_schema\": {\"name\", \"schema\": {...}}}", "response_format.json_schema");
+        throw bad_request("response_format json_schema needs {\"json_schema\": {\"name\", \"schema\": {...}}}", "response_format.json_schema");
       r.grammar = std::make_shared<const text::constrain::Grammar>(text::constrain::compile_json_schema(f.at("json_schema").at("schema")));
       return;
     }
   } catch (const Error& e) {
-    throw bad(std::string("response_format: ") + e.what(), "response_format");
+    throw bad_request(std::string("response_format: ") + e.what(), "response_format");
   }
-  throw bad("response_format type '" + type + "' is not one of text, json_object, json_schema", "response_format.type");
+  throw bad_request("response_format type '" + type + "' is not one of text, json_object, json_schema", "response_format.type");
 }
 
 }  // namespace
+
+ApiError bad_request(std::string message, std::string param) {
+  return ApiError{400, std::move(message), "invalid_request_error", std::move(param)};
+}
 
 json ApiError::body() const {
   return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)}, {"code", code.empty() ? json() : json(code)}}}};
 }
 
-CompletionRequest parse_request(Endpoint endpoint, std::string_view body) {
-  if (text::hf::valid_utf8(body) != body) throw bad("the request body is not valid UTF-8", "");
-  // Read in the body's key order (a schema's properties come out in it), then as plain JSON.
-  ojson oj;
+ojson parse_body(std::string_view body) {
+  if (text::hf::valid_utf8(body) != body) throw bad_request("the request body is not valid UTF-8", "");
+  ojson j;
   try {
-    oj = ojson::parse(body);
+    j = ojson::parse(body);
   } catch (const ojson::parse_error& e) {
-    throw bad(std::string("the request body is not valid JSON (at byte ") + std::to_string(e.byte) + ")", "");
+    throw bad_request(std::string("the request body is not valid JSON (at byte ") + std::to_string(e.byte) + ")", "");
   }
+  if (!j.is_object()) throw bad_request(std::string("the request body must be a JSON object, not ") + j.type_name(), "");
+  return j;
+}
+
+CompletionRequest parse_request(Endpoint endpoint, std::string_view body) {
+  // Read in the body's key order (a schema's properties come out in it), then as plain JSON.
+  const ojson oj = parse_body(body);
   const json j = oj;
-  if (!j.is_object()) throw bad(std::string("the request body must be a JSON object, not ") + j.type_name(), "");
   CompletionRequest r;
   r.endpoint = endpoint;
   if (j.contains("model")) {
-    if (!j.at("model").is_string()) throw bad("'model' must be a string", "model");
+    if (!j.at("model").is_string()) throw bad_request("'model' must be a string", "model");
     r.model = j.at("model").get<std::string>();
   }
   if (endpoint == Endpoint::chat) {
-    if (!j.contains("messages")) throw bad("'messages' is required", "messages");
+    if (!j.contains("messages")) throw bad_request("'messages' is required", "messages");
     const json& m = j.at("messages");
-    if (!m.is_array() || m.empty()) throw bad("'messages' must be a non-empty array", "messages");
-    for (std::size_t i = 0; i < m.size(); ++i) {
-      const std::string where = "messages[" + std::to_string(i) + "]";
-      if (!m[i].is_object()) throw bad(where + " must be an object", where);
-      if (!m[i].contains("role") || !m[i].at("role").is_string()) throw bad(where + ".role must be a string", where + ".role");
-      if (m[i].contains("content") && !m[i].at("content").is_string() && !m[i].at("content").is_null())
-        throw bad(where + ".content must be a string", where + ".content");
-      check_message_tools(m[i], where);
-    }
-    r.messages = m;
+    if (!m.is_array() || m.empty()) throw bad_request("'messages' must be a non-empty array", "messages");
+    r.messages = read_messages(m);
     parse_tools(oj, r);
   } else {
-    if (!j.contains("prompt")) throw bad("'prompt' is required", "prompt");
+    if (!j.contains("prompt")) throw bad_request("'prompt' is required", "prompt");
     const json& p = j.at("prompt");
     if (p.is_string()) {
       r.prompt = p.get<std::string>();
     } else if (p.is_array() && p.size() == 1 && p[0].is_string()) {
       r.prompt = p[0].get<std::string>();
     } else {
-      throw bad("'prompt' must be a string (one prompt a request)", "prompt");
+      throw bad_request("'prompt' must be a string (one prompt a request)", "prompt");
     }
   }
   for (const char* key : {"max_tokens", "max_completion_tokens"})
     if (j.contains(key) && !j.at(key).is_null()) r.max_tokens = integer_in(j, key, 1, std::int64_t{1} << 40);
   r.temperature = number_in(j, "temperature", 0.0, 2.0, 1.0);
   r.top_p = number_in(j, "top_p", 0.0, 1.0, 1.0);
-  if (r.top_p == 0.0) throw bad("'top_p' must be above 0", "top_p");
+  if (r.top_p == 0.0) throw bad_request("'top_p' must be above 0", "top_p");
   if (j.contains("top_k") && !j.at("top_k").is_null()) r.top_k = integer_in(j, "top_k", 0, std::int64_t{1} << 31);
   if (j.contains("seed") && !j.at("seed").is_null()) {
     const json& s = j.at("seed");
-    if (!s.is_number_integer()) throw bad("'seed' must be an integer", "seed");
+    if (!s.is_number_integer()) throw bad_request("'seed' must be an integer", "seed");
     r.seed = s.is_number_unsigned() ? s.get<std::uint64_t>() : static_cast<std::uint64_t>(s.get<std::int64_t>());
   }
-  if (j.contains("n") && !j.at("n").is_null() && integer_in(j, "n", 1, 128) != 1) throw bad("'n' must be 1: one choice a request", "n");
+  if (j.contains("n") && !j.at("n").is_null() && integer_in(j, "n", 1, 128) != 1) throw bad_request("'n' must be 1: one choice a request", "n");
   if (j.contains("stop") && !j.at("stop").is_null()) {
     const json& s = j.at("stop");
     if (s.is_string()) {
       r.stop.push_back(s.get<std::string>());
     } else if (s.is_array() && s.size() <= 4) {
       for (const json& x : s) {
-        if (!x.is_string()) throw bad("'stop' must be a string or up to 4 strings", "stop");
+        if (!x.is_string()) throw bad_request("'stop' must be a string or up to 4 strings", "stop");
         r.stop.push_back(x.get<std::string>());
       }
     } else {
-      throw bad("'stop' must be a string or up to 4 strings", "stop");
+      throw bad_request("'stop' must be a string or up to 4 strings", "stop");
     }
     for (const std::string& x : r.stop)
-      if (x.empty()) throw bad("'stop' strings must not be empty", "stop");
+      if (x.empty()) throw bad_request("'stop' strings must not be empty", "stop");
   }
   if (j.contains("stream") && !j.at("stream").is_null()) {
-    if (!j.at("stream").is_boolean()) throw bad("'stream' must be a boolean", "stream");
+    if (!j.at("stream").is_boolean()) throw bad_request("'stream' must be a boolean", "stream");
     r.stream = j.at("stream").get<bool>();
   }
   if (j.contains("ignore_eos") && !j.at("ignore_eos").is_null()) {
-    if (!j.at("ignore_eos").is_boolean()) throw bad("'ignore_eos' must be a boolean", "ignore_eos");
+    if (!j.at("ignore_eos").is_boolean()) throw bad_request("'ignore_eos' must be a boolean", "ignore_eos");
     r.ignore_eos = j.at("ignore_eos").get<bool>();
   }
   parse_response_format(oj, r);
   if (j.contains("logprobs") && !j.at("logprobs").is_null()) {
     if (endpoint == Endpoint::chat) {
-      if (!j.at("logprobs").is_boolean()) throw bad("'logprobs' must be a boolean", "logprobs");
+      if (!j.at("logprobs").is_boolean()) throw bad_request("'logprobs' must be a boolean", "logprobs");
       if (j.at("logprobs").get<bool>()) r.logprobs = 0;
     } else {
       r.logprobs = static_cast<int>(integer_in(j, "logprobs", 0, 5));
     }
   }
+  r.frequency_penalty = number_in(j, "frequency_penalty", -2.0, 2.0, 0.0);
+  r.presence_penalty = number_in(j, "presence_penalty", -2.0, 2.0, 0.0);
+  r.repetition_penalty = number_in(j, "repetition_penalty", 0.01, 10.0, 1.0);
+  if (j.contains("logit_bias") && !j.at("logit_bias").is_null()) {
+    const json& b = j.at("logit_bias");
+    if (!b.is_object()) throw bad_request("'logit_bias' must be an object of token ids to biases", "logit_bias");
+    for (const auto& [k, v] : b.items()) {
+      std::size_t used = 0;
+      long long id = -1;
+      try {
+        id = std::stoll(k, &used);
+      } catch (const std::exception&) {
+      }
+      if (used != k.size() || id < 0 || id > (std::int64_t{1} << 30))
+        throw bad_request("'logit_bias' key '" + k + "' is not a token id", "logit_bias");
+      if (!v.is_number() || v.get<double>() < -100 || v.get<double>() > 100)
+        throw bad_request("'logit_bias' value for token " + k + " must be a number between -100 and 100", "logit_bias");
+      r.logit_bias.emplace_back(static_cast<std::int32_t>(id), v.get<float>());
+    }
+  }
+  if (j.contains("parallel_tool_calls") && j.at("parallel_tool_calls").is_boolean())
+    r.parallel_tool_calls = j.at("parallel_tool_calls").get<bool>();
+  for (const char* key : {"user", "metadata", "safety_identifier", "prompt_cache_key"})
+    if (j.contains(key) && !j.at(key).is_null())
+      r.log_note += std::string(r.log_note.empty() ? "" : " ") + key + "=" + (j.at(key).is_string() ? j.at(key).get<std::string>() : j.at(key).dump());
   if (endpoint == Endpoint::chat && j.contains("top_logprobs") && !j.at("top_logprobs").is_null()) {
     const auto n = static_cast<int>(integer_in(j, "top_logprobs", 0, 20));
-    if (r.logprobs < 0 && n > 0) throw bad("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+    if (r.logprobs < 0 && n > 0) throw bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
     if (r.logprobs >= 0) r.logprobs = n;
   }
+  check_request_fields(endpoint, j);
   if (j.contains("stream_options") && j.at("stream_options").is_object()) {
     const json& o = j.at("stream_options");
     r.include_usage = o.contains("include_usage") && o.at("include_usage").is_boolean() && o.at("include_usage").get<bool>();

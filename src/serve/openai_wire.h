@@ -29,6 +29,12 @@ struct ApiError {
   nlohmann::json body() const;
 };
 
+// A 400 invalid_request_error about `param`.
+ApiError bad_request(std::string message, std::string param);
+// A request body as a JSON object in its key order. Throws ApiError (400): invalid UTF-8, JSON
+// that does not parse (its byte), anything but an object.
+nlohmann::ordered_json parse_body(std::string_view body);
+
 enum class Endpoint { chat, completion };
 
 struct CompletionRequest {
@@ -50,6 +56,14 @@ struct CompletionRequest {
   nlohmann::ordered_json tools = nlohmann::ordered_json::array();
   enum class ToolChoice { none, automatic, required, named } tool_choice = ToolChoice::automatic;
   std::string tool_name;  // ToolChoice::named
+  // OpenAI's penalties over the answer so far, and vLLM's repetition penalty (1: none).
+  double frequency_penalty = 0, presence_penalty = 0, repetition_penalty = 1;
+  // logit_bias: token id -> bias, added to its logit before sampling (ids checked against the
+  // vocabulary when the request is queued).
+  std::vector<std::pair<std::int32_t, float>> logit_bias;
+  bool parallel_tool_calls = true;  // false: at most one tool call an answer
+  // What the request's log line shows of the fields only logged (user, metadata...).
+  std::string log_note;
   // Log-probabilities: -1 none, else the alternatives each token lists (chat: logprobs true and
   // top_logprobs 0-20; completions: logprobs 0-5).
   int logprobs = -1;

@@ -196,6 +196,12 @@ void Scheduler::prepare(const CompletionRequest& r, Job& job) {
       throw ApiError{400, std::string("the prompt cannot be made: ") + e.what(), "invalid_request_error", "messages"};
     }
   }
+  for (const auto& [id, bias] : r.logit_bias)
+    if (id >= text_.tokenizer().vocab_size())
+      throw ApiError{400, "logit_bias names token " + std::to_string(id) + ", beyond the vocabulary of " +
+                              std::to_string(text_.tokenizer().vocab_size()),
+                     "invalid_request_error", "logit_bias"};
+  job.max_calls_ = r.parallel_tool_calls ? -1 : 1;
   if (grammar) {
     std::vector<std::int32_t> ends = r.ignore_eos ? std::vector<std::int32_t>{} : text_.stop_ids();
     job.constraint_ = std::make_unique<text::constrain::JsonConstraint>(grammar, vocab_trie(), std::move(ends));
@@ -296,6 +302,10 @@ void Scheduler::prefill_some(Active& a, bool streams_waiting) {
   so.top_p = static_cast<float>(r.top_p);
   so.top_k = static_cast<int>(r.top_k);
   so.seed = r.seed.value_or(std::random_device{}());
+  so.frequency_penalty = static_cast<float>(r.frequency_penalty);
+  so.presence_penalty = static_cast<float>(r.presence_penalty);
+  so.repetition_penalty = static_cast<float>(r.repetition_penalty);
+  so.logit_bias = r.logit_bias;
   a.sampler = std::make_unique<text::Sampler>(so);
   a.generation = std::make_unique<engine::Generation>(
       *a.session, *a.sampler, text_.tokenizer(), std::move(logits), job.ids_,

@@ -61,7 +61,7 @@ class Job {
   // Tokens generated so far (read from any thread while the scheduler works).
   std::int64_t generated() const { return generated_.load(std::memory_order_relaxed); }
   // What reads the answer's reasoning, content and tool calls as its text arrives.
-  AnswerSplitter splitter() const { return AnswerSplitter(split_tools_, split_thinks_, tail_); }
+  AnswerSplitter splitter() const { return AnswerSplitter(split_tools_, split_thinks_, tail_, max_calls_); }
 
  private:
   friend class Scheduler;
@@ -78,6 +78,7 @@ class Job {
   ToolSyntax split_tools_ = ToolSyntax::none;
   bool split_thinks_ = false;
   std::string tail_;
+  int max_calls_ = -1;  // parallel_tool_calls false: 1
   std::atomic<std::int64_t> generated_ = 0;
   // When it was submitted, and when its last token came (the worker's only): the metrics' times.
   std::chrono::steady_clock::time_point submitted_, last_token_;

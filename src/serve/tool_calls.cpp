@@ -1,6 +1,8 @@
 #include "serve/tool_calls.h"
 
 #include <algorithm>
+#include <atomic>
+#include <random>
 
 #include "core/error.h"
 
@@ -37,8 +39,9 @@ std::size_t partial_marker(std::string_view s, std::string_view marker) {
 // A call's id: Mistral's templates take nine letters and digits, nothing else; OpenAI's start "call_".
 std::string call_id(ToolSyntax syntax, int index) {
   static constexpr char kAlnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  static std::uint64_t counter = 0x9e3779b97f4a7c15ull;
-  std::uint64_t x = (counter += 0x9e3779b97f4a7c15ull) ^ static_cast<std::uint64_t>(index);
+  // Seeded once per process (ids differ across restarts too); the HTTP threads draw from it at once.
+  static std::atomic<std::uint64_t> counter = (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  std::uint64_t x = (counter.fetch_add(0x9e3779b97f4a7c15ull) + 0x9e3779b97f4a7c15ull) ^ static_cast<std::uint64_t>(index);
   std::string s;
   for (int i = 0; i < 9; ++i) {
     x ^= x >> 31, x *= 0xbf58476d1ce4e5b9ull, x ^= x >> 29;
@@ -108,8 +111,8 @@ ForcedCall forced_tool_call(ToolSyntax syntax, const ojson& tools, const std::st
   return out;
 }
 
-AnswerSplitter::AnswerSplitter(ToolSyntax tools, bool thinks, std::string tail)
-    : tools_(tools), thinks_(thinks), buf_(std::move(tail)) {}
+AnswerSplitter::AnswerSplitter(ToolSyntax tools, bool thinks, std::string tail, int max_calls)
+    : tools_(tools), thinks_(thinks), buf_(std::move(tail)), max_calls_(max_calls) {}
 
 AnswerSplitter::Delta AnswerSplitter::push(std::string_view text) {
   buf_ += text;
@@ -148,8 +151,11 @@ void AnswerSplitter::add_calls(Delta& d, const std::string& text, bool end) {
     (void)end;
     return;
   }
-  calls_ += static_cast<int>(calls.size());
-  for (ToolCall& c : calls) d.calls.push_back(std::move(c));
+  for (ToolCall& c : calls) {
+    if (max_calls_ >= 0 && calls_ >= max_calls_) break;
+    d.calls.push_back(std::move(c));
+    ++calls_;
+  }
 }
 
 void AnswerSplitter::run(Delta& d, bool end) {

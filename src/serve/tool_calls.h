@@ -49,8 +49,9 @@ class AnswerSplitter {
     bool empty() const { return reasoning.empty() && content.empty() && calls.empty(); }
   };
   // `tools`: the syntax to read calls in (none: the request has no tools); `thinks`: whether a
-  // <think> block may open the answer; `tail`: what the prompt made the answer start with.
-  AnswerSplitter(ToolSyntax tools, bool thinks, std::string tail = "");
+  // <think> block may open the answer; `tail`: what the prompt made the answer start with;
+  // `max_calls`: calls kept (the rest dropped: parallel_tool_calls false), -1 all.
+  AnswerSplitter(ToolSyntax tools, bool thinks, std::string tail = "", int max_calls = -1);
   Delta push(std::string_view text);
   // The rest, at the answer's end.
   Delta finish();
@@ -66,7 +67,7 @@ class AnswerSplitter {
   State state_ = State::start;
   std::string buf_;
   bool after_reasoning_ = false, reasoning_started_ = false, after_call_ = false;
-  int calls_ = 0;
+  int calls_ = 0, max_calls_ = -1;
 };
 
 }  // namespace orion::serve

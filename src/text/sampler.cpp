@@ -16,17 +16,9 @@ Sampler::Sampler(SamplerOptions options) : options_(options), rng_(options.seed)
   if (!(options_.repetition_penalty > 0)) throw Error("sampler: repetition penalty must be > 0");
 }
 
-std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> history) {
+std::vector<float> Sampler::adjusted(std::span<const float> logits, std::span<const std::int32_t> history,
+                                     std::span<const std::int32_t> generated) const {
   const std::size_t n = logits.size();
-  if (options_.temperature == 0.0f && options_.repetition_penalty == 1.0f) {
-    // Greedy without a penalty: one scan, no copies (a server samples every stream each step).
-    // The first of the largest finite logits, as the general path's order gives.
-    std::size_t best = n;
-    for (std::size_t i = 0; i < n; ++i)
-      if (std::isfinite(logits[i]) && (best == n || logits[i] > logits[best])) best = i;
-    if (best == n) throw Error("sampler: every logit is infinite or NaN");
-    return static_cast<std::int32_t>(best);
-  }
   std::vector<float> l(logits.begin(), logits.end());
   if (options_.repetition_penalty != 1.0f) {
     // As in CTRL and Hugging Face: shrink positive logits, grow negative ones, once per token.
@@ -38,6 +30,33 @@ std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std:
         v = v > 0 ? v / options_.repetition_penalty : v * options_.repetition_penalty;
       }
   }
+  for (const auto& [id, bias] : options_.logit_bias)
+    if (id >= 0 && static_cast<std::size_t>(id) < n) l[static_cast<std::size_t>(id)] += bias;
+  if (options_.frequency_penalty != 0.0f || options_.presence_penalty != 0.0f) {
+    std::vector<std::int32_t> count(n, 0);
+    for (std::int32_t t : generated)
+      if (t >= 0 && static_cast<std::size_t>(t) < n) ++count[static_cast<std::size_t>(t)];
+    for (std::size_t i = 0; i < n; ++i)
+      if (count[i] > 0) l[i] -= options_.frequency_penalty * static_cast<float>(count[i]) + options_.presence_penalty;
+  }
+  return l;
+}
+
+std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> history,
+                             std::span<const std::int32_t> generated) {
+  const std::size_t n = logits.size();
+  const bool plain = options_.repetition_penalty == 1.0f && options_.logit_bias.empty() && options_.frequency_penalty == 0.0f &&
+                     options_.presence_penalty == 0.0f;
+  if (options_.temperature == 0.0f && plain) {
+    // Greedy without a penalty: one scan, no copies (a server samples every stream each step).
+    // The first of the largest finite logits, as the general path's order gives.
+    std::size_t best = n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::isfinite(logits[i]) && (best == n || logits[i] > logits[best])) best = i;
+    if (best == n) throw Error("sampler: every logit is infinite or NaN");
+    return static_cast<std::int32_t>(best);
+  }
+  const std::vector<float> l = plain ? std::vector<float>(logits.begin(), logits.end()) : adjusted(logits, history, generated);
   std::vector<std::int32_t> ids;
   ids.reserve(n);
   for (std::size_t i = 0; i < n; ++i)

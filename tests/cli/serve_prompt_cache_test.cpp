@@ -127,7 +127,8 @@ TEST_F(ServePromptCacheCli, ALongPromptDoesNotStallARunningStream) {
   ASSERT_EQ(r["b_status"], 200) << r.dump();
   EXPECT_GE(r["b_usage"]["prompt_tokens"].get<int>(), 2000);
   std::vector<double> gaps = r["gaps"].get<std::vector<double>>();
-  ASSERT_EQ(gaps.size(), 239u);
+  // A chunk carries a token, or several when the server wrote faster than the client read.
+  ASSERT_GE(gaps.size(), 200u);
   // The long prompt was prefilled while the stream ran, not before it or after it.
   ASSERT_GE(r["during"].size(), 20u) << r.dump();
   const double longest = *std::max_element(gaps.begin(), gaps.end());

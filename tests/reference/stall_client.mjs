@@ -1,8 +1,9 @@
 // A stream's pace while another client's long prompt is prefilled: what
 // tests/cli/serve_prompt_cache_test.cpp checks the server's chunked prefill with.
 // Usage: node stall_client.mjs BASE_URL PROMPT_FILE OUT.json
-// Stream A (a text completion, greedy, 240 tokens past end-of-text) is read as it comes; after
-// its 40th token, request B sends PROMPT_FILE's text as its prompt. OUT gets A's gaps between
+// Stream A (a text completion, greedy, 240 tokens past end-of-text) is read as it comes (a chunk a
+// token, or more when the server writes faster than this reads); after
+// its 40th chunk, request B sends PROMPT_FILE's text as its prompt. OUT gets A's gaps between
 // tokens (ms, in order), the gaps while B was being answered, and B's time and usage.
 import { readFileSync, writeFileSync } from "node:fs";
 

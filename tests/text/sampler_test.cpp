@@ -97,3 +97,47 @@ TEST(Sampler, RejectsBadOptionsAndHopelessLogits) {
 
 }  // namespace
 }  // namespace orion::text
+
+namespace orion::text {
+namespace {
+
+// OpenAI's definitions, written out here: mu[j] - c[j] * frequency - (c[j] > 0) * presence, and a
+// logit bias added; the draws then follow the softmax of the result.
+TEST(Sampler, FrequencyPresenceAndBiasFollowOpenAisDefinitions) {
+  const std::vector<float> logits{1.0f, 0.5f, -0.25f, 2.0f, 0.0f};
+  const std::vector<std::int32_t> prompt{3, 3, 3, 1};        // not penalised: only the answer counts
+  const std::vector<std::int32_t> answer{0, 3, 0, 0, 4};     // counts: 0 -> 3, 3 -> 1, 4 -> 1
+  SamplerOptions o = opts(1.0f);
+  o.frequency_penalty = 0.4f;
+  o.presence_penalty = 0.3f;
+  o.logit_bias = {{2, 1.5f}, {3, -0.5f}};
+  Sampler s(o);
+  std::vector<double> want(logits.begin(), logits.end());
+  const int count[] = {3, 0, 0, 1, 1};
+  for (std::size_t j = 0; j < want.size(); ++j) want[j] -= count[j] * 0.4 + (count[j] > 0 ? 0.3 : 0.0);
+  want[2] += 1.5;
+  want[3] -= 0.5;
+  std::vector<std::int32_t> history = prompt;
+  history.insert(history.end(), answer.begin(), answer.end());
+  const std::vector<float> got = s.adjusted(logits, history, answer);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t j = 0; j < want.size(); ++j) EXPECT_NEAR(got[j], want[j], 1e-6) << "token " << j;
+  double z = 0;
+  for (double w : want) z += std::exp(w);
+  const int n = 200000;
+  std::vector<int> counts(logits.size(), 0);
+  for (int i = 0; i < n; ++i) ++counts[static_cast<std::size_t>(s.sample(logits, history, answer))];
+  for (std::size_t j = 0; j < want.size(); ++j) {
+    const double p = std::exp(want[j]) / z;
+    EXPECT_NEAR(counts[j] / static_cast<double>(n), p, 5 * std::sqrt(p * (1 - p) / n)) << "token " << j;
+  }
+  // Greedy: a bias of +100 on one id makes it the choice; one of -100 rules the largest out.
+  SamplerOptions g = opts(0.0f);
+  g.logit_bias = {{4, 100.0f}};
+  EXPECT_EQ(Sampler(g).sample(logits), 4);
+  g.logit_bias = {{3, -100.0f}};
+  EXPECT_EQ(Sampler(g).sample(logits), 0);
+}
+
+}  // namespace
+}  // namespace orion::text
