@@ -19,14 +19,14 @@ double token_nll(std::span<const float> logits, std::int32_t target) {
 
 PerplexityResult evaluate_perplexity(GraphSession& session, std::span<const std::int32_t> ids,
                                      std::int64_t window, std::int64_t stride,
-                                     const std::function<void(std::int64_t, std::int64_t)>& progress) {
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress, const ScoredRowFn& scored) {
   return evaluate_perplexity([&](std::span<const std::int32_t> t) { return session.window_logits(t); },
-                             session.context(), ids, window, stride, progress);
+                             session.context(), ids, window, stride, progress, scored);
 }
 
 PerplexityResult evaluate_perplexity(const WindowLogitsFn& window_logits, std::int64_t max_window,
                                      std::span<const std::int32_t> ids, std::int64_t window, std::int64_t stride,
-                                     const std::function<void(std::int64_t, std::int64_t)>& progress) {
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress, const ScoredRowFn& scored) {
   const auto n = static_cast<std::int64_t>(ids.size());
   if (n < 2) throw Error("perplexity needs at least 2 tokens, the text has " + std::to_string(n));
   if (window < 2 || window > max_window)
@@ -43,7 +43,9 @@ PerplexityResult evaluate_perplexity(const WindowLogitsFn& window_logits, std::i
     const float* l = logits.data<float>();
     for (std::int64_t t = std::max(scored_until, begin + 1); t < end; ++t) {
       const std::int64_t row = t - 1 - begin;  // the position that predicts token t
-      total += token_nll(std::span(l + row * vocab, static_cast<std::size_t>(vocab)), ids[static_cast<std::size_t>(t)]);
+      const std::span<const float> predicts(l + row * vocab, static_cast<std::size_t>(vocab));
+      total += token_nll(predicts, ids[static_cast<std::size_t>(t)]);
+      if (scored) scored(t, predicts);
       ++r.tokens;
     }
     scored_until = end;

@@ -24,15 +24,20 @@ double token_nll(std::span<const float> logits, std::int32_t target);
 // how a device (the CPU session, a compiled ANE package) is asked.
 using WindowLogitsFn = std::function<Tensor(std::span<const std::int32_t> tokens)>;
 
+// Called for each scored token: its index in the sequence and the logits that predict it.
+using ScoredRowFn = std::function<void(std::int64_t index, std::span<const float> logits)>;
+
 // `window` in [2, max_window]; `stride` in [1, window]. `progress(done, total)` is called after
-// each window when given.
+// each window when given, `scored` for each token scored.
 PerplexityResult evaluate_perplexity(const WindowLogitsFn& window_logits, std::int64_t max_window,
                                      std::span<const std::int32_t> ids, std::int64_t window, std::int64_t stride,
-                                     const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress = {},
+                                     const ScoredRowFn& scored = {});
 
 // The same on a CPU session; max_window is the model's context.
 PerplexityResult evaluate_perplexity(GraphSession& session, std::span<const std::int32_t> ids,
                                      std::int64_t window, std::int64_t stride,
-                                     const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress = {},
+                                     const ScoredRowFn& scored = {});
 
 }  // namespace orion::engine

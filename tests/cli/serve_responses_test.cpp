@@ -1,8 +1,8 @@
 // `orion serve` as newer clients speak to it, through the official OpenAI client
 // (tests/reference/responses_client.mjs) on a Qwen3-shaped folder: chat messages with content
 // parts and a developer message, and the Responses API created and streamed over two turns
-// (previous_response_id). Greedy answers must be `orion generate --chat`'s, and a second turn
-// the chat endpoint's answer to the whole conversation.
+// (previous_response_id). Greedy answers must be `orion generate --chat`'s on the same
+// conversation (--messages for the turns before).
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -64,6 +64,8 @@ TEST_F(ServeResponsesCli, ContentPartsDeveloperMessagesAndTwoTurnsOfResponses) {
   ASSERT_EQ(chat.status, 200) << chat.body;
   const std::string second = json::parse(chat.body)["choices"][0]["message"]["content"];
   EXPECT_EQ(created[1]["text"], second);
+  write("earlier.json", json::array({messages[0], messages[1]}).dump());
+  EXPECT_EQ(second, generate_chat(m, "--messages " + path("earlier.json") + " -p 'And another one'"));
   EXPECT_GT(created[1]["usage"]["input_tokens"].get<int>(), created[0]["usage"]["input_tokens"].get<int>());
 
   // Streamed: the same answers, their deltas adding up to them, the events in the API's order.

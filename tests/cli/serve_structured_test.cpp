@@ -3,6 +3,7 @@
 // tests/reference/structured_client.mjs, on a Qwen3-shaped folder with Qwen3's real template and
 // random weights: whatever the weights, a forced call's arguments and every schema answer must
 // parse and validate, because the answers come from constrained decoding.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -139,6 +140,30 @@ TEST_F(ServeStructuredCli, LogprobsListEachTokenAndItsMostLikelyAlternatives) {
   }
   EXPECT_EQ(lp["text_offset"][0], 0);
   EXPECT_EQ(post("/v1/completions", {{"prompt", "x"}, {"logprobs", 6}}).status, 400);
+  // The values are the model's: those `orion perplexity` computes (the graph executor, in double)
+  // for the same token after the same prompt, and its five most likely.
+  const Http one = post("/v1/completions", {{"prompt", "In the beginning"}, {"max_tokens", 1}, {"temperature", 0}, {"logprobs", 5}});
+  ASSERT_EQ(one.status, 200) << one.body;
+  const json first = json::parse(one.body)["choices"][0];
+  const std::string token = first["logprobs"]["tokens"][0];
+  const std::string text = write("scored.txt", "In the beginning" + token);
+  const CliResult ppl = run_command(orion_bin() + " perplexity -m " + m + " -f " + text + " --token-logprobs " + path("lp.jsonl") + " --top 5 2>&1");
+  ASSERT_EQ(ppl.status, 0) << ppl.out;
+  std::istringstream scored(read(path("lp.jsonl")));
+  json last;
+  for (std::string line; std::getline(scored, line);) last = json::parse(line);
+  // The text re-tokenizes as the prompt and then the answer's token.
+  ASSERT_EQ(last["index"], json::parse(one.body)["usage"]["prompt_tokens"]) << last.dump();
+  ASSERT_EQ(last["piece"], token);
+  EXPECT_NEAR(first["logprobs"]["token_logprobs"][0].get<double>(), last["logprob"].get<double>(), 1e-4);
+  std::vector<double> served, reference;
+  for (const auto& [t, v] : first["logprobs"]["top_logprobs"][0].items()) served.push_back(v.get<double>());
+  for (const json& pair : last["top"]) reference.push_back(pair[1].get<double>());
+  std::sort(served.begin(), served.end());
+  std::sort(reference.begin(), reference.end());
+  ASSERT_EQ(served.size(), 5u);
+  ASSERT_EQ(reference.size(), 5u);
+  for (std::size_t k = 0; k < 5; ++k) EXPECT_NEAR(served[k], reference[k], 1e-4) << k;
   EXPECT_EQ(post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"top_logprobs", 3}}).status, 400);
 }
 

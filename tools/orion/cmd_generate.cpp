@@ -11,6 +11,7 @@
 #include "core/stopwatch.h"
 #include "engine/decoder_factory.h"
 #include "engine/generation.h"
+#include "model/formats/config_json.h"
 #include "model/model_folder.h"
 #include "core/process_memory.h"
 #include "text/sampler.h"
@@ -23,6 +24,7 @@ struct GenerateOpts {
   std::string model_dir, prompt;
   bool chat = false;   // the prompt as a user's message in the folder's chat template
   std::string system;  // with --chat: a system message first
+  std::string messages_file;  // with --chat: the conversation before the prompt (a JSON array)
   int tokens = 64;
   bool profile = false;
   bool pipeline = false;
@@ -46,10 +48,15 @@ void generate(const GenerateOpts& o) {
   if (o.chat) {
     nlohmann::json messages = nlohmann::json::array();
     if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
-    messages.push_back({{"role", "user"}, {"content", o.prompt}});
+    if (!o.messages_file.empty()) {
+      const nlohmann::json earlier = nlohmann::json::parse(model::read_config_text(o.messages_file), nullptr, false);
+      if (!earlier.is_array()) throw Error::in_file(o.messages_file, "must be a JSON array of {\"role\", \"content\"} messages");
+      for (const nlohmann::json& m : earlier) messages.push_back(m);
+    }
+    if (!o.prompt.empty() || o.messages_file.empty()) messages.push_back({{"role", "user"}, {"content", o.prompt}});
     shown = md.chat_template().render(messages);
-  } else if (!o.system.empty()) {
-    throw Error("--system is a chat message: use it with --chat");
+  } else if (!o.system.empty() || !o.messages_file.empty()) {
+    throw Error("--system and --messages are chat messages: use them with --chat");
   }
   std::vector<std::int32_t> ids = o.chat ? md.chat_ids(shown) : md.text_ids(o.prompt);
   if (static_cast<std::int64_t>(ids.size()) >= lm.context())
@@ -104,6 +111,9 @@ void add_generate_command(CLI::App& app) {
                 "Send the prompt as a user's message through the folder's chat template (tokenizer_config.json), "
                 "ending with the assistant's turn");
   cmd->add_option("--system", o->system, "With --chat: a system message before the prompt");
+  cmd->add_option("--messages", o->messages_file,
+                  "With --chat: a JSON file of the conversation so far (an array of {\"role\", \"content\"}), after the "
+                  "system message and before the prompt (which may then be empty)");
   cmd->add_option("-n,--tokens", o->tokens, "Tokens to generate")->check(CLI::NonNegativeNumber)->capture_default_str();
   add_decoder_cli(cmd, o->run);
   cmd->add_flag("--profile", o->profile, "ane-sim: per-kernel compile, load and run times");

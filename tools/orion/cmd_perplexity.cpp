@@ -4,13 +4,17 @@
 // program, the rest one token at a time by decode steps on the device, or on the CPU with
 // --ane-prefill. `--data FILE.jsonl` scores JSONL records instead, as training evaluates its
 // validation split (train/jsonl_perplexity.h): with --mask-prompt over the answers only.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <numeric>
 #include <fstream>
 #include <unistd.h>
 
 #include "ane_package_cli.h"
 #include "commands.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/stopwatch.h"
@@ -19,13 +23,15 @@
 #include "engine/perplexity.h"
 #include "model/model_folder.h"
 #include "numerics_option.h"
+#include "text/hf/hf_components.h"
 #include "train/jsonl_perplexity.h"
 
 namespace orion::cli {
 
 void add_perplexity_command(CLI::App& app) {
   struct Opts {
-    std::string model_dir, file, device = "cpu", numerics = "f32", lora, data;
+    std::string model_dir, file, device = "cpu", numerics = "f32", lora, data, token_logprobs;
+    int top = 5;
     engine::DeviceRunOptions ane;
     std::int64_t window = 0, stride = 0, batch = 4, seq = 0;
     int threads = 0;
@@ -48,6 +54,10 @@ void add_perplexity_command(CLI::App& app) {
       ->capture_default_str()
       ->needs(data);
   cmd->add_option("--lora", o->lora, "LoRA adapter folder to apply (adapter_config.json + adapter_model.safetensors)");
+  auto* token_logprobs = cmd->add_option("--token-logprobs", o->token_logprobs,
+                                         "With --file: write each scored token's log-probability and the --top most likely "
+                                         "tokens' at its position to this JSON Lines file")->needs(file_opt);
+  cmd->add_option("--top", o->top, "With --token-logprobs: alternatives listed per token")->check(CLI::Range(0, 100))->capture_default_str()->needs(token_logprobs);
   cmd->add_option("--window", o->window, "Tokens per window (0: the model's context)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--stride", o->stride, "Tokens between window starts (0: half the window)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: one per hardware thread)")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -98,6 +108,31 @@ void add_perplexity_command(CLI::App& app) {
     };
     Stopwatch sw;
     engine::PerplexityResult r;
+    // --token-logprobs: one line per scored token, written whole at the end (core/atomic_file).
+    std::string lines;
+    engine::ScoredRowFn scored;
+    if (!o->token_logprobs.empty())
+      scored = [&](std::int64_t t, std::span<const float> logits) {
+        double peak = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (const float v : logits) peak = std::max(peak, static_cast<double>(v));
+        for (const float v : logits) sum += std::exp(static_cast<double>(v) - peak);
+        const double log_total = peak + std::log(sum);
+        std::vector<std::int32_t> order(logits.size());
+        std::iota(order.begin(), order.end(), 0);
+        const auto k = std::min<std::size_t>(static_cast<std::size_t>(o->top), order.size());
+        std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), [&](std::int32_t a, std::int32_t b) {
+          return logits[static_cast<std::size_t>(a)] > logits[static_cast<std::size_t>(b)] ||
+                 (logits[static_cast<std::size_t>(a)] == logits[static_cast<std::size_t>(b)] && a < b);
+        });
+        const std::int32_t id = ids[static_cast<std::size_t>(t)];
+        nlohmann::json top = nlohmann::json::array();
+        for (std::size_t i = 0; i < k; ++i)
+          top.push_back({order[i], static_cast<double>(logits[static_cast<std::size_t>(order[i])]) - log_total});
+        lines += nlohmann::json{{"index", t}, {"id", id}, {"piece", text::hf::valid_utf8(md.tokenizer->piece(id))},
+                                {"logprob", static_cast<double>(logits[static_cast<std::size_t>(id)]) - log_total}, {"top", top}}
+                     .dump() +
+                 "\n";
+      };
     // The graph executor on the CPU (any numerics), or the device's run of the model.
     engine::DecoderOptions d;
     d.device = runtime::device_kind(o->device);
@@ -112,11 +147,14 @@ void add_perplexity_command(CLI::App& app) {
     if (!chosen.lora.empty() && !o->json) std::fprintf(stderr, "%s\n", chosen.lora.c_str());
     if (engine::DeviceRun* run = chosen.run.get()) {
       set_window(run->max_window());
-      r = engine::evaluate_perplexity(run->window_logits(), run->max_window(), ids, window, stride, progress);
+      r = engine::evaluate_perplexity(run->window_logits(), run->max_window(), ids, window, stride, progress, scored);
       if (!o->json) std::fprintf(stderr, "%s\n", run->profile().c_str());
     } else {
       set_window(md.lm().context());
-      r = engine::evaluate_perplexity(static_cast<engine::GraphSession&>(*chosen.decoder), ids, window, stride, progress);
+      r = engine::evaluate_perplexity(static_cast<engine::GraphSession&>(*chosen.decoder), ids, window, stride, progress, scored);
+    }
+    if (!o->token_logprobs.empty()) write_file_atomic(o->token_logprobs, lines);
+    {
     }
     if (tty) std::fputc('\n', stderr);
     if (o->json) {
