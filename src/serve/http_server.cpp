@@ -279,15 +279,7 @@ struct HttpServer::Impl {
             send({{{"type", "error"}, {"code", "server_error"}, {"message", "generation failed: " + e->error}}});
           } else {
             const std::vector<json> last = events->finish(status_of(*e), e->usage);
-            if (q_shared->store) {
-              ChatAnswer a;
-              for (const json& item : last.back()["response"]["output"]) {
-                if (item["type"] == "message") a.content += item["content"][0]["text"].get<std::string>();
-                if (item["type"] == "function_call")
-                  a.calls.push_back({item["call_id"].get<std::string>(), item["name"].get<std::string>(), item["arguments"].get<std::string>()});
-              }
-              store.put("resp_" + id, conversation_after(*q_shared, a));
-            }
+            if (q_shared->store) store.put("resp_" + id, conversation_after(*q_shared, events->answer()));
             send(last);
             log(job->id(), "response", e->usage.prompt_tokens, e->usage.completion_tokens, 0, 0, "200 " + e->finish_reason + " (streamed)",
                 q_shared->chat.log_note);

@@ -49,6 +49,8 @@ class ResponseEvents {
   std::vector<nlohmann::json> add(const std::string& reasoning, const std::string& content, const std::vector<ToolCall>& calls);
   // The items closed, then response.completed (or .incomplete) with the whole object.
   std::vector<nlohmann::json> finish(const std::string& status, const Usage& usage);
+  // What add() was given, together.
+  const ChatAnswer& answer() const { return answer_; }
 
  private:
   nlohmann::json event(const std::string& type, nlohmann::json fields);
