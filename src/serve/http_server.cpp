@@ -92,11 +92,10 @@ struct HttpServer::Impl {
         ChatAnswer answer;
         answer.logprobs = std::move(logprobs);
         if (endpoint == Endpoint::chat) {
-          for (const AnswerSplitter::Delta& d : {splitter.push(text), splitter.finish()}) {
-            answer.reasoning += d.reasoning;
-            answer.content += d.content;
-            answer.calls.insert(answer.calls.end(), d.calls.begin(), d.calls.end());
-          }
+          AnswerSplitter::Delta d = splitter.take(text, true);
+          answer.reasoning = std::move(d.reasoning);
+          answer.content = std::move(d.content);
+          answer.calls = std::move(d.calls);
         } else {
           answer.content = text;
         }
@@ -152,13 +151,7 @@ struct HttpServer::Impl {
               return (text.empty() && lps.empty()) || send(stream_chunk(r, id, created, text, std::nullopt, false, lps, at));
             }
             const int before = splitter->calls();
-            AnswerSplitter::Delta d = splitter->push(text);
-            if (end) {
-              AnswerSplitter::Delta rest = splitter->finish();
-              d.reasoning += rest.reasoning;
-              d.content += rest.content;
-              d.calls.insert(d.calls.end(), rest.calls.begin(), rest.calls.end());
-            }
+            const AnswerSplitter::Delta d = splitter->take(text, end);
             return (d.empty() && lps.empty()) || send(chat_delta_chunk(r, id, created, d, before, lps));
           };
           if (!send_text(e->text, e->done)) {
@@ -209,18 +202,16 @@ struct HttpServer::Impl {
     const auto status_of = [](const JobEvent& e) { return e.finish_reason == "length" ? "incomplete" : "completed"; };
     if (!q.chat.stream) {
       AnswerSplitter splitter = job->splitter();
-      ChatAnswer answer;
+      std::string text;
       double ttft = -1;
       for (;;) {
         const std::optional<JobEvent> e = job->next(std::chrono::milliseconds(200));
         if (!e) continue;
         if (ttft < 0 && !e->text.empty()) ttft = clock->ms();
-        for (const AnswerSplitter::Delta& d : {splitter.push(e->text), e->done ? splitter.finish() : AnswerSplitter::Delta{}}) {
-          answer.reasoning += d.reasoning;
-          answer.content += d.content;
-          answer.calls.insert(answer.calls.end(), d.calls.begin(), d.calls.end());
-        }
+        text += e->text;
         if (!e->done) continue;
+        AnswerSplitter::Delta d = splitter.take(text, true);
+        ChatAnswer answer{std::move(d.reasoning), std::move(d.content), std::move(d.calls), {}};
         if (!e->error.empty()) {
           send_error(res, ApiError{500, "generation failed: " + e->error, "server_error", ""});
           log(job->id(), "response", e->usage.prompt_tokens, e->usage.completion_tokens, ttft, clock->seconds(), "500 " + e->error);
@@ -263,13 +254,7 @@ struct HttpServer::Impl {
               return false;
             }
           }
-          AnswerSplitter::Delta d = splitter->push(e->text);
-          if (e->done) {
-            AnswerSplitter::Delta rest = splitter->finish();
-            d.reasoning += rest.reasoning;
-            d.content += rest.content;
-            d.calls.insert(d.calls.end(), rest.calls.begin(), rest.calls.end());
-          }
+          const AnswerSplitter::Delta d = splitter->take(e->text, e->done);
           if (!send(events->add(d.reasoning, d.content, d.calls))) {
             job->cancel();
             return false;

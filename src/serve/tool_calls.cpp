@@ -114,20 +114,14 @@ ForcedCall forced_tool_call(ToolSyntax syntax, const ojson& tools, const std::st
 AnswerSplitter::AnswerSplitter(ToolSyntax tools, bool thinks, std::string tail, int max_calls)
     : tools_(tools), thinks_(thinks), buf_(std::move(tail)), max_calls_(max_calls) {}
 
-AnswerSplitter::Delta AnswerSplitter::push(std::string_view text) {
+AnswerSplitter::Delta AnswerSplitter::take(std::string_view text, bool end) {
   buf_ += text;
   Delta d;
-  run(d, false);
+  run(d, end);
   return d;
 }
 
-AnswerSplitter::Delta AnswerSplitter::finish() {
-  Delta d;
-  run(d, true);
-  return d;
-}
-
-void AnswerSplitter::add_calls(Delta& d, const std::string& text, bool end) {
+void AnswerSplitter::add_calls(Delta& d, const std::string& text) {
   // A Hermes block's JSON, Mistral's array after its marker, or Llama's whole answer.
   std::string_view body = trim(text);
   if (tools_ == ToolSyntax::mistral && body.starts_with(kMistral)) body = trim(body.substr(kMistral.size()));
@@ -148,7 +142,6 @@ void AnswerSplitter::add_calls(Delta& d, const std::string& text, bool end) {
   }
   if (!ok || calls.empty()) {
     d.content += text;  // not a call after all: the text stays the answer's
-    (void)end;
     return;
   }
   for (ToolCall& c : calls) {
@@ -238,13 +231,13 @@ void AnswerSplitter::run(Delta& d, bool end) {
         const std::size_t close = buf_.find(kHermesEnd);
         if (close == std::string::npos) {
           if (!end) return;
-          add_calls(d, buf_.substr(kHermes.size()), true);  // unclosed: a call if its JSON is whole
+          add_calls(d, buf_.substr(kHermes.size()));  // unclosed: a call if its JSON is whole
           buf_.clear();
           return;
         }
         const std::string block = buf_.substr(0, close + kHermesEnd.size());
         const std::size_t before = d.content.size();
-        add_calls(d, block.substr(kHermes.size(), close - kHermes.size()), false);
+        add_calls(d, block.substr(kHermes.size(), close - kHermes.size()));
         if (d.content.size() != before) d.content.replace(before, std::string::npos, block);
         buf_.erase(0, close + kHermesEnd.size());
         after_call_ = true;
@@ -253,7 +246,7 @@ void AnswerSplitter::run(Delta& d, bool end) {
       }
       case State::whole:
         if (!end) return;
-        add_calls(d, buf_, true);
+        add_calls(d, buf_);
         buf_.clear();
         return;
     }

@@ -52,15 +52,16 @@ class AnswerSplitter {
   // <think> block may open the answer; `tail`: what the prompt made the answer start with;
   // `max_calls`: calls kept (the rest dropped: parallel_tool_calls false), -1 all.
   AnswerSplitter(ToolSyntax tools, bool thinks, std::string tail = "", int max_calls = -1);
-  Delta push(std::string_view text);
-  // The rest, at the answer's end.
-  Delta finish();
+  // `text` taken, and with `end` the rest given out too (the answer's end).
+  Delta take(std::string_view text, bool end);
+  Delta push(std::string_view text) { return take(text, false); }
+  Delta finish() { return take({}, true); }
   int calls() const { return calls_; }
 
  private:
   enum class State { start, reasoning, content, call, whole };
   void run(Delta& d, bool end);
-  void add_calls(Delta& d, const std::string& text, bool end);
+  void add_calls(Delta& d, const std::string& text);
 
   ToolSyntax tools_;
   bool thinks_;

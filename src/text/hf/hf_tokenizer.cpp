@@ -116,6 +116,7 @@ struct HfTokenizer::Data {
   BpeModel model;
   std::vector<std::string> spelling;  // by id; "" for an id nothing has
   std::vector<AddedToken> added;
+  std::vector<bool> special;  // by id: an added token with "special": true
   std::unordered_map<std::string, std::int32_t> added_ids;
   AddedMatcher raw_added, normalized_added;
   std::vector<hf::NormalizerStep> normalizer;
@@ -253,7 +254,9 @@ HfTokenizer HfTokenizer::from_json(std::string_view tokenizer_json, std::string_
   }
   d->spelling.resize(static_cast<std::size_t>(max_id + 1));
   for (const auto& [tok, id] : m.vocab) d->spelling[static_cast<std::size_t>(id)] = tok;
+  d->special.assign(d->spelling.size(), false);
   for (const AddedToken& t : d->added) {
+    d->special[static_cast<std::size_t>(t.id)] = t.special;
     d->spelling[static_cast<std::size_t>(t.id)] = t.content;
     d->added_ids[t.content] = t.id;
     (t.normalized && !t.special ? d->normalized_added : d->raw_added).add(&t);
@@ -384,7 +387,7 @@ std::optional<std::int32_t> HfTokenizer::bos_id() const { return d_->bos; }
 std::optional<std::int32_t> HfTokenizer::eos_id() const { return d_->eos; }
 std::optional<std::vector<std::int32_t>> HfTokenizer::text_prefix() const { return d_->prefix; }
 bool HfTokenizer::is_special(std::int32_t id) const {
-  return std::any_of(d_->added.begin(), d_->added.end(), [&](const AddedToken& t) { return t.id == id && t.special; });
+  return id >= 0 && static_cast<std::size_t>(id) < d_->special.size() && d_->special[static_cast<std::size_t>(id)];
 }
 const std::string& HfTokenizer::config_text() const { return d_->config_text; }
 
