@@ -61,14 +61,22 @@ std::vector<float> GraphSession::prefill(std::span<const std::int32_t> tokens) {
   if (position_ > 0) {
     past = past_bucket(position_, model_.context() - T);
     // Query i (at position position_ + i) sees the cached positions and the window up to itself;
-    // bucket rows past what is cached hold stale data and are masked out.
-    Tensor mask(DType::f32, {T, past + T});
-    float* m = mask.data<float>();
-    const float ninf = -std::numeric_limits<float>::infinity();
-    for (std::int64_t i = 0; i < T; ++i)
-      for (std::int64_t j = 0; j < past + T; ++j)
-        m[i * (past + T) + j] = j < position_ || (j >= past && j - past <= i) ? 0.0f : ninf;
-    in["mask"] = mask;
+    // bucket rows past what is cached hold stale data and are masked out. A sliding layer's
+    // mask also hides the keys `window` or more positions back.
+    auto mask_of = [&](std::int64_t window) {
+      Tensor mask(DType::f32, {T, past + T});
+      float* m = mask.data<float>();
+      const float ninf = -std::numeric_limits<float>::infinity();
+      for (std::int64_t i = 0; i < T; ++i)
+        for (std::int64_t j = 0; j < past + T; ++j) {
+          const std::int64_t key = j < past ? j : position_ + j - past;
+          const bool seen = j < position_ || (j >= past && j - past <= i);
+          m[i * (past + T) + j] = seen && (window == 0 || position_ + i - key < window) ? 0.0f : ninf;
+        }
+      return mask;
+    };
+    in["mask"] = mask_of(0);
+    if (model_.local_window() > 0) in["mask_local"] = mask_of(model_.local_window());
     for (std::int64_t l = 0; l < model_.layers(); ++l) {
       const auto u = static_cast<std::size_t>(l);
       in["past_k." + std::to_string(l)] = k_cache_[u].slice(0, 0, past);

@@ -43,6 +43,10 @@ class CausalLm {
   virtual std::vector<std::int32_t> stop_ids() const { return {static_cast<std::int32_t>(eos_token_id())}; }
   // The token every text starts with (Llama's BOS), if the model was trained with one.
   virtual std::optional<std::int32_t> bos_token_id() const = 0;
+  // The positions a sliding-window layer's attention reaches (its own included) when some layers
+  // slide and others do not (Gemma 3): graphs after a cache then take "mask_local" beside "mask",
+  // hiding also the keys this many or more positions back. 0: no such layers.
+  virtual std::int64_t local_window() const { return 0; }
 
  protected:
   CausalLm() = default;

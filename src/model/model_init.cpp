@@ -39,17 +39,18 @@ namespace fs = std::filesystem;
 
 // Hugging Face's GPT-2 sizes, the Llama-shaped model the ANE training results are quoted on,
 // and the shapes of the small Hugging Face models people run (their config.json's numbers).
-void apply_preset(InitOptions& o) {
-  struct P {
+struct Preset {
     const char* name;
     const char* arch;
     std::int64_t layers, dim, heads, kv_heads, head_dim, hidden, context, vocab;
     double theta = 10000.0, eps = 1e-6;
     bool tied = false;
     const char* rope_scaling = "";
-  };
-  const model::LlamaConfig s = model::stories110m_config();
-  const P presets[] = {
+};
+
+const std::vector<Preset>& presets() {
+  static const model::LlamaConfig s = model::stories110m_config();
+  static const std::vector<Preset> all = {
       {"gpt2", "gpt2", 12, 768, 12, 0, 0, 0, 1024, 50257},
       {"gpt2-medium", "gpt2", 24, 1024, 16, 0, 0, 0, 1024, 50257},
       {"gpt2-large", "gpt2", 36, 1280, 20, 0, 0, 0, 1024, 50257},
@@ -64,8 +65,15 @@ void apply_preset(InitOptions& o) {
       {"smollm2-360m", "llama", 32, 960, 15, 5, 0, 2560, 8192, 49152, 100000, 1e-5, true},
       {"tinyllama-1.1b", "llama", 22, 2048, 32, 4, 0, 5632, 2048, 32000, 10000, 1e-5, false},
       {"mistral-7b", "mistral", 32, 4096, 32, 8, 0, 14336, 32768, 32768, 1e6, 1e-5, false},
+      // Gemma 3's window (512) and global layer every 6th are init's defaults for gemma3_text.
+      {"gemma3-270m", "gemma3_text", 18, 640, 4, 1, 256, 2048, 32768, 262144, 1e6, 1e-6, true},
+      {"gemma3-1b", "gemma3_text", 26, 1152, 4, 1, 256, 6912, 32768, 262144, 1e6, 1e-6, true},
   };
-  for (const P& p : presets)
+  return all;
+}
+
+void apply_preset(InitOptions& o) {
+  for (const Preset& p : presets())
     if (o.preset == p.name) {
       const bool llama_family = std::string_view(p.arch) != "gpt2";
       if (o.arch_given && o.arch != p.arch)
@@ -147,11 +155,11 @@ std::string init_gpt2(const InitOptions& o, const text::Tokenizer& tok) {
 std::string init_llama(const InitOptions& o, const text::Tokenizer& tok) {
   model::LlamaConfig c;
   c.model_type = o.arch;
+  const bool gemma = o.arch == "gemma3_text";
   c.qkv_bias = o.arch == "qwen2" || o.attention_bias;
   c.o_bias = o.arch != "qwen2" && o.attention_bias;
   if (o.attention_bias && o.arch == "qwen2") throw Error("--attention-bias: Qwen2 has its q/k/v biases always and none on o");
-  c.qk_norm = o.arch == "qwen3";
-  c.head_size = o.head_dim > 0 ? o.head_dim : o.arch == "qwen3" ? o.dim / o.heads : 0;
+  c.head_size = o.head_dim > 0 ? o.head_dim : (o.arch == "qwen3" || gemma) ? o.dim / o.heads : 0;
   c.rms_norm_eps = o.rms_norm_eps;
   c.torch_dtype = o.dtype == "bf16" ? "bfloat16" : o.dtype == "f16" ? "float16" : "float32";
   if (o.rope_scaling == "linear" || o.rope_scaling == "llama3") {
@@ -178,7 +186,16 @@ std::string init_llama(const InitOptions& o, const text::Tokenizer& tok) {
     c.bos_token_id = *tok.bos_id();
   else
     c.bos_token_id.reset();
-  c.validate("orion init");
+  if (gemma) {
+    if (o.global_every < 1) throw Error("--global-every must be at least 1");
+    c.sliding_window = o.sliding_window;
+    c.rope_local_theta = o.rope_local_theta;
+    c.query_pre_attn_scalar = o.query_pre_attn_scalar > 0 ? o.query_pre_attn_scalar : static_cast<double>(c.head_dim());
+    for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) c.sliding_layers.push_back((l + 1) % o.global_every != 0);
+  }
+  // The family's switches (q/k norms, Gemma's norms, scales, ...) as its config.json gives them:
+  // the parser is their one source.
+  c = model::parse_llama_config(model::llama_config_json(c), "orion init");
   Stopwatch sw;
   check_fits_in_memory(static_cast<std::uint64_t>(c.parameter_count()) * sizeof(float), "the weights (f32)", "orion init");
   write_model_folder(o.out, model::llama_init_weights(c, o.seed), model::llama_config_json(c), tok, checkpoint_layout(o));
@@ -192,6 +209,12 @@ std::string init_llama(const InitOptions& o, const text::Tokenizer& tok) {
 }
 
 }  // namespace
+
+std::vector<std::string> init_preset_names() {
+  std::vector<std::string> out;
+  for (const Preset& p : presets()) out.emplace_back(p.name);
+  return out;
+}
 
 std::string init_model(InitOptions o) {
   if (!o.preset.empty()) apply_preset(o);

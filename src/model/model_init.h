@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace orion::model {
 
@@ -23,6 +24,10 @@ struct InitOptions {
   double rope_factor = 8.0;
   std::int64_t rope_original = 0;  // llama3's original_max_position_embeddings; 0: context / factor
   bool attention_bias = false;     // llama, mistral, qwen3: biases on q, k, v and o
+  // Gemma 3's (gemma3_text): the sliding layers' window and rope base, every how many layers one
+  // is global, the attention's query_pre_attn_scalar (0: head_dim).
+  std::int64_t sliding_window = 512, global_every = 6;
+  double rope_local_theta = 10000.0, query_pre_attn_scalar = 0;
   bool tied = false;
   // How the weights are written: Hugging Face's sharded layout when shards > 1.
   std::int64_t shards = 1;
@@ -37,5 +42,8 @@ struct InitOptions {
 // model, a folder holding files that are not a model's, an existing model without o.force, or
 // a model larger than the machine's memory.
 std::string init_model(InitOptions o);
+
+// The names --preset takes: GPT-2's sizes, stories110m and the Hugging Face shapes.
+std::vector<std::string> init_preset_names();
 
 }  // namespace orion::model

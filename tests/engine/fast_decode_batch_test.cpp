@@ -105,5 +105,15 @@ TEST(FastDecodeBatch, Qwen3RowsDecodedTogetherEqualEachAlone) {
   }
 }
 
+TEST(FastDecodeBatch, Gemma3RowsDecodedTogetherEqualEachAlone) {
+  for (model::WeightDType dtype : {model::WeightDType::f32, model::WeightDType::q8}) {
+    SCOPED_TRACE(model::weight_dtype_name(dtype));
+    model::LlamaConfig c = model::testing::small_llama_config({2, 64, 4, 2, 96, 300, true, 64});
+    model::testing::make_family(c, "gemma3_text", 16);
+    const model::LlamaModel m = model::LlamaModel::from_weights(c, model::testing::llama_large_weights(c), "m");
+    expect_batch_matches_alone<LlamaFastSession>(std::make_shared<const LlamaFastModel>(m, dtype), m, c.vocab_size);
+  }
+}
+
 }  // namespace
 }  // namespace orion::engine

@@ -69,7 +69,9 @@ INSTANTIATE_TEST_SUITE_P(
                       LlamaPrefillCase{"q8_mha_tied", 64, 8, 8, 128, 50, true, model::WeightDType::q8},
                       LlamaPrefillCase{"f32_qwen3_head_dim", 40, 4, 2, 67, 101, true, model::WeightDType::f32, "qwen3", 14},
                       LlamaPrefillCase{"q8_qwen2_bias", 64, 4, 2, 96, 77, true, model::WeightDType::q8, "qwen2"},
-                      LlamaPrefillCase{"f16_llama_bias_rope3", 48, 6, 3, 100, 77, false, model::WeightDType::f16, "llama", 0, true}),
+                      LlamaPrefillCase{"f16_llama_bias_rope3", 48, 6, 3, 100, 77, false, model::WeightDType::f16, "llama", 0, true},
+                      LlamaPrefillCase{"f32_gemma3", 48, 4, 2, 100, 77, true, model::WeightDType::f32, "gemma3_text", 16},
+                      LlamaPrefillCase{"q8_gemma3_mqa", 64, 4, 1, 96, 77, true, model::WeightDType::q8, "gemma3_text", 32}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 LlamaFastSession f32_session(const model::LlamaConfig& c, int threads) {

@@ -64,7 +64,9 @@ INSTANTIATE_TEST_SUITE_P(
                       LlamaFastCase{"f32_qwen3_head_dim", 2, 40, 4, 2, 67, 101, true, model::WeightDType::f32, "qwen3", 14},
                       LlamaFastCase{"q8_qwen3", 2, 64, 4, 2, 96, 77, true, model::WeightDType::q8, "qwen3", 32},
                       LlamaFastCase{"f16_qwen2_bias", 2, 48, 6, 2, 100, 77, true, model::WeightDType::f16, "qwen2"},
-                      LlamaFastCase{"f32_llama_bias_rope3", 2, 48, 6, 3, 100, 77, false, model::WeightDType::f32, "llama", 0, true}),
+                      LlamaFastCase{"f32_llama_bias_rope3", 2, 48, 6, 3, 100, 77, false, model::WeightDType::f32, "llama", 0, true},
+                      LlamaFastCase{"f32_gemma3", 2, 48, 4, 2, 100, 77, true, model::WeightDType::f32, "gemma3_text", 16},
+                      LlamaFastCase{"q8_gemma3_mqa", 3, 64, 4, 1, 96, 77, true, model::WeightDType::q8, "gemma3_text", 32}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(LlamaFastDecoder, QuantizationKeepsTheLogitsClose) {

@@ -58,6 +58,7 @@ class AneForm final : public CausalLm {
   std::int64_t vocab_size() const override { return m_.vocab_size(); }
   std::int64_t eos_token_id() const override { return m_.eos_token_id(); }
   std::optional<std::int32_t> bos_token_id() const override { return m_.bos_token_id(); }
+  std::int64_t local_window() const override { return m_.local_window(); }
 
  private:
   const LlamaModel& m_;
@@ -88,10 +89,13 @@ TEST(LlamaAneForm, RotateHalfMatrixIsRotateHalfPerHead) {
 // The families (tests/reference/golden_family_models.txt): qwen3_gqa (q/k norms, head_dim 24
 // with dim 64), qwen2_bias (q/k/v biases), llama3_rope (rope_scaling llama3 with frequencies in
 // all three bands), llama_bias (attention_bias on q/k/v/o, linear rope scaling), mistral_mqa
-// (one key/value head, the reference reading bf16 weights from 3 shards).
+// (one key/value head, the reference reading bf16 weights from 3 shards); gemma3_swa (Gemma 3,
+// tests/reference/gemma3_reference.py: two sliding layers of window 5 and a global one with
+// linear rope scaling, query_pre_attn_scalar 24 against head_dim 16; 32 decode steps cross the
+// window many times).
 INSTANTIATE_TEST_SUITE_P(Models, LlamaGolden,
                          ::testing::Values("gqa", "mha_tied", "mqa_tied", "gqa_wide", "qwen3_gqa", "qwen2_bias", "llama3_rope",
-                                           "llama_bias", "mistral_mqa"));
+                                           "llama_bias", "mistral_mqa", "gemma3_swa"));
 
 TEST(LlamaGolden, TheGoldenModelsCoverGroupingAndTying) {
   bool grouped = false, ungrouped = false, tied = false, untied = false;

@@ -29,10 +29,26 @@ inline LlamaConfig small_llama_config(const SmallLlama& s) {
 }
 
 // `c` as a model of `family` (model/llama/llama_config.h): qwen2's q/k/v biases, qwen3's q/k
-// norms and head_dim, llama with `bias` (q/k/v/o biases, and llama3 rope scaling so that every
+// norms and head_dim, gemma3_text's everything, llama with `bias` (q/k/v/o biases, and llama3 rope scaling so that every
 // band of frequencies is used).
 inline void make_family(LlamaConfig& c, const char* family, std::int64_t head_dim = 0, bool bias = false) {
   c.model_type = family;
+  if (c.model_type == "gemma3_text") {
+    // Gemma 3 through its config.json (the parser sets its switches): every other layer slides
+    // over 5 positions with its own rope base, a query_pre_attn_scalar other than the head size,
+    // linear rope scaling on the global layers.
+    c.head_size = head_dim;
+    c.sliding_window = 5;
+    c.rope_local_theta = 10000;
+    c.rope_theta = 1e6;
+    c.query_pre_attn_scalar = 1.5 * static_cast<double>(c.head_dim());
+    c.rope_scaling = {.type = RopeScaling::Type::linear, .factor = 8};
+    for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) c.sliding_layers.push_back(l % 2 == 0);
+    const std::int64_t cap = c.context_cap;
+    c = parse_llama_config(llama_config_json(c), "gemma3 test config");
+    c.context_cap = cap;
+    return;
+  }
   c.head_size = head_dim;
   c.qkv_bias = c.model_type == "qwen2" || bias;
   c.o_bias = c.model_type != "qwen2" && bias;

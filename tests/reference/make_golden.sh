@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed golden logits in tests/reference/golden/ with the torch references
 # (GPT-2: gpt2_reference.py over golden_models.txt; Llama: llama_reference.py over
-# golden_llama_models.txt and golden_family_models.txt, MLX quantized folders of golden_mlx_models.txt;
+# golden_llama_models.txt and golden_family_models.txt, Gemma 3's there with gemma3_reference.py, MLX quantized folders of golden_mlx_models.txt;
 # GGUF files: gguf_reference.py over golden_gguf_models.txt; a LoRA adapter on one model of each, with lora_reference.py;
 # the masked chat loss with masked_chat_loss.py) and the KJV tokenized by Hugging Face's JavaScript
 # tokenizers (kjv_tokens.mjs).
@@ -16,6 +16,9 @@ if ! $py -c 'import torch' 2>/dev/null; then
   sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
   "${sudo[@]}" apt-get install -y -qq python3-torch
 fi
+# The references that check themselves (their forms against each other) first.
+$py tests/reference/gemma3_selftest.py >/dev/null
+$py tests/reference/qwen3_5_selftest.py >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p tests/reference/golden
@@ -57,7 +60,11 @@ while read -r name seed options; do
   $orion init --out "$tmp/$name" --seed "$seed" $options >/dev/null
   vocab=$($py -c "import json; print(json.load(open('$tmp/$name/config.json'))['vocab_size'])")
   tokens=$($py -c "print(','.join(str((i * 7919 + 13) % $vocab) for i in range(40)))")
-  $py tests/reference/llama_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/llama_$name.json" --whole-config
+  if [[ $options == *gemma3_text* ]]; then  # Gemma 3: its own reference (whole config always)
+    $py tests/reference/gemma3_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/llama_$name.json"
+  else
+    $py tests/reference/llama_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/llama_$name.json" --whole-config
+  fi
   rm -rf "${tmp:?}/$name"
   echo "wrote tests/reference/golden/llama_$name.json"
 done < tests/reference/golden_family_models.txt

@@ -3,15 +3,15 @@
 namespace orion::cli {
 
 CLI::Option* add_architecture_options(CLI::App& app, model::InitOptions& o) {
-  CLI::Option* arch = app.add_option("--arch", o.arch, "Architecture (config.json's model_type): gpt2, llama, mistral, qwen2, qwen3")
-                           ->check(CLI::IsMember({"gpt2", "llama", "mistral", "qwen2", "qwen3"}))->capture_default_str();
+  CLI::Option* arch = app.add_option("--arch", o.arch, "Architecture (config.json's model_type): gpt2, llama, mistral, qwen2, qwen3, gemma3_text")
+                           ->check(CLI::IsMember({"gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text"}))->capture_default_str();
   app.add_option("--preset", o.preset,
                  "Shape of a known model: gpt2 (124M), gpt2-medium, gpt2-large, gpt2-xl; stories110m (llama: dim 768, 12 layers, "
                  "12 heads, hidden 2048, vocab 32000, context 1024; needs --tokenizer); the Hugging Face shapes qwen3-0.6b, "
-                 "qwen3-1.7b, qwen2.5-0.5b, llama3.2-1b, smollm2-135m, smollm2-360m, tinyllama-1.1b, mistral-7b (their config.json's "
-                 "sizes, head size, rope, norms and tying); options given beside a preset win over its values")
-      ->check(CLI::IsMember({"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "stories110m", "qwen3-0.6b", "qwen3-1.7b",
-                             "qwen2.5-0.5b", "llama3.2-1b", "smollm2-135m", "smollm2-360m", "tinyllama-1.1b", "mistral-7b"}));
+                 "qwen3-1.7b, qwen2.5-0.5b, llama3.2-1b, smollm2-135m, smollm2-360m, tinyllama-1.1b, mistral-7b, gemma3-270m, "
+                 "gemma3-1b (their config.json's sizes, head size, rope, norms and tying); options given beside a preset win "
+                 "over its values")
+      ->check(CLI::IsMember(model::init_preset_names()));
   app.add_option("--layers", o.layers, "Transformer blocks")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--dim", o.dim, "Model width (n_embd, hidden_size)")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--heads", o.heads, "Attention heads")->check(CLI::PositiveNumber)->capture_default_str();
@@ -31,6 +31,14 @@ CLI::Option* add_architecture_options(CLI::App& app, model::InitOptions& o) {
   app.add_option("--rope-factor", o.rope_factor, "llama family: the rope_scaling factor")->check(CLI::Range(1.0, 1024.0))->capture_default_str();
   app.add_option("--rope-original", o.rope_original,
                  "llama3 rope scaling: original_max_position_embeddings (0: context / factor)")->check(CLI::NonNegativeNumber);
+  app.add_option("--sliding-window", o.sliding_window, "gemma3_text: the positions a sliding layer's attention reaches")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--global-every", o.global_every, "gemma3_text: every this many layers one is global (the rest slide)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--rope-local-theta", o.rope_local_theta, "gemma3_text: the sliding layers' rope base")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--query-pre-attn-scalar", o.query_pre_attn_scalar,
+                 "gemma3_text: attention scores are scaled by its -1/2 power (0: head size)")->check(CLI::NonNegativeNumber);
   app.add_flag("--attention-bias", o.attention_bias, "llama, mistral, qwen3: biases on q, k, v and o (qwen2 has q/k/v biases always)");
   app.add_option("--shards", o.shards, "Write the weights as this many safetensors shards with an index, as Hugging Face does")
       ->check(CLI::Range(1, 99999))->capture_default_str();

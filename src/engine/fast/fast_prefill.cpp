@@ -76,7 +76,7 @@ std::size_t attention_scratch_floats(std::int64_t heads, std::int64_t pos, std::
 
 void causal_attention(const float* Q, std::int64_t q_stride, const float* k_cache, const float* v_cache, std::int64_t heads,
                       std::int64_t kv_heads, std::int64_t positions, std::int64_t D, std::int64_t pos, std::int64_t T,
-                      float scale, float* scores, float* out, std::int64_t out_stride) {
+                      float scale, float* scores, float* out, std::int64_t out_stride, std::int64_t window) {
   const std::int64_t group = heads / kv_heads, P = positions;
   // One task per head over the threads, each with its own block of scores and its products on
   // one thread: a head's products (for GPT-2, [128, 64] x [64, <= 1024]) are too small to
@@ -89,17 +89,21 @@ void causal_attention(const float* Q, std::int64_t q_stride, const float* k_cach
       const float* kc = k_cache + (h / group) * P * D;
       const float* vc = v_cache + (h / group) * P * D;
       for (std::int64_t i0 = 0; i0 < T; i0 += kQueryBlock) {
-        const std::int64_t nq = std::min(kQueryBlock, T - i0), nk = pos + i0 + nq;
-        exec::cpu::sgemm(Transpose::no, Transpose::yes, nq, nk, D, scale, Q + i0 * q_stride + h * D, q_stride, kc, D, 0.0f, S,
-                         nk);
+        // The block's keys [k0, end): from the first its first query's window reaches.
+        const std::int64_t nq = std::min(kQueryBlock, T - i0), end = pos + i0 + nq;
+        const std::int64_t k0 = window > 0 ? std::max<std::int64_t>(0, pos + i0 + 1 - window) : 0, nk = end - k0;
+        exec::cpu::sgemm(Transpose::no, Transpose::yes, nq, nk, D, scale, Q + i0 * q_stride + h * D, q_stride, kc + k0 * D, D,
+                         0.0f, S, nk);
         for (std::int64_t r = 0; r < nq; ++r) {
           float* s = S + r * nk;
-          const std::int64_t seen = pos + i0 + r + 1;  // keys this query attends to
-          exec::cpu::softmax_row(s, seen);
+          const std::int64_t seen = pos + i0 + r + 1 - k0;  // keys [from, seen) of the block's this query attends to
+          const std::int64_t from = window > 0 ? std::max<std::int64_t>(0, seen - window) : 0;
+          std::fill(s, s + from, 0.0f);
+          exec::cpu::softmax_row(s + from, seen - from);
           std::fill(s + seen, s + nk, 0.0f);
         }
-        exec::cpu::sgemm(Transpose::no, Transpose::no, nq, D, nk, 1.0f, S, nk, vc, D, 0.0f, out + i0 * out_stride + h * D,
-                         out_stride);
+        exec::cpu::sgemm(Transpose::no, Transpose::no, nq, D, nk, 1.0f, S, nk, vc + k0 * D, D, 0.0f,
+                         out + i0 * out_stride + h * D, out_stride);
       }
     }
   });

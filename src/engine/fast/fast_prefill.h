@@ -43,9 +43,11 @@ void cache_rows(const float* K, const float* V, std::int64_t stride, std::int64_
 // Q + t * q_stride) over the cache's first pos + T positions (cache_rows' layout, `positions`
 // slots per head); query head h reads key/value head h / (heads / kv_heads). Head h of query t
 // goes to out + t * out_stride + h * D. `scores` holds attention_scratch_floats(heads, pos, T).
+// With `window` > 0 (a sliding-window layer) a query sees only the keys less than `window`
+// positions before it.
 void causal_attention(const float* Q, std::int64_t q_stride, const float* k_cache, const float* v_cache, std::int64_t heads,
                       std::int64_t kv_heads, std::int64_t positions, std::int64_t D, std::int64_t pos, std::int64_t T,
-                      float scale, float* scores, float* out, std::int64_t out_stride);
+                      float scale, float* scores, float* out, std::int64_t out_stride, std::int64_t window = 0);
 // The scores' scratch of `T` queries after `pos` cached positions: a block of queries by the keys
 // up to the last, per head (sized by what is attended, not the context, so that a short
 // prompt or a chunk touches little memory).

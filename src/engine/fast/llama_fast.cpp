@@ -95,25 +95,60 @@ LlamaFastModel::LlamaFastModel(const model::LlamaModel& model, model::WeightDTyp
     if (has_head()) head_ = pack_named({"lm_head"});
     if (embeds()) embed_ = float_values(get("model.embed_tokens.weight"));
   }
-  if (has_head()) norm_ = float_values(get("model.norm.weight"));
+  auto gain = [&](const std::string& name) {  // Gemma's 1 + w folded in
+    std::vector<float> g = float_values(get(name));
+    if (config_.norm_plus_one)
+      for (float& v : g) v += 1.0f;
+    return g;
+  };
+  if (has_head()) norm_ = gain("model.norm.weight");
   for (std::int64_t l = range.first; l < range.last; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     LlamaFastLayer L;
-    L.attn_norm = float_values(get(p + "input_layernorm.weight"));
-    L.mlp_norm = float_values(get(p + "post_attention_layernorm.weight"));
+    L.sliding = config_.sliding_layer(l);
+    L.attn_norm = gain(p + "input_layernorm.weight");
+    if (config_.sandwich_norms) {
+      L.attn_out_norm = gain(p + "post_attention_layernorm.weight");
+      L.mlp_norm = gain(p + "pre_feedforward_layernorm.weight");
+      L.mlp_out_norm = gain(p + "post_feedforward_layernorm.weight");
+    } else {
+      L.mlp_norm = gain(p + "post_attention_layernorm.weight");
+    }
     L.qkv = pack_named({p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj"}, config_.qkv_bias);
     L.o = pack_named({p + "self_attn.o_proj"}, config_.o_bias);
     L.gate_up = pack_named({p + "mlp.gate_proj", p + "mlp.up_proj"});
     L.down = pack_named({p + "mlp.down_proj"});
     if (config_.qk_norm) {
-      L.q_norm = float_values(get(p + "self_attn.q_norm.weight"));
-      L.k_norm = float_values(get(p + "self_attn.k_norm.weight"));
+      L.q_norm = gain(p + "self_attn.q_norm.weight");
+      L.k_norm = gain(p + "self_attn.k_norm.weight");
     }
     layers_.push_back(std::move(L));
   }
   const model::RopeTables t = model::rope_tables(config_);
   cos_ = float_values(t.cos);
   sin_ = float_values(t.sin);
+  if (model::has_local_rope(config_)) {
+    const model::RopeTables local = model::rope_tables(config_, true);
+    cos_local_ = float_values(local.cos);
+    sin_local_ = float_values(local.sin);
+  }
+}
+
+float LlamaFastModel::attention_scale() const {
+  return static_cast<float>(config_.query_prescale() / std::sqrt(static_cast<double>(config_.head_dim())));
+}
+
+void LlamaFastModel::add_output(const std::vector<float>& out_norm, float* x, float* y) const {
+  const auto n = static_cast<std::size_t>(config_.hidden_size);
+  if (!out_norm.empty()) rms_norm_row(x, out_norm.data(), config_.rms_norm_eps, x, n);
+  for (std::size_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void LlamaFastModel::glu_row(float* g) const {
+  const std::int64_t F = config_.intermediate_size;
+  if (!config_.gelu_mlp) return exec::cpu::silu_mul_rows(g, g + F, F);
+  exec::cpu::gelu_tanh_rows(g, F);
+  for (std::int64_t i = 0; i < F; ++i) g[i] *= g[F + i];
 }
 
 void LlamaFastModel::norm_and_rotate(const LlamaFastLayer& L, float* qk, std::int64_t position) const {
@@ -123,8 +158,9 @@ void LlamaFastModel::norm_and_rotate(const LlamaFastLayer& L, float* qk, std::in
     for (std::int64_t h = 0; h < H; ++h) rms_norm_row(qk + h * D, L.q_norm.data(), config_.rms_norm_eps, qk + h * D, d);
     for (std::int64_t h = H; h < H + KV; ++h) rms_norm_row(qk + h * D, L.k_norm.data(), config_.rms_norm_eps, qk + h * D, d);
   }
-  const float* cos = cos_.data() + position * D;
-  const float* sin = sin_.data() + position * D;
+  const bool local = L.sliding && !cos_local_.empty();
+  const float* cos = (local ? cos_local_ : cos_).data() + position * D;
+  const float* sin = (local ? sin_local_ : sin_).data() + position * D;
   for (std::int64_t h = 0; h < H + KV; ++h) rotate_half_head(qk + h * D, cos, sin, D);  // q's heads, then k's
 }
 
@@ -132,6 +168,8 @@ void LlamaFastModel::embed_row(std::int32_t token, float* out) const {
   const auto C = static_cast<std::size_t>(config_.hidden_size);
   if (config_.tie_word_embeddings) head_.row(token, out);
   else std::memcpy(out, embed_.data() + static_cast<std::size_t>(token) * C, C * sizeof(float));
+  if (config_.embed_scale != 1.0)
+    for (std::size_t i = 0; i < C; ++i) out[i] *= static_cast<float>(config_.embed_scale);
 }
 
 std::uint64_t LlamaFastModel::session_bytes() const {
@@ -171,10 +209,10 @@ void LlamaFastSession::step_layers() {
   const LlamaFastModel& m = *model_;
   const auto& c = m.config();
   const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
-  const std::int64_t KVW = c.kv_width(), F = c.intermediate_size, P = c.context();
+  const std::int64_t KVW = c.kv_width(), P = c.context();
   const std::int64_t pos = position_;
   const auto n = static_cast<std::size_t>(C);
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  const float scale = m.attention_scale();
 
   for (std::size_t l = 0; l < m.layers_.size(); ++l) {
     const LlamaFastLayer& L = m.layers_[l];
@@ -187,17 +225,19 @@ void LlamaFastSession::step_layers() {
     float* vc = v_cache_[l].get();
     cache_heads(k, kc, KV, P, D, pos);
     cache_heads(k + KVW, vc, KV, P, D, pos);
-    attend_heads(q, kc, vc, H, KV, P, pos + 1, D, scale, scores_.data(), att_.data(), pool_);
+    // A sliding layer's keys start at its window: the cache's runs from there, shorter.
+    const std::int64_t first = m.first_key(L, pos);
+    attend_heads(q, kc + first * D, vc + first * D, H, KV, P, pos + 1 - first, D, scale, scores_.data(), att_.data(), pool_);
     L.o.apply(att_.data(), tmp_.data(), pool_, isa_);
-    for (std::size_t i = 0; i < n; ++i) x_[i] += tmp_[i];
+    m.add_output(L.attn_out_norm, tmp_.data(), x_.data());
 
     rms_norm_row(x_.data(), L.mlp_norm.data(), c.rms_norm_eps, h_.data(), n);
     L.gate_up.apply(h_.data(), mlp_.data(), pool_, isa_);
     // The down projection's input overwrites the gates.
     float* g = mlp_.data();
-    exec::cpu::silu_mul_rows(g, g + F, F);
+    m.glu_row(g);
     L.down.apply(g, tmp_.data(), pool_, isa_);
-    for (std::size_t i = 0; i < n; ++i) x_[i] += tmp_[i];
+    m.add_output(L.mlp_out_norm, tmp_.data(), x_.data());
   }
 }
 

@@ -17,8 +17,12 @@
 namespace orion::engine {
 
 struct LlamaFastLayer {
+  // Norm gains as the rows are multiplied by them: Gemma's 1 + w folded in at load.
   std::vector<float> attn_norm, mlp_norm;
-  std::vector<float> q_norm, k_norm;  // Qwen3's per-head gains; empty without qk_norm
+  std::vector<float> q_norm, k_norm;  // Qwen3's and Gemma's per-head gains; empty without qk_norm
+  // Gemma 3's sandwich norms of the attention's and the MLP's outputs; empty without them.
+  std::vector<float> attn_out_norm, mlp_out_norm;
+  bool sliding = false;  // attends over the config's sliding_window positions only
   // q, k and v stacked as one matrix's rows (and gate over up): one parallel section each
   // instead of three (two). Rows are packed independently, so stacking changes no number.
   PackedLinear qkv, o, gate_up, down;
@@ -61,11 +65,23 @@ class LlamaFastModel : public FastModel<model::LlamaConfig, LlamaFastLayer> {
   std::vector<float> embed_;    // [vocab, C] f32 when untied (rows are looked up, never streamed)
   std::vector<float> norm_;
   std::vector<float> cos_, sin_;  // [positions, head_dim]: model/llama/rope.h's tables
+  std::vector<float> cos_local_, sin_local_;  // the sliding layers' own (Gemma 3), else empty
 
  public:
   // Per-head RMSNorm of q's and k's heads (qk_norm) and the rotation, in place, of one token's
   // q and k (contiguous, q's heads first) at `position`: what step_layers() and the prefill share.
   void norm_and_rotate(const LlamaFastLayer& L, float* qk, std::int64_t position) const;
+  // The first cached position layer L's query at `position` attends to (its sliding window's).
+  std::int64_t first_key(const LlamaFastLayer& L, std::int64_t position) const {
+    return L.sliding ? std::max<std::int64_t>(0, position + 1 - *config_.sliding_window) : 0;
+  }
+  // The attention's scale: 1/sqrt(head_dim), or Gemma's query_pre_attn_scalar^-1/2.
+  float attention_scale() const;
+  // y += f(x) for a layer's output x: f the sandwich norm `out_norm` when there is one; x is
+  // overwritten by it.
+  void add_output(const std::vector<float>& out_norm, float* x, float* y) const;
+  // The gated feed-forward's activation of one row in place: g[0, F) = act(g) * g[F, 2F).
+  void glu_row(float* g) const;
 };
 
 class LlamaFastSession final : public FastSession {

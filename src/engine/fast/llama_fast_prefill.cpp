@@ -2,7 +2,8 @@
 // through oneDNN's sgemm, where step_layers() streams every weight once per token; GPT-2's
 // (gpt2_fast_prefill.cpp) with Llama's maths, sharing its linear layers and causal attention
 // (engine/fast/fast_prefill.h). Per row: RMSNorm, the rotation of q and k at the row's position
-// (model/llama/rope.h's tables, after Qwen3's per-head norms, as step_layers() does), SwiGLU. The rotated keys and the values go
+// (model/llama/rope.h's tables, after Qwen3's per-head norms, as step_layers() does), SwiGLU (or
+// Gemma's GeGLU and sandwich norms, and its sliding layers' windows). The rotated keys and the values go
 // into the session's cache where step_layers() puts them, so decoding continues from a batched prompt
 // as from a token-by-token one; f16 and q8 matrices are expanded to f32 for the BLAS.
 // batch_layers: the same over one token of each of several sessions (FastSession::decode_batch).
@@ -37,11 +38,17 @@ void LlamaFastSession::batch_layers(std::span<const BatchRow> batch) {
   const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   const std::int64_t QW = H * D, KVW = c.kv_width(), QKVW = QW + 2 * KVW, F = c.intermediate_size, P = c.context();
   const auto B = static_cast<std::int64_t>(batch.size());
-  const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  const float scale = m.attention_scale();
   const RowBuffers rb = row_buffers();  // named, not bound: clang 14 cannot capture bindings
   float *X = rb.x, *Hn = rb.normed, *QKV = rb.qkv, *A = rb.attention, *GU = rb.mlp;
   const auto norm_rows = [&](const std::vector<float>& g) {
     for (std::int64_t t = 0; t < B; ++t) rms_norm_row(X + t * C, g.data(), c.rms_norm_eps, Hn + t * C, static_cast<std::size_t>(C));
+  };
+  // X += lin(in), through Hn (free by then) when the output is normed first (Gemma's sandwich).
+  const auto add_linear = [&](const PackedLinear& lin, const float* in, const std::vector<float>& out_norm, std::int64_t ldx) {
+    if (out_norm.empty()) return batch_linear(lin, in, B, X, true, ldx);
+    batch_linear(lin, in, B, Hn, false, ldx);
+    for (std::int64_t t = 0; t < B; ++t) m.add_output(out_norm, Hn + t * C, X + t * C);
   };
   std::vector<AttentionRow> rows;
   for (std::size_t l = 0; l < m.layers_.size(); ++l) {
@@ -55,14 +62,15 @@ void LlamaFastSession::batch_layers(std::span<const BatchRow> batch) {
       m.norm_and_rotate(L, q, rc.position);
       cache_heads(q + QW, rc.k, KV, P, D, rc.position);
       cache_heads(q + QW + KVW, rc.v, KV, P, D, rc.position);
-      rows.push_back({q, rc.k, rc.v, rc.position + 1, A + b * QW});
+      const std::int64_t first = m.first_key(L, rc.position);
+      rows.push_back({q, rc.k + first * D, rc.v + first * D, rc.position + 1 - first, A + b * QW});
     }
     attend_rows(rows, H, KV, P, D, scale, batch_scores(B * H * P), pool_);
-    batch_linear(L.o, A, B, X, true);
+    add_linear(L.o, A, L.attn_out_norm, 0);
     norm_rows(L.mlp_norm);
     batch_linear(L.gate_up, Hn, B, GU, false);
-    for (std::int64_t t = 0; t < B; ++t) exec::cpu::silu_mul_rows(GU + t * 2 * F, GU + t * 2 * F + F, F);
-    batch_linear(L.down, GU, B, X, true, 2 * F);
+    for (std::int64_t t = 0; t < B; ++t) m.glu_row(GU + t * 2 * F);
+    add_linear(L.down, GU, L.mlp_out_norm, 2 * F);
   }
 }
 
@@ -72,9 +80,17 @@ void LlamaFastSession::prefill_layers(std::int64_t T) {
   const std::int64_t C = c.hidden_size, H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   const std::int64_t QW = H * D, KVW = c.kv_width(), QKVW = QW + 2 * KVW, F = c.intermediate_size;
   const std::int64_t P = c.context(), pos = position_;
-  const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  const float scale = m.attention_scale();
   const RowBuffers rb = row_buffers();  // named, not bound: clang 14 cannot capture bindings
   float *X = rb.x, *Hn = rb.normed, *QKV = rb.qkv, *A = rb.attention, *GU = rb.mlp;
+  // X += lin(in), through Hn (free by then) when the output is normed first (Gemma's sandwich).
+  const auto add_linear = [&](const PackedLinear& lin, const float* in, const std::vector<float>& out_norm, std::int64_t ldx) {
+    if (out_norm.empty()) return linear(lin, in, T, X, true, bweights_, ldx);
+    linear(lin, in, T, Hn, false, bweights_, ldx);
+    gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t) m.add_output(out_norm, Hn + t * C, X + t * C);
+    });
+  };
 
   const auto norm_rows = [&](const std::vector<float>& g) {
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
@@ -94,17 +110,18 @@ void LlamaFastSession::prefill_layers(std::int64_t T) {
     float* vc = v_cache_[l].get();
     prefill::cache_rows(QKV + QW, QKV + QW + KVW, QKVW, T, kc, vc, KV, P, D, pos);
     prefill::causal_attention(QKV, QKVW, kc, vc, H, KV, P, D, pos, T, scale,
-                             batch_scores(static_cast<std::int64_t>(prefill::attention_scratch_floats(H, pos, T))), A, QW);
-    linear(L.o, A, T, X, true, bweights_);
+                             batch_scores(static_cast<std::int64_t>(prefill::attention_scratch_floats(H, pos, T))), A, QW,
+                             L.sliding ? *c.sliding_window : 0);
+    add_linear(L.o, A, L.attn_out_norm, 0);
 
     norm_rows(L.mlp_norm);
     linear(L.gate_up, Hn, T, GU, false, bweights_);
-    // SwiGLU per row, as step_layers() computes it; the result overwrites the row's gates, which the
-    // down projection reads with a row stride of 2F.
+    // The gated activation per row, as step_layers() computes it; the result overwrites the row's
+    // gates, which the down projection reads with a row stride of 2F.
     gemm_parallel_for(T, [&](std::int64_t t0, std::int64_t t1) {
-      for (std::int64_t t = t0; t < t1; ++t) exec::cpu::silu_mul_rows(GU + t * 2 * F, GU + t * 2 * F + F, F);
+      for (std::int64_t t = t0; t < t1; ++t) m.glu_row(GU + t * 2 * F);
     });
-    linear(L.down, GU, T, X, true, bweights_, 2 * F);
+    add_linear(L.down, GU, L.mlp_out_norm, 2 * F);
   }
 }
 

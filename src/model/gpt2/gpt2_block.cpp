@@ -29,13 +29,13 @@ Value layer_norm(Builder& b, Value x, const std::string& name, const Gpt2BlockSh
 
 // 0 on and below the diagonal, -inf above: exp gives exactly 0, and the diagonal is always
 // allowed, so no row is all -inf.
-Value causal_mask(Builder& b, std::int64_t seq) {
+Value causal_mask(Builder& b, std::int64_t seq, std::int64_t window) {
   Tensor m(DType::f32, {seq, seq});
   float* p = m.data<float>();
   for (std::int64_t i = 0; i < seq; ++i)
     for (std::int64_t j = 0; j < seq; ++j)
-      p[i * seq + j] = j <= i ? 0.0f : -std::numeric_limits<float>::infinity();
-  return b.name(b.constant(m), "causal_mask");
+      p[i * seq + j] = j <= i && (window == 0 || i - j < window) ? 0.0f : -std::numeric_limits<float>::infinity();
+  return b.name(b.constant(m), window == 0 ? "causal_mask" : "sliding_mask");
 }
 
 BlockOutputs gpt2_block(Builder& b, Value x, const Gpt2BlockShape& s, int layer,

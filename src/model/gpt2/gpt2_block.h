@@ -45,8 +45,9 @@ struct BlockOutputs {
 BlockOutputs gpt2_block(ir::Builder& b, ir::Value x, const Gpt2BlockShape& shape, int layer,
                         const AttentionContext& ctx);
 
-// The additive causal mask [seq, seq] of a window that starts at position 0.
-ir::Value causal_mask(ir::Builder& b, std::int64_t seq);
+// The additive causal mask [seq, seq] of a window that starts at position 0; with `window`, a
+// row also sees no key `window` or more positions before it (a sliding-window layer's).
+ir::Value causal_mask(ir::Builder& b, std::int64_t seq, std::int64_t window = 0);
 
 // A graph of one block: input "x" [seq, dim] -> output [seq, dim].
 ir::Graph gpt2_block_graph(const Gpt2BlockShape& shape);

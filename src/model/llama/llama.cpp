@@ -20,17 +20,23 @@ Value linear(Builder& b, Value x, const std::string& name, std::int64_t in, std:
   return bias ? b.add(y, b.param(name + ".bias", DType::f32, {out})) : y;
 }
 
+// An RMSNorm's gain: the param, or Gemma's 1 + param.
+Value norm_gain(Builder& b, const std::string& name, std::int64_t dim, const LlamaConfig& c) {
+  Value w = b.param(name + ".weight", DType::f32, {dim});
+  return c.norm_plus_one ? b.add(w, b.scalar(1.0f)) : w;
+}
+
 // Qwen3's q_norm / k_norm: RMSNorm of every head's head_dim columns with one gain [head_dim],
 // on the head split [S, heads, D] the ANE lowering also knows (a reduction over D per head).
 Value head_rms_norm(Builder& b, Value x, const std::string& name, std::int64_t heads, const LlamaConfig& c) {
   const std::int64_t rows = b.shape(x)[0], D = c.head_dim();
   Value split = b.reshape(x, {rows, heads, D});
-  Value normed = b.rms_norm(split, b.param(name + ".weight", DType::f32, {D}), c.rms_norm_eps);
+  Value normed = b.rms_norm(split, norm_gain(b, name, D, c), c.rms_norm_eps);
   return b.reshape(normed, {rows, heads * D});
 }
 
 Value rms_norm(Builder& b, Value x, const std::string& name, const LlamaConfig& c) {
-  return b.rms_norm(x, b.param(name + ".weight", DType::f32, {c.hidden_size}), c.rms_norm_eps);
+  return b.rms_norm(x, norm_gain(b, name, c.hidden_size, c), c.rms_norm_eps);
 }
 
 struct LayerInputs {
@@ -95,9 +101,10 @@ Value attention(Builder& b, Value q, Value k_all, Value v_all, Value mask, const
 }
 
 LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out);
+Value attention_residual(Builder& b, Value x, Value att, const LlamaConfig& c);
 
 LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const LayerInputs& in, std::int64_t batch) {
-  const std::int64_t C = c.hidden_size, Q = c.q_width(), KVW = c.kv_width();
+  const std::int64_t C = c.hidden_size, KVW = c.kv_width();
   const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   b.push_scope("model.layers." + std::to_string(index));
   Value h = rms_norm(b, x, "input_layernorm", c);
@@ -113,6 +120,7 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
     return rope(t, heads);
   };
   Value q = project("q_proj", "q_norm", H);
+  if (const double s = c.query_prescale(); s != 1.0) q = b.mul(q, b.scalar(static_cast<float>(s)));
   LayerOutputs out;
   out.k = project("k_proj", "k_norm", KV);
   out.v = linear(b, h, "self_attn.v_proj", C, KVW, c.qkv_bias);
@@ -132,8 +140,7 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
         att = att.id >= 0 ? b.add(att, part) : part;
       }
     }
-    x = b.add(x, linear(b, att, "self_attn.o_proj", Q, C, c.o_bias));
-    return finish_layer(b, x, c, out);
+    return finish_layer(b, attention_residual(b, x, att, c), c, out);
   }
   Value k_all = in.past_k ? b.concat({*in.past_k, out.k}, 0) : out.k;
   Value v_all = in.past_v ? b.concat({*in.past_v, out.v}, 0) : out.v;
@@ -146,22 +153,30 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   } else {
     att = attention(b, q, k_all, v_all, in.mask, c, batch);
   }
-  x = b.add(x, linear(b, att, "self_attn.o_proj", Q, C, c.o_bias));
-  return finish_layer(b, x, c, out);
+  return finish_layer(b, attention_residual(b, x, att, c), c, out);
+}
+
+// x + o_proj(att), the projection normed first with sandwich norms (Gemma 3).
+Value attention_residual(Builder& b, Value x, Value att, const LlamaConfig& c) {
+  Value y = linear(b, att, "self_attn.o_proj", c.q_width(), c.hidden_size, c.o_bias);
+  if (c.sandwich_norms) y = rms_norm(b, y, "post_attention_layernorm", c);
+  return b.add(x, y);
 }
 
 // The rest of a layer after its attention: the MLP, and the scope the layer opened.
 LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out) {
   const std::int64_t C = c.hidden_size, F = c.intermediate_size;
-  Value h = rms_norm(b, x, "post_attention_layernorm", c);
+  Value h = rms_norm(b, x, c.sandwich_norms ? "pre_feedforward_layernorm" : "post_attention_layernorm", c);
   // Two statements, not two arguments of one call: the params' order is the order init draws
   // their weights in (llama_init_weights), and C++ leaves the order of a call's arguments open
   // (GCC made up_proj first, clang gate_proj, so a seed gave other weights under clang). Up
   // first keeps the weights every seed has given so far.
   Value up = linear(b, h, "mlp.up_proj", C, F);
   Value gate = linear(b, h, "mlp.gate_proj", C, F);
-  Value gated = b.mul(b.silu(gate), up);
-  out.y = b.add(x, linear(b, gated, "mlp.down_proj", F, C));
+  Value gated = b.mul(c.gelu_mlp ? b.gelu(gate) : b.silu(gate), up);
+  Value down = linear(b, gated, "mlp.down_proj", F, C);
+  if (c.sandwich_norms) down = rms_norm(b, down, "post_feedforward_layernorm", c);
+  out.y = b.add(x, down);
   b.pop_scope();
   return out;
 }
@@ -176,27 +191,34 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
   Value positions = b.input("positions", DType::i32, {rows});
   Value embed = b.param("model.embed_tokens.weight", DType::f32, {c.vocab_size, C});
   Value x = b.name(b.gather(embed, tokens), "embed");
+  if (c.embed_scale != 1.0) x = b.mul(x, b.scalar(static_cast<float>(c.embed_scale)));
 
-  RopeTables tables = rope_tables(c);
-  LayerInputs in;
   auto rows_of = [&](Tensor table, const std::string& name) {  // the window's rows, gathered on the host
     return b.name(b.gather(b.name(b.constant(std::move(table)), name + "_table"), positions), name);
   };
-  if (!o.ane_form) {
-    in.cos = rows_of(std::move(tables.cos), "rope_cos");
-    in.sin = rows_of(std::move(tables.sin), "rope_sin");
-  } else {
+  // The rotation's inputs of one kind of layer (Gemma 3's sliding layers have their own tables).
+  auto rotation_inputs = [&](bool sliding, LayerInputs& in) {
+    RopeTables tables = rope_tables(c, sliding);
+    const std::string suffix = sliding && has_local_rope(c) ? "_local" : "";
+    if (!o.ane_form) {
+      in.cos = rows_of(std::move(tables.cos), "rope_cos" + suffix);
+      in.sin = rows_of(std::move(tables.sin), "rope_sin" + suffix);
+      return;
+    }
     // Per-head tables, the rotation and the heads' expansion as constants the device takes.
     const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
-    in.cos = rows_of(tile_heads(tables.cos, H), "rope_cos");
-    in.sin = rows_of(tile_heads(tables.sin, H), "rope_sin");
-    in.rotate_q = b.name(b.constant(rotate_half_matrix(H, D)), "rope_rotate");
+    in.cos = rows_of(tile_heads(tables.cos, H), "rope_cos" + suffix);
+    in.sin = rows_of(tile_heads(tables.sin, H), "rope_sin" + suffix);
     in.cos_k = in.cos;
     in.sin_k = in.sin;
+    if (KV != H) {
+      in.cos_k = rows_of(tile_heads(tables.cos, KV), "rope_cos_kv" + suffix);
+      in.sin_k = rows_of(tile_heads(tables.sin, KV), "rope_sin_kv" + suffix);
+    }
+    if (sliding) return;  // the constants below are the global layers'
+    in.rotate_q = b.name(b.constant(rotate_half_matrix(H, D)), "rope_rotate");
     in.rotate_k = in.rotate_q;
     if (KV != H) {
-      in.cos_k = rows_of(tile_heads(tables.cos, KV), "rope_cos_kv");
-      in.sin_k = rows_of(tile_heads(tables.sin, KV), "rope_sin_kv");
       in.rotate_k = b.name(b.constant(rotate_half_matrix(KV, D)), "rope_rotate_kv");
       // A window from position 0 expands its keys and values; a step after a cache selects
       // the query heads group by group (layer()).
@@ -205,16 +227,29 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
         for (std::int64_t g = 0; g < H / KV; ++g)
           in.group_select.push_back(b.name(b.constant(group_select_matrix(c, g)), "gqa_group" + std::to_string(g)));
     }
-  }
+  };
   // The ANE form's rows see the cache and their own key (model/attention.h), or a chunk's the
   // cache through the mask and each other through a causal constant; the other form's rows the
-  // cache and the rows before them.
+  // cache and the rows before them. A sliding layer's mask also hides the keys `window` or more
+  // positions back: a constant from position 0, the host's "mask_local" after a cache.
   const bool chunk = o.ane_form && o.past > 0 && T > 1 && o.sequences == 1;
-  if (chunk) in.rows_mask = causal_mask(b, T);
-  in.mask = o.past > 0 ? b.input("mask", DType::f32, {T, o.past + (o.ane_form ? (chunk ? 0 : 1) : T)}) : causal_mask(b, T);
+  const Shape mask_shape{T, o.past + (o.ane_form ? (chunk ? 0 : 1) : T)};
+  auto mask_inputs = [&](std::int64_t window, LayerInputs& in) {
+    if (chunk) in.rows_mask = causal_mask(b, T, window);
+    in.mask = o.past > 0 ? b.input(window > 0 ? "mask_local" : "mask", DType::f32, mask_shape) : causal_mask(b, T, window);
+  };
+  LayerInputs global_in, local_in;
+  rotation_inputs(false, global_in);
+  mask_inputs(0, global_in);
+  if (!c.sliding_layers.empty()) {
+    local_in = global_in;
+    if (has_local_rope(c)) rotation_inputs(true, local_in);
+    mask_inputs(*c.sliding_window, local_in);
+  }
   std::vector<Value> cache_out;
   for (int l = 0; l < c.num_hidden_layers; ++l) {
     const std::string ls = std::to_string(l);
+    LayerInputs& in = c.sliding_layer(l) ? local_in : global_in;
     if (o.past > 0) {
       in.past_k = b.input("past_k." + ls, DType::f32, {o.past, c.kv_width()});
       in.past_v = b.input("past_v." + ls, DType::f32, {o.past, c.kv_width()});
@@ -225,7 +260,7 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
     x = b.name(out.y, "layer_out." + ls);  // where a layer ends (ProgramSpec::layer_ends)
   }
   if (o.last_only && T > 1) x = b.slice(x, {T - 1, 0}, {T, C});
-  x = b.rms_norm(x, b.param("model.norm.weight", DType::f32, {C}), c.rms_norm_eps);
+  x = b.rms_norm(x, norm_gain(b, "model.norm", C, c), c.rms_norm_eps);
   Value head = c.tie_word_embeddings ? embed : b.param("lm_head.weight", DType::f32, {c.vocab_size, C});
   Value logits = b.name(b.matmul(x, head, false, true), "logits");
   if (o.loss) {

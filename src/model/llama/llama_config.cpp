@@ -1,6 +1,7 @@
 #include "model/llama/llama_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -17,8 +18,13 @@ bool is_llama_family(std::string_view model_type) {
 
 std::int64_t LlamaConfig::context() const {
   std::int64_t n = std::min(max_position_embeddings, context_cap);
-  if (sliding_window) n = std::min(n, *sliding_window);
+  if (sliding_window && sliding_layers.empty()) n = std::min(n, *sliding_window);
   return n;
+}
+
+double LlamaConfig::query_prescale() const {
+  if (query_pre_attn_scalar <= 0) return 1.0;
+  return std::sqrt(static_cast<double>(head_dim()) / query_pre_attn_scalar);
 }
 
 void LlamaConfig::validate(const std::string& source) const {
@@ -39,6 +45,14 @@ void LlamaConfig::validate(const std::string& source) const {
     throw Error::in_file(source, "the head size " + std::to_string(head_dim()) + " is odd; rotary embeddings need an even one");
   config_check_multiple(num_attention_heads, "num_attention_heads", num_key_value_heads, "num_key_value_heads", source);
   if (sliding_window) config_check_range(*sliding_window, "sliding_window", 1 << 24, source);
+  if (!sliding_layers.empty()) {
+    if (static_cast<std::int64_t>(sliding_layers.size()) != num_hidden_layers)
+      throw Error::in_file(source, "\"layer_types\" lists " + std::to_string(sliding_layers.size()) + " layers, not num_hidden_layers " +
+                                       std::to_string(num_hidden_layers));
+    if (!sliding_window) throw Error::in_file(source, "\"layer_types\" lists sliding-window layers but \"sliding_window\" is not set");
+  }
+  if (query_pre_attn_scalar < 0 || query_pre_attn_scalar > (1 << 20))
+    throw Error::in_file(source, "\"query_pre_attn_scalar\" must be in (0, 2^20]");
   if (!(rms_norm_eps > 0 && rms_norm_eps < 1)) throw Error::in_file(source, "\"rms_norm_eps\" must be in (0, 1)");
   if (!(rope_theta > 1)) throw Error::in_file(source, "\"rope_theta\" must be greater than 1");
   if (rope_scaling.type != RopeScaling::Type::none && !(rope_scaling.factor >= 1 && rope_scaling.factor <= 1024))
@@ -61,7 +75,7 @@ void LlamaConfig::validate(const std::string& source) const {
 std::int64_t LlamaConfig::parameter_count() const {
   const std::int64_t C = hidden_size, F = intermediate_size, Q = q_width(), KV = kv_width(), D = head_dim();
   const std::int64_t attn = C * Q + 2 * C * KV + Q * C + (qkv_bias ? Q + 2 * KV : 0) + (o_bias ? C : 0) + (qk_norm ? 2 * D : 0);
-  const std::int64_t block = attn + 3 * C * F + 2 * C;
+  const std::int64_t block = attn + 3 * C * F + (sandwich_norms ? 4 : 2) * C;
   return vocab_size * C * (tie_word_embeddings ? 1 : 2) + num_hidden_layers * block + C;
 }
 
@@ -128,14 +142,41 @@ std::optional<std::int64_t> read_sliding_window(const json& j, const std::string
   return config_int(j, "sliding_window", 0, source);
 }
 
+// Gemma 3's: the norms, the activation's and embedding's scales, the attention scale, and which
+// layers slide (layer_types, or every layer but each sliding_window_pattern-th in older configs).
+void read_gemma3_switches(const json& j, LlamaConfig& c, const std::string& source) {
+  c.norm_plus_one = c.sandwich_norms = c.gelu_mlp = true;
+  c.embed_scale = std::sqrt(static_cast<double>(c.hidden_size));
+  c.query_pre_attn_scalar = config_real(j, "query_pre_attn_scalar", 256, source);
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
+    if (auto cap = j.find(key); cap != j.end() && !cap->is_null())
+      throw Error::in_file(source, std::string("key \"") + key + "\" is " + cap->dump() +
+                                       "; Orion's Gemma 3 has no logit soft-capping (Gemma 2's)");
+  c.sliding_window = config_int(j, "sliding_window", 4096, source);
+  const auto layers = static_cast<std::size_t>(std::max<std::int64_t>(c.num_hidden_layers, 0));
+  if (auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null()) {
+    if (!lt->is_array()) throw Error::in_file(source, "key \"layer_types\" must be a list, not " + lt->dump());
+    for (const json& t : *lt) {
+      if (t != "sliding_attention" && t != "full_attention")
+        throw Error::in_file(source, "key \"layer_types\" lists " + t.dump() + "; Gemma 3's layers are \"sliding_attention\" or \"full_attention\"");
+      c.sliding_layers.push_back(t == "sliding_attention");
+    }
+  } else {
+    const std::int64_t pattern = config_int(j, "sliding_window_pattern", 6, source);
+    if (pattern < 1) throw Error::in_file(source, "key \"sliding_window_pattern\" must be at least 1");
+    for (std::size_t l = 0; l < layers; ++l) c.sliding_layers.push_back((static_cast<std::int64_t>(l) + 1) % pattern != 0);
+  }
+}
+
 }  // namespace
 
 LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
   LlamaConfig c;
   c.model_type = config_model_type(j, source);
   if (!is_llama_family(c.model_type))
-    throw Error::in_file(source, "model_type is \"" + c.model_type + "\", expected one of llama, mistral, qwen2, qwen3");
+    throw Error::in_file(source, "model_type is \"" + c.model_type + "\", expected one of llama, mistral, qwen2, qwen3, gemma3_text");
   const std::string& mt = c.model_type;
+  const bool gemma = mt == "gemma3_text";
   c.hidden_size = config_int(j, "hidden_size", 0, source, true);
   c.intermediate_size = config_int(j, "intermediate_size", 0, source, true);
   c.num_hidden_layers = config_int(j, "num_hidden_layers", 0, source, true);
@@ -143,22 +184,32 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
   c.num_key_value_heads = config_int(j, "num_key_value_heads", c.num_attention_heads, source);
   c.vocab_size = config_int(j, "vocab_size", 0, source, true);
   c.rms_norm_eps = config_real(j, "rms_norm_eps", c.rms_norm_eps, source);
-  c.rope_theta = config_real(j, "rope_theta", c.rope_theta, source);
-  c.max_position_embeddings = config_int(j, "max_position_embeddings", c.max_position_embeddings, source);
-  c.tie_word_embeddings = config_bool(j, "tie_word_embeddings", c.tie_word_embeddings, source);
+  c.rope_theta = config_real(j, "rope_theta", gemma ? 1e6 : c.rope_theta, source);
+  c.max_position_embeddings = config_int(j, "max_position_embeddings", gemma ? 131072 : c.max_position_embeddings, source);
+  c.tie_word_embeddings = config_bool(j, "tie_word_embeddings", gemma, source);
   if (auto rs = j.find("rope_scaling"); rs != j.end()) c.rope_scaling = read_rope_scaling(*rs, "rope_scaling", source);
+  if (gemma) c.rope_local_theta = config_real(j, "rope_local_base_freq", 10000.0, source);
   if (auto rp = j.find("rope_parameters"); rp != j.end() && !rp->is_null()) {
-    c.rope_scaling = read_rope_scaling(*rp, "rope_parameters", source);
-    c.rope_theta = config_real(*rp, "rope_theta", c.rope_theta, source);
+    // transformers 5: one object, or (Gemma 3) one per kind of layer.
+    const bool per_kind = rp->is_object() && rp->contains("full_attention");
+    const json& full = per_kind ? rp->at("full_attention") : *rp;
+    c.rope_scaling = read_rope_scaling(full, "rope_parameters", source);
+    c.rope_theta = config_real(full, "rope_theta", c.rope_theta, source);
+    if (per_kind)
+      if (auto local = rp->find("sliding_attention"); local != rp->end() && local->is_object()) {
+        if (read_rope_scaling(*local, "rope_parameters", source).type != RopeScaling::Type::none)
+          throw Error::in_file(source, "key \"rope_parameters\": the sliding layers' rope is scaled; Orion scales the global layers' only");
+        c.rope_local_theta = config_real(*local, "rope_theta", c.rope_local_theta, source);
+      }
   }
-  c.sliding_window = read_sliding_window(j, mt, source);
+  if (!gemma) c.sliding_window = read_sliding_window(j, mt, source);
   for (const char* key : {"torch_dtype", "dtype"})  // transformers 5 writes "dtype"
     if (auto d = j.find(key); d != j.end() && d->is_string()) c.torch_dtype = d->get<std::string>();
 
   if (auto bos = j.find("bos_token_id"); bos != j.end() && bos->is_null())
     c.bos_token_id.reset();
   else
-    c.bos_token_id = config_int(j, "bos_token_id", mt.starts_with("qwen") ? -1 : 1, source);
+    c.bos_token_id = config_int(j, "bos_token_id", mt.starts_with("qwen") ? -1 : gemma ? 2 : 1, source);
   if (c.bos_token_id == -1) c.bos_token_id.reset();  // Qwen's configs default to none
   if (auto eos = j.find("eos_token_id"); eos != j.end() && eos->is_array()) {
     c.eos_token_ids.clear();
@@ -168,7 +219,7 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
       c.eos_token_ids.push_back(id.get<std::int64_t>());
     }
   } else {
-    c.eos_token_ids = {config_int(j, "eos_token_id", 2, source)};
+    c.eos_token_ids = {config_int(j, "eos_token_id", gemma ? 1 : 2, source)};
   }
 
   // The family's switches.
@@ -178,22 +229,26 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
   } else {
     c.qkv_bias = c.o_bias = attention_bias;
   }
-  c.qk_norm = mt == "qwen3";
-  if (mt == "qwen3" || j.contains("head_dim")) {
+  c.qk_norm = mt == "qwen3" || gemma;
+  if (mt == "qwen3" || gemma || j.contains("head_dim")) {
     const std::int64_t derived = c.num_attention_heads > 0 ? c.hidden_size / c.num_attention_heads : 0;
-    const std::int64_t hd = config_int(j, "head_dim", mt == "qwen3" ? 128 : derived, source);
-    if (hd != derived || mt == "qwen3") c.head_size = hd;
+    const std::int64_t hd = config_int(j, "head_dim", mt == "qwen3" ? 128 : gemma ? 256 : derived, source);
+    if (hd != derived || mt == "qwen3" || gemma) c.head_size = hd;
   }
+  if (gemma) read_gemma3_switches(j, c, source);
 
   // What would change the maths and Orion does not implement: refused by name.
-  if (auto act = j.find("hidden_act"); act != j.end() && !act->is_null() && *act != "silu")
-    throw Error::in_file(source, "key \"hidden_act\" is " + act->dump() + "; the " + mt + " feed-forward Orion runs uses \"silu\"");
+  const char* expected_act = gemma ? "gelu_pytorch_tanh" : "silu";
+  for (const char* key : {"hidden_act", "hidden_activation"})
+    if (auto act = j.find(key); act != j.end() && !act->is_null() && *act != expected_act)
+      throw Error::in_file(source, std::string("key \"") + key + "\" is " + act->dump() + "; the " + mt +
+                                       " feed-forward Orion runs uses \"" + expected_act + "\"");
   if (config_bool(j, "mlp_bias", false, source))
     throw Error::in_file(source, "key \"mlp_bias\" is true; Orion's " + mt + " has no feed-forward biases");
   if (double f = config_real(j, "partial_rotary_factor", 1.0, source); f != 1.0)
     throw Error::in_file(source, "key \"partial_rotary_factor\" is " + std::to_string(f) + "; Orion rotates whole heads");
   c.quantization = read_mlx_quantization(j, source);
-  if (auto lt = j.find("layer_types"); lt != j.end() && lt->is_array())
+  if (auto lt = j.find("layer_types"); !gemma && lt != j.end() && lt->is_array())
     for (const json& t : *lt)
       if (t != "full_attention" && !c.sliding_window)
         throw Error::in_file(source, "key \"layer_types\" lists " + t.dump() + "; Orion runs \"full_attention\" layers");
@@ -207,7 +262,8 @@ std::string llama_config_json(const LlamaConfig& c) {
   static const std::map<std::string, std::string> kArchitectures = {{"llama", "LlamaForCausalLM"},
                                                                     {"mistral", "MistralForCausalLM"},
                                                                     {"qwen2", "Qwen2ForCausalLM"},
-                                                                    {"qwen3", "Qwen3ForCausalLM"}};
+                                                                    {"qwen3", "Qwen3ForCausalLM"},
+                                                                    {"gemma3_text", "Gemma3ForCausalLM"}};
   json j = {
       {"model_type", c.model_type},
       {"architectures", {kArchitectures.at(c.model_type)}},
@@ -244,6 +300,19 @@ std::string llama_config_json(const LlamaConfig& c) {
     j["sliding_window"] = c.sliding_window ? json(*c.sliding_window) : json(nullptr);
   } else if (c.model_type == "mistral") {
     j["sliding_window"] = c.sliding_window ? json(*c.sliding_window) : json(nullptr);
+  }
+  if (c.model_type == "gemma3_text") {
+    j.erase("hidden_act");
+    j["hidden_activation"] = "gelu_pytorch_tanh";
+    j["query_pre_attn_scalar"] = c.query_pre_attn_scalar;
+    j["rope_local_base_freq"] = c.rope_local_theta;
+    j["sliding_window"] = c.sliding_window ? json(*c.sliding_window) : json(nullptr);
+    json types = json::array();
+    for (bool s : c.sliding_layers) types.push_back(s ? "sliding_attention" : "full_attention");
+    j["layer_types"] = types;
+    j["attn_logit_softcapping"] = nullptr;
+    j["final_logit_softcapping"] = nullptr;
+    j["pad_token_id"] = 0;
   }
   if (c.model_type != "qwen2") {
     j["attention_bias"] = c.qkv_bias;

@@ -7,7 +7,12 @@
 //   mistral as llama, plus sliding_window;
 //   qwen2   biases on q, k and v (not o); sliding window only when use_sliding_window;
 //   qwen3   per-head RMSNorm on queries and keys before the rotation (q_norm, k_norm), an
-//           explicit head_dim that need not be hidden_size / num_attention_heads.
+//           explicit head_dim that need not be hidden_size / num_attention_heads;
+//   gemma3_text (Gemma 3) qwen3's q/k norms, plus: every RMSNorm scales by (1 + weight), the
+//           attention's and the MLP's outputs normed before their residual adds ("sandwich"),
+//           GeGLU (tanh-approximated gelu), the embedding scaled by sqrt(hidden_size), the
+//           attention scaled by query_pre_attn_scalar^-1/2, and sliding-window layers
+//           interleaved with global ones (layer_types), with their own rope base.
 // Read once per model: the one source of its shape. Absent optional keys take the Hugging Face
 // config class's defaults; keys that would change the maths in a way Orion does not implement
 // are refused by name (read_llama_config), never ignored.
@@ -23,7 +28,7 @@
 namespace orion::model {
 
 // The Llama-family model_type values Orion reads, in the order docs list them.
-inline constexpr std::string_view kLlamaFamilies[] = {"llama", "mistral", "qwen2", "qwen3"};
+inline constexpr std::string_view kLlamaFamilies[] = {"llama", "mistral", "qwen2", "qwen3", "gemma3_text"};
 bool is_llama_family(std::string_view model_type);
 
 // rope_scaling: how the rotary frequencies are stretched for a longer context.
@@ -54,11 +59,22 @@ struct LlamaConfig {
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
   std::int64_t max_position_embeddings = 2048;
-  std::optional<std::int64_t> sliding_window;  // applied: attention reaches this many positions back
+  // Attention reaches this many positions (the query's own included) in the layers it applies
+  // to: every layer (Mistral, Qwen2's option: the context is capped to it), or those of
+  // sliding_layers (Gemma 3).
+  std::optional<std::int64_t> sliding_window;
+  std::vector<bool> sliding_layers;  // per layer: a sliding-window layer; empty: as sliding_window says
+  double rope_local_theta = 0;       // the sliding layers' rope base (Gemma 3's rope_local_base_freq); 0: rope_theta
   bool tie_word_embeddings = false;
   bool qkv_bias = false;  // q_proj, k_proj and v_proj have biases
   bool o_bias = false;    // o_proj has a bias
   bool qk_norm = false;   // q_norm and k_norm, per head, before the rotation
+  // Gemma 3's switches (the family comment above).
+  bool norm_plus_one = false;   // RMSNorm scales by (1 + weight)
+  bool sandwich_norms = false;  // post_attention_layernorm on the attention's output; pre_/post_feedforward_layernorm
+  bool gelu_mlp = false;        // the feed-forward gate is gelu (tanh form), not silu
+  double embed_scale = 1.0;     // the embedding's rows times this (sqrt(hidden_size) for Gemma)
+  double query_pre_attn_scalar = 0;  // attention scale is its -1/2 power; 0: head_dim's
   std::int64_t vocab_size = 32000;
   std::optional<std::int64_t> bos_token_id = 1;  // null: texts start without one
   std::vector<std::int64_t> eos_token_ids = {2};  // generation stops at any; the first ends a text
@@ -75,6 +91,13 @@ struct LlamaConfig {
   // Columns of one layer's keys (and values): num_key_value_heads * head_dim.
   std::int64_t kv_width() const { return num_key_value_heads * head_dim(); }
   std::int64_t eos_token_id() const { return eos_token_ids.front(); }
+  // Whether layer `l` attends over sliding_window positions only (without capping the context).
+  bool sliding_layer(std::int64_t l) const {
+    return !sliding_layers.empty() && sliding_layers[static_cast<std::size_t>(l)];
+  }
+  // The factor queries are multiplied by before attention's 1/sqrt(head_dim): 1 but for a
+  // query_pre_attn_scalar other than head_dim.
+  double query_prescale() const;
   // The positions Orion runs: max_position_embeddings, at most the sliding window (inside it
   // sliding-window attention is full attention) and context_cap.
   std::int64_t context() const;

@@ -115,7 +115,9 @@ TensorMap llama_init_weights(const LlamaConfig& config, std::uint64_t seed) {
     if (name.ends_with(".bias")) {
       rng.fill_normal(v, 0.0f, 0.02f);
     } else if (name.ends_with("q_norm.weight") || name.ends_with("k_norm.weight")) {
-      rng.fill_normal(v, 1.0f, 0.1f);
+      rng.fill_normal(v, config.norm_plus_one ? 0.0f : 1.0f, 0.1f);
+    } else if (shape.size() == 1 && config.norm_plus_one) {
+      rng.fill_normal(v, 0.0f, 0.1f);  // Gemma's gains are 1 + w: drawn around 0, so that w and 1 + w differ
     } else if (shape.size() == 1) {
       std::fill(v.begin(), v.end(), 1.0f);  // RMSNorm gains
     } else {

@@ -58,6 +58,9 @@ class LlamaModel final : public CausalLm {
   std::int64_t layers() const override { return config_.num_hidden_layers; }
   std::int64_t kv_width() const override { return config_.kv_width(); }
   std::int64_t context() const override { return config_.context(); }
+  std::int64_t local_window() const override {
+    return config_.sliding_layers.empty() ? 0 : config_.sliding_window.value_or(0);
+  }
   std::int64_t vocab_size() const override { return config_.vocab_size; }
   std::int64_t eos_token_id() const override { return config_.eos_token_id(); }
   std::vector<std::int32_t> stop_ids() const override;

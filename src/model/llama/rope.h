@@ -21,8 +21,11 @@ struct RopeTables {
 };
 
 RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double theta, const RopeScaling& scaling = {});
-// The tables of a config: context() positions, its head size, theta and scaling.
-RopeTables rope_tables(const LlamaConfig& c);
+// The tables of a config: context() positions, its head size, theta and scaling; for Gemma 3's
+// sliding-window layers (`sliding`), rope_local_theta unscaled.
+RopeTables rope_tables(const LlamaConfig& c, bool sliding = false);
+// Whether the sliding layers rotate by tables of their own.
+bool has_local_rope(const LlamaConfig& c);
 // The frequencies themselves, scaled (what the tables are made of).
 std::vector<double> rope_inv_freq(std::int64_t head_dim, double theta, const RopeScaling& scaling);
 
