@@ -10,7 +10,8 @@ namespace {
 
 constexpr std::int64_t kCacheSlotMultiple = 32;  // LegalizeIoOptions::seq_multiple
 
-nlohmann::json session_block(std::int64_t layers, bool decode, std::int64_t capacity, std::int64_t sequences = 1) {
+nlohmann::json session_block(std::int64_t layers, bool decode, std::int64_t capacity, std::int64_t local_window,
+                             std::int64_t sequences = 1) {
   nlohmann::json cache = nlohmann::json::array();
   for (std::int64_t l = 0; l < layers; ++l)
     for (const char* kv : {"k", "v"}) {
@@ -24,6 +25,10 @@ nlohmann::json session_block(std::int64_t layers, bool decode, std::int64_t capa
     s["mask"] = "mask";
     s["capacity"] = capacity;
     if (sequences > 1) s["sequences"] = sequences;
+    if (local_window > 0) {
+      s["mask_local"] = "mask_local";
+      s["window"] = local_window;
+    }
   }
   return s;
 }
@@ -36,7 +41,7 @@ nlohmann::json model_info(std::string_view arch, const std::string& config_json,
 
 std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_at, std::int64_t layers,
                                                        std::int64_t context, const AnePackageShape& shape,
-                                                       const std::string& arch) {
+                                                       const std::string& arch, std::int64_t local_window) {
   // On the device the cache's surfaces are never padded (legalize_io: fixed-length inputs). A
   // context too short for one bucket of slots keeps attention on the host by default, where any
   // capacity works, rather than refusing a model that is only small.
@@ -55,31 +60,31 @@ std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_a
   std::set<std::string, std::less<>> ends;
   for (std::int64_t l = 0; l < layers; ++l) ends.insert("layer_out." + std::to_string(l));
   std::vector<compile::ProgramSpec> out;
-  out.push_back({"prefill", graph_at(shape.window, 0, 1), shape.window, {}, session_block(layers, false, 0), ends});
+  out.push_back({"prefill", graph_at(shape.window, 0, 1), shape.window, {}, session_block(layers, false, 0, 0), ends});
   ir::Graph decode = graph_at(1, capacity, 1);
   std::set<std::string, std::less<>> host;
   if (host_attention) host = compile::shape_varying_nodes(decode, graph_at(1, capacity - 1, 1));
-  out.push_back({"decode", std::move(decode), 1, std::move(host), session_block(layers, true, capacity), ends});
+  out.push_back({"decode", std::move(decode), 1, std::move(host), session_block(layers, true, capacity, local_window), ends});
   if (shape.chunk > 1) {
     if (host_attention) throw Error(arch + " package: an extend program keeps its cache on the device (no --host-attention)");
     if (shape.chunk > capacity)
       throw Error(arch + " package: a chunk of " + std::to_string(shape.chunk) + " tokens is more than the cache's " +
                   std::to_string(capacity) + " slots");
-    nlohmann::json block = session_block(layers, true, capacity);
+    nlohmann::json block = session_block(layers, true, capacity, local_window);
     block["chunk"] = shape.chunk;
     out.push_back({"extend", graph_at(shape.chunk, capacity, 1), shape.chunk, {}, std::move(block), ends});
   }
   if (shape.batch > 1) {
     if (host_attention) throw Error(arch + " package: a batched decode program keeps its caches on the device (no --host-attention)");
     const std::int64_t B = shape.batch;
-    out.push_back({"decode_batch", graph_at(B, B * capacity, B), B, {}, session_block(layers, true, capacity, B), ends});
+    out.push_back({"decode_batch", graph_at(B, B * capacity, B), B, {}, session_block(layers, true, capacity, local_window, B), ends});
   }
   return out;
 }
 
 std::vector<compile::ProgramSpec> ane_programs(const CausalLm& m, const AnePackageShape& shape) {
   return decoder_ane_programs([&](std::int64_t seq, std::int64_t past, std::int64_t n) { return m.ane_graph(seq, past, n); }, m.layers(),
-                              m.context(), shape, std::string(m.arch()));
+                              m.context(), shape, std::string(m.arch()), m.local_window());
 }
 
 std::vector<compile::ProgramSpec> gpt2_ane_programs(const Gpt2Config& c, const AnePackageShape& shape) {

@@ -46,11 +46,13 @@ struct AnePackageShape {
 
 // graph_at(seq, past, sequences): the decoder's ANE-form graph of a window of `seq` after `past`
 // cached positions (of `sequences` sequences side by side). Throws orion::Error, naming `arch`,
-// for a window or cache that does not fit `context`.
+// for a window or cache that does not fit `context`. `local_window` > 0 (CausalLm::local_window):
+// the programs after a cache also take "mask_local", named in their session blocks with the
+// window ("window"), which the sessions fill.
 using AneGraphAt = std::function<ir::Graph(std::int64_t seq, std::int64_t past, std::int64_t sequences)>;
 std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_at, std::int64_t layers,
                                                        std::int64_t context, const AnePackageShape& shape,
-                                                       const std::string& arch);
+                                                       const std::string& arch, std::int64_t local_window = 0);
 
 // A loaded model's programs (CausalLm::ane_graph), and GPT-2's from its config alone.
 std::vector<compile::ProgramSpec> ane_programs(const CausalLm& model, const AnePackageShape& shape);

@@ -88,9 +88,16 @@ Tensor PackageBatch::decode(std::span<const int> slots, std::span<const std::int
   }
   const compile::PackageProgram& p = runner_.manifest().program(kBatch);
   resident();
-  TensorMap out = runner_.run(kBatch, {{session_name(p, "tokens"), tok},
-                                       {session_name(p, "positions"), pos},
-                                       {session_name(p, "mask"), mask}});
+  TensorMap in{{session_name(p, "tokens"), tok}, {session_name(p, "positions"), pos}, {session_name(p, "mask"), mask}};
+  if (const std::int64_t window = session_window(p); window > 0) {
+    Tensor local = mask.clone();
+    for (const int s : slots) {
+      const std::int64_t at = positions_[static_cast<std::size_t>(s)];
+      hide_before_window(local.data<float>() + s * width + s * capacity_, capacity_, at, window);
+    }
+    in[session_name(p, "mask_local")] = local;
+  }
+  TensorMap out = runner_.run(kBatch, in);
   for (CacheEntry& e : cache_) {
     const PackageRunner::OutputRef from = runner_.output_surface(kBatch, e.batch_new);
     if (!from.surface) throw Error("package program decode_batch: no kernel computes \"" + e.batch_new + "\"");

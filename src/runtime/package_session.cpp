@@ -107,6 +107,11 @@ Tensor PackageSession::decode(std::int32_t token) {
   TensorMap in{{session_name(p, "tokens"), tok},
             {session_name(p, "positions"), positions_from(position_, 1)},
             {session_name(p, "mask"), mask}};
+  if (const std::int64_t window = session_window(p); window > 0) {
+    Tensor local = mask.clone();
+    hide_before_window(local.data<float>(), capacity_, position_, window);
+    in[session_name(p, "mask_local")] = local;
+  }
   if (pending_) fill_resident();
   if (!on_device_)
     for (const CacheEntry& e : cache_) in[e.past] = e.slots;
@@ -149,7 +154,14 @@ Tensor PackageSession::extend(std::span<const std::int32_t> tokens) {
   for (std::int64_t r = 0; r < chunk_; ++r)
     for (std::int64_t j = 0; j < capacity_; ++j) m[r * capacity_ + j] = j < position_ ? 0.0f : -std::numeric_limits<float>::infinity();
   if (pending_) fill_resident();
-  TensorMap out = runner_.run("extend", {{session_name(p, "tokens"), tok}, {session_name(p, "positions"), pos}, {session_name(p, "mask"), mask}});
+  TensorMap in{{session_name(p, "tokens"), tok}, {session_name(p, "positions"), pos}, {session_name(p, "mask"), mask}};
+  if (const std::int64_t window = session_window(p); window > 0) {
+    Tensor local = mask.clone();
+    for (std::int64_t r = 0; r < chunk_; ++r)
+      hide_before_window(local.data<float>() + r * capacity_, capacity_, position_ + std::min(r, n - 1), window);
+    in[session_name(p, "mask_local")] = local;
+  }
+  TensorMap out = runner_.run("extend", in);
   for (CacheEntry& e : cache_) {
     const PackageRunner::OutputRef from = runner_.output_surface("extend", e.extend_new);
     if (!from.surface) throw Error("package program extend: no kernel computes \"" + e.extend_new + "\"");

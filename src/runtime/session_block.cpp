@@ -1,6 +1,8 @@
 #include "runtime/session_block.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "core/error.h"
 
@@ -18,6 +20,16 @@ std::int64_t session_int(const compile::PackageProgram& p, const char* key) {
   if (!s.is_object() || !s.contains(key) || !s[key].is_number_integer())
     throw Error("package program " + p.name + ": its session block has no integer \"" + key + "\"");
   return s[key].get<std::int64_t>();
+}
+
+std::int64_t session_window(const compile::PackageProgram& p) {
+  const nlohmann::json& s = p.session;
+  return s.is_object() && s.contains("window") ? session_int(p, "window") : 0;
+}
+
+void hide_before_window(float* row, std::int64_t count, std::int64_t query, std::int64_t window) {
+  const std::int64_t end = std::min(count, query - window + 1);
+  for (std::int64_t j = 0; j < end; ++j) row[j] = -std::numeric_limits<float>::infinity();
 }
 
 Tensor positions_from(std::int64_t first, std::int64_t n) {

@@ -2,7 +2,8 @@
 // from host tables with the rotation as a constant product, grouped-query heads expanded in
 // prefill and attending group by group over the cache in decode) and
 // run on ane-sim: prefill and 32 teacher-forced decode steps against the f32 CPU executor on
-// the model's own graph, with and without grouped-query attention, tied and untied.
+// the model's own graph, with and without grouped-query attention, tied and untied; Gemma 3's
+// sliding layers (window 5) take the sessions' "mask_local" at every step.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -61,7 +62,8 @@ TEST_P(LlamaPackage, EveryKernelRoundTripsThroughTheMilParser) {
 INSTANTIATE_TEST_SUITE_P(Models, LlamaPackage,
                          ::testing::Values(Case{"gqa", 4, 2, false}, Case{"mha_tied", 4, 4, true}, Case{"mqa_tied", 4, 1, true},
                                            Case{"qwen3", 4, 2, true, "qwen3", 32}, Case{"qwen2_bias", 4, 2, true, "qwen2"},
-                                           Case{"llama_bias_rope3", 4, 2, false, "llama", 0, true}),
+                                           Case{"llama_bias_rope3", 4, 2, false, "llama", 0, true},
+                                           Case{"gemma3", 4, 2, true, "gemma3_text", 32}),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
