@@ -137,7 +137,7 @@ TEST_P(HfTokenizerReference, EqualsHuggingFacesJavaScriptTokenizersIdForId) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabularies, HfTokenizerReference,
-                         ::testing::Values("qwen3", "llama3_2", "llama2", "qwen2_5", "llama3", "mistral_nemo"));
+                         ::testing::Values("qwen3", "llama3_2", "llama2", "qwen2_5", "llama3", "mistral_nemo", "gemma3"));
 
 // FNV-1a, 32 bits, continuing from `h`: what tests/reference/kjv_tokens.mjs hashes with.
 std::uint32_t fnv1a(const void* data, std::size_t n, std::uint32_t h) {
@@ -249,8 +249,8 @@ TEST(HfTokenizer, ABrokenOrUnsupportedFileIsRefusedNamingTheKey) {
             "dir/tokenizer.json: pre_tokenizer.pretokenizers[0]: the pre-tokenizer \"Whitespace\" is not supported"},
            {"{" + model + R"(, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated"}})",
             "dir/tokenizer.json: the pattern ( does not compile"},
-           {"{" + model + R"(, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "MergedWithNext"}})",
-            "dir/tokenizer.json: pre_tokenizer: the Split behavior \"MergedWithNext\" is not supported"},
+           {"{" + model + R"(, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Merged"}})",
+            "dir/tokenizer.json: pre_tokenizer: the Split behavior \"Merged\" is not supported"},
            {"{" + model + R"(, "decoder": {"type": "WordPiece"}})", "dir/tokenizer.json: decoder: the decoder \"WordPiece\" is not supported"},
            {"{" + model + R"(, "post_processor": {"type": "BertProcessing"}})", "dir/tokenizer.json: post_processor: the post-processor \"BertProcessing\""},
            {"{" + model + R"(, "added_tokens": [{"id": 5}]})", "dir/tokenizer.json: added_tokens[0] needs an integer \"id\""},
@@ -282,6 +282,24 @@ TEST(HfTokenizer, ABrokenOrUnsupportedFileIsRefusedNamingTheKey) {
 
 }  // namespace
 }  // namespace orion::text
+
+// The five behaviours of a Split on "-", as the tokenizers library documents them for
+// "the-final--countdown" (SplitDelimiterBehavior's docstring); Gemma 3's tokenizer.json uses
+// MergedWithPrevious.
+TEST(HfComponents, SplitBehavesAsTheTokenizersLibraryDocumentsIt) {
+  using V = std::vector<std::string>;
+  const std::pair<const char*, V> cases[] = {
+      {"Removed", V{"the", "final", "countdown"}},
+      {"Isolated", V{"the", "-", "final", "-", "-", "countdown"}},
+      {"MergedWithPrevious", V{"the-", "final-", "-", "countdown"}},
+      {"MergedWithNext", V{"the", "-final", "-", "-countdown"}},
+      {"Contiguous", V{"the", "-", "final", "--", "countdown"}},
+  };
+  for (const auto& [behavior, want] : cases) {
+    const nlohmann::json j = {{"type", "Split"}, {"pattern", {{"String", "-"}}}, {"behavior", behavior}, {"invert", false}};
+    EXPECT_EQ(orion::text::hf::pre_tokenize(orion::text::hf::parse_pre_tokenizer(j, "t"), "the-final--countdown"), want) << behavior;
+  }
+}
 
 TEST(HfComponents, ByteFallbackSpellingsAreTwoHexDigitsOnly) {
   EXPECT_EQ(orion::text::hf::fallback_byte("<0x0A>"), std::optional<unsigned char>(0x0A));

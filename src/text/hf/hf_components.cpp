@@ -105,11 +105,18 @@ void append_pre_tokenizer(const json& j, const std::string& source, const std::s
       append_pre_tokenizer((*list)[i], source, where + ".pretokenizers[" + std::to_string(i) + "]", out);
   } else if (t == "Split") {
     PreTokenizerStep s{PreTokenizerStep::Kind::split, pattern_at(j, source, where)};
+    using B = PreTokenizerStep::Behavior;
+    static const std::pair<const char*, B> kBehaviors[] = {{"Isolated", B::isolated},
+                                                           {"Removed", B::removed},
+                                                           {"MergedWithPrevious", B::merged_with_previous},
+                                                           {"MergedWithNext", B::merged_with_next},
+                                                           {"Contiguous", B::contiguous}};
     const std::string behavior = string_at(j, "behavior", source, where);
-    if (behavior == "Removed")
-      s.removed = true;
-    else if (behavior != "Isolated")
-      refuse(source, where, "the Split behavior \"" + behavior + "\" is not supported (Isolated, Removed)");
+    auto it = std::find_if(std::begin(kBehaviors), std::end(kBehaviors), [&](const auto& kv) { return behavior == kv.first; });
+    if (it == std::end(kBehaviors))
+      refuse(source, where, "the Split behavior \"" + behavior +
+                                "\" is not supported (Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous)");
+    s.behavior = it->second;
     s.invert = bool_at(j, "invert", false);
     out.push_back(std::move(s));
   } else if (t == "ByteLevel") {
@@ -303,18 +310,37 @@ std::vector<std::string> pre_tokenize(const std::vector<PreTokenizerStep>& steps
         next.push_back(std::move(p));
         continue;
       }
-      // The text as matches and the gaps between them; invert swaps which is which. Isolated
-      // keeps every part as a piece, Removed drops the matches.
-      std::size_t at = 0;
-      auto part = [&](std::size_t b, std::size_t e, bool match) {
-        if (e > b && !(s.removed && match != s.invert)) next.push_back(p.substr(b, e - b));
+      // The text as matches and the gaps between them (non-empty parts; invert swaps which is
+      // which), then joined as tokenizers' split does by the behavior.
+      struct Part {
+        std::size_t b, e;
+        bool match;
       };
+      std::vector<Part> parts;
+      std::size_t at = 0;
       for (const auto& [b, e] : s.pattern->find_all(p)) {
-        part(at, b, false);
-        part(b, e, true);
+        if (b > at) parts.push_back({at, b, s.invert});
+        if (e > b) parts.push_back({b, e, !s.invert});
         at = e;
       }
-      part(at, p.size(), false);
+      if (p.size() > at) parts.push_back({at, p.size(), s.invert});
+      using B = PreTokenizerStep::Behavior;
+      std::vector<Part> joined;
+      bool previous_match = false;
+      if (s.behavior == B::merged_with_next) std::reverse(parts.begin(), parts.end());
+      for (const Part& q : parts) {
+        const bool join = !joined.empty() && (s.behavior == B::contiguous ? q.match == previous_match
+                                              : (s.behavior == B::merged_with_previous || s.behavior == B::merged_with_next)
+                                                  ? q.match && !previous_match
+                                                  : false);
+        if (join && s.behavior == B::merged_with_next) joined.back().b = q.b;
+        else if (join) joined.back().e = q.e;
+        else joined.push_back(q);
+        previous_match = q.match;
+      }
+      if (s.behavior == B::merged_with_next) std::reverse(joined.begin(), joined.end());
+      for (const Part& q : joined)
+        if (!(s.behavior == B::removed && q.match)) next.push_back(p.substr(q.b, q.e - q.b));
     }
     pieces = std::move(next);
     byte_level = byte_level || s.kind == PreTokenizerStep::Kind::byte_level;

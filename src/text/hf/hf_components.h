@@ -28,7 +28,10 @@ struct PreTokenizerStep {
   enum class Kind : std::uint8_t { split, byte_level };
   Kind kind;
   std::shared_ptr<const Regex> pattern = nullptr;  // split; byte_level with use_regex (GPT-2's)
-  bool removed = false;  // split: the matches are dropped, not kept as pieces
+  // split: what becomes of the matches (tokenizers' SplitDelimiterBehavior): their own pieces,
+  // dropped, joined to the piece before or after them, or runs of them joined into one.
+  enum class Behavior : std::uint8_t { isolated, removed, merged_with_previous, merged_with_next, contiguous };
+  Behavior behavior = Behavior::isolated;
   bool invert = false;   // split: the pattern matches the gaps
   bool add_prefix_space = false;  // byte_level
 };
