@@ -37,7 +37,7 @@ FUZZ_SECONDS ?= 600
 # it in test_train and in TrainCli's killed-and-resumed runs). It leaves out the prompt cache's and
 # chunked prefill's timing tests, whose figures are ratios of times the sanitizer distorts: the
 # load test's repeated prompts and overlapping arrivals take the cache and the chunks under it.
-SANITIZE_SKIP = ^Archs/(LoraCli|TrainCli)[.].*/Gpt2( |$$)|^Archs/AnePackageArchCli[.]Int8|^ServeCli[.]OnAneSim|^Archs/LoraCli[.](Merged|Generates)|^Archs/TrainCli[.]OnAneSimASpentCompileBudget|^GgufCli[.]TheFileRunsAsItsFolder$$|^Devices/FinetuneCli[.].*/AneSim|^QloraCli[.]|^(DataParallel|Pipeline)Cli[.]|^Families/HfFolderCli[.].*/(llama32|qwen25|smollm2|tinyllama)|^MlxAneCli[.]|^ServePromptCacheCli[.]
+SANITIZE_SKIP = ^Archs/(LoraCli|TrainCli)[.].*/Gpt2( |$$)|^Archs/AnePackageArchCli[.]Int8|^ServeCli[.]OnAneSim|^Archs/LoraCli[.](Merged|Generates)|^Archs/TrainCli[.]OnAneSimASpentCompileBudget|^GgufCli[.]TheFileRunsAsItsFolder$$|^Devices/FinetuneCli[.].*/AneSim|^GemmaFinetuneCli[.]|^QloraCli[.]|^(DataParallel|Pipeline)Cli[.]|^Families/HfFolderCli[.].*/(llama32|qwen25|smollm2|tinyllama)|^MlxAneCli[.]|^ServePromptCacheCli[.]
 SANITIZE_ENV = ORION_TEST_SCALE=small ORION_SERVE_LOAD_RSS=0 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

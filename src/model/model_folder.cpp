@@ -85,8 +85,8 @@ void check_tokenizer_fits(const CausalLm& lm, const text::Tokenizer& tok, const 
   if (const auto bos = lm.bos_token_id(); bos && tok.bos_id() && *tok.bos_id() != *bos)
     throw Error::in_file(config_file,
                          "bos_token_id is " + std::to_string(*bos) + " but the tokenizer's is " + std::to_string(*tok.bos_id()));
-  if (tok.vocab_size() > lm.vocab_size())
-    throw Error::in_file(tok_file, "the tokenizer has " + std::to_string(tok.vocab_size()) +
+  if (text::text_vocab_size(tok) > lm.vocab_size())
+    throw Error::in_file(tok_file, "the tokenizer has " + std::to_string(text::text_vocab_size(tok)) +
                                        " tokens, more than the model's vocab_size " + std::to_string(lm.vocab_size()));
 }
 

@@ -123,8 +123,8 @@ CheckpointLayout checkpoint_layout(const InitOptions& o) {
 
 std::int64_t vocab_for(const InitOptions& o, const text::Tokenizer& tok) {
   const std::int64_t v = o.vocab > 0 ? o.vocab : tok.vocab_size();
-  if (v < tok.vocab_size())
-    throw Error("--vocab " + std::to_string(v) + " is smaller than the tokenizer's " + std::to_string(tok.vocab_size()) +
+  if (v < text::text_vocab_size(tok))
+    throw Error("--vocab " + std::to_string(v) + " is smaller than the tokenizer's " + std::to_string(text::text_vocab_size(tok)) +
                 " tokens");
   return v;
 }

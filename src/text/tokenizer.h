@@ -50,4 +50,14 @@ class Tokenizer {
   Tokenizer& operator=(Tokenizer&&) = default;
 };
 
+// The rows a model's embedding must have for this tokenizer: vocab_size() less the special
+// tokens at its end, which a text model may lack (Gemma 3's tokenizer.json lists the multimodal
+// <image_soft_token> one past the text model's 262144 rows); a text that spells one fails as
+// any id past the vocabulary does.
+inline int text_vocab_size(const Tokenizer& t) {
+  int n = t.vocab_size();
+  while (n > 0 && t.is_special(n - 1)) --n;
+  return n;
+}
+
 }  // namespace orion::text

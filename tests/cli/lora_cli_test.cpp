@@ -225,7 +225,9 @@ TEST_P(LoraCli, BadAdaptersAndMismatchedResumesGetOneClearError) {
 
 INSTANTIATE_TEST_SUITE_P(Archs, LoraCli,
                          ::testing::Values(LoraCase{"Gpt2", "--layers 2 --dim 64 --heads 4 --context 128"},
-                                           LoraCase{"LlamaGqa", "--arch llama --layers 2 --dim 64 --heads 4 --kv-heads 2 --context 128"}),
+                                           LoraCase{"LlamaGqa", "--arch llama --layers 2 --dim 64 --heads 4 --kv-heads 2 --context 128"},
+                                           LoraCase{"Gemma3", "--arch gemma3_text --layers 2 --dim 64 --heads 4 --kv-heads 2 "
+                                                              "--head-dim 16 --context 128 --sliding-window 8 --global-every 2 --rope-theta 1000000"}),
                          [](const auto& p) { return p.param.name; });
 
 }  // namespace

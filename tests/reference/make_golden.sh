@@ -85,12 +85,14 @@ while IFS='|' read -r head options; do
 done < tests/reference/golden_mlx_models.txt
 # GGUF files of every quantised type Orion reads (make_gguf_golden.sh, golden_gguf_models.txt).
 tests/reference/make_gguf_golden.sh "$build"
-# The masked loss of chat records (--mask-prompt) on a Qwen3-shaped folder with the real
+# The masked loss of chat records (--mask-prompt) on a Qwen3- and a Gemma-3-shaped folder with the real
 # tokenizer and chat template (scripts/make_hf_folder.sh, seeded), its embedding scaled by 8.
-ORION=$orion TEST_DATA=$build/test-data scripts/make_hf_folder.sh qwen3 "$tmp/qwen3" >/dev/null
-$py tests/reference/masked_chat_loss.py "$tmp/qwen3" tests/reference/golden/masked_chat_records.jsonl \
-  "$build/test-data/node_modules" tests/reference/golden/masked_chat_qwen3.json 8
-echo "wrote tests/reference/golden/masked_chat_qwen3.json"
+for family in qwen3 gemma3; do
+  ORION=$orion TEST_DATA=$build/test-data scripts/make_hf_folder.sh $family "$tmp/$family" >/dev/null
+  $py tests/reference/masked_chat_loss.py "$tmp/$family" tests/reference/golden/masked_chat_records.jsonl \
+    "$build/test-data/node_modules" tests/reference/golden/masked_chat_$family.json 8
+  echo "wrote tests/reference/golden/masked_chat_$family.json"
+done
 # The whole KJV through Hugging Face's JavaScript tokenizers, hashed group by group (node and the
 # npm packages of scripts/fetch_test_data.sh; the KJV of scripts/fetch_corpus.sh).
 scripts/fetch_test_data.sh "$build/test-data" && scripts/fetch_corpus.sh "$build/test-data"

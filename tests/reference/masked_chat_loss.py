@@ -8,7 +8,8 @@ For each record (one conversation ending with an assistant turn):
     messages before the last one with add_generation_prompt=True (mlx-lm's --mask-prompt);
   - both texts tokenized by Hugging Face's JavaScript tokenizers (hf_tokenize.mjs, no special
     tokens added, as apply_chat_template tokenizes);
-  - the model's logits from llama_reference.py's float64 torch forward pass;
+  - the model's logits from llama_reference.py's float64 torch forward pass (gemma3_reference.py's
+    for a Gemma 3 folder);
   - the loss: mean over the positions after the prompt's tokens of -log softmax(logits)[next].
 The records' losses are pooled over all their answer tokens (the mean over every trained
 token, not the mean of the records' means).
@@ -29,7 +30,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_io import read_model  # noqa: E402
-from llama_reference import forward  # noqa: E402
+import gemma3_reference  # noqa: E402
+import llama_reference  # noqa: E402
 import render_chat  # noqa: E402
 
 
@@ -80,6 +82,8 @@ def main():
             texts.append(template.render(**special, messages=msgs, tools=None, documents=None, add_generation_prompt=gen))
     ids = tokenize(node_modules, model_dir, texts)
     cfg, w = read_model(model_dir)
+    # Each family's own reference: Gemma 3's, or the Llama family's.
+    forward = gemma3_reference.forward if cfg.get("model_type") == "gemma3_text" else llama_reference.forward
     w["model.embed_tokens.weight"] = w["model.embed_tokens.weight"] * scale
     total, count, per = 0.0, 0, []
     with torch.no_grad():

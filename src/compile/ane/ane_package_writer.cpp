@@ -62,11 +62,13 @@ KernelWeights choose_weights(const std::vector<Partition>& parts, const PackageO
 
 // A host segment's constants of kLiftElements or more (RoPE's tables over the whole context:
 // hundreds of MB as IR text) become params named for their content, whose values go to
-// host_weights.bin with the model's: the text keeps only their names.
+// host_weights.bin with the model's: the text keeps only their names. Equal constants of one
+// segment (two kinds of layers' rope tables that happen to agree) get names of their own.
 constexpr std::int64_t kLiftElements = 4096;
 
 void lift_constants(ir::Graph& g, TensorMap& lifted) {
   std::set<ir::ValueId> outputs(g.outputs().begin(), g.outputs().end());
+  std::set<std::string> here;
   for (ir::ValueId id = 0; id < g.size(); ++id) {
     ir::Node& n = g.node(id);
     if (n.op != ir::Op::constant || outputs.contains(id) || n.type.dtype != DType::f32) continue;
@@ -76,6 +78,8 @@ void lift_constants(ir::Graph& g, TensorMap& lifted) {
     h.update(shape_str(value.shape()));
     h.update(std::span(value.raw(), value.nbytes()));
     n.name = "host_const." + h.hex().substr(0, 16);
+    for (int k = 2; here.contains(n.name); ++k) n.name = "host_const." + h.hex().substr(0, 16) + "." + std::to_string(k);
+    here.insert(n.name);
     n.op = ir::Op::param;
     n.attrs = ir::make_attrs(ir::Op::param, {});
     n.type = {DType::f32, value.shape()};

@@ -33,7 +33,10 @@ std::vector<double> rope_inv_freq(std::int64_t head_dim, double theta, const Rop
   return f;
 }
 
-bool has_local_rope(const LlamaConfig& c) { return !c.sliding_layers.empty() && c.rope_local_theta > 0; }
+bool has_local_rope(const LlamaConfig& c) {
+  return !c.sliding_layers.empty() && c.rope_local_theta > 0 &&
+         (c.rope_local_theta != c.rope_theta || c.rope_scaling.type != RopeScaling::Type::none);
+}
 
 RopeTables rope_tables(const LlamaConfig& c, bool sliding) {
   if (sliding && has_local_rope(c)) return rope_tables(c.context(), c.head_dim(), c.rope_local_theta);

@@ -24,7 +24,7 @@ RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double the
 // The tables of a config: context() positions, its head size, theta and scaling; for Gemma 3's
 // sliding-window layers (`sliding`), rope_local_theta unscaled.
 RopeTables rope_tables(const LlamaConfig& c, bool sliding = false);
-// Whether the sliding layers rotate by tables of their own.
+// Whether the sliding layers rotate by tables of their own (not when they equal the global ones).
 bool has_local_rope(const LlamaConfig& c);
 // The frequencies themselves, scaled (what the tables are made of).
 std::vector<double> rope_inv_freq(std::int64_t head_dim, double theta, const RopeScaling& scaling);
