@@ -25,7 +25,10 @@ std::string supported_model_type(const nlohmann::json& j, const std::string& pat
   const std::string type = config_model_type(j, path);
   if (type.empty() || type == "gpt2") return "gpt2";
   if (is_llama_family(type)) return type;
-  throw Error::in_file(path, "model_type \"" + type + "\" is not supported (gpt2, llama, mistral, qwen2, qwen3)");
+  if (type == "gemma3")
+    throw Error::in_file(path, "model_type \"gemma3\" (Gemma 3's multimodal folder, 4B and up) is not supported yet; its "
+                               "text models (gemma3_text: 270M, 1B) are");
+  throw Error::in_file(path, "model_type \"" + type + "\" is not supported (gpt2, " + llama_family_list() + ")");
 }
 
 }  // namespace

@@ -140,8 +140,50 @@ TEST(LlamaConfig, ErrorsNameTheFileAndTheField) {
            {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "eos_token_id": 100})", "dir/config.json: \"eos_token_id\" 100 is outside"},
            {"{" + base + R"("num_attention_heads": 4, "vocab_size": 100, "tie_word_embeddings": 1})",
             "dir/config.json: key \"tie_word_embeddings\" must be true or false"},
-           {R"({"model_type": "gpt2"})", "dir/config.json: model_type is \"gpt2\", expected one of llama, mistral, qwen2, qwen3"},
+           {R"({"model_type": "gpt2"})", "dir/config.json: model_type is \"gpt2\", expected one of llama, mistral, qwen2, qwen3, gemma3_text"},
            {R"({"model_type": "llama",)", "dir/config.json: at byte"},
+       }) {
+    const std::string e = llama_config_error(k.json);
+    EXPECT_EQ(e.rfind(k.expect, 0), 0u) << "got: " << e << "\nexpected to start with: " << k.expect;
+  }
+}
+
+// Gemma 3's keys: Gemma3TextConfig's defaults for what a config leaves out (the 1B's config
+// gives sliding_window_pattern, not layer_types), and what Orion does not implement refused.
+TEST(LlamaConfig, Gemma3TakesItsDefaultsAndRefusesSoftCapping) {
+  const std::string base = R"("model_type": "gemma3_text", "hidden_size": 64, "intermediate_size": 128, )"
+                           R"("num_attention_heads": 4, "num_key_value_heads": 1, "vocab_size": 300, )";
+  const LlamaConfig c = parse_llama_config("{" + base + R"("num_hidden_layers": 12})", "x");
+  EXPECT_EQ(c.head_dim(), 256);
+  EXPECT_EQ(c.sliding_window, 4096);
+  ASSERT_EQ(c.sliding_layers.size(), 12u);
+  for (std::size_t l = 0; l < 12; ++l) EXPECT_EQ(c.sliding_layers[l], l != 5 && l != 11) << l;
+  EXPECT_TRUE(c.norm_plus_one && c.sandwich_norms && c.gelu_mlp && c.qk_norm && c.tie_word_embeddings);
+  EXPECT_DOUBLE_EQ(c.embed_scale, 8.0);
+  EXPECT_DOUBLE_EQ(c.rope_local_theta, 10000.0);
+  EXPECT_DOUBLE_EQ(c.rope_theta, 1e6);
+  EXPECT_DOUBLE_EQ(c.query_prescale(), 1.0);  // query_pre_attn_scalar 256 = head_dim
+  EXPECT_EQ(c.bos_token_id, 2);
+  EXPECT_EQ(c.eos_token_id(), 1);
+  EXPECT_EQ(c.context(), kMaxLlamaContext);  // the window does not cap the context
+  // transformers 5's rope_parameters, one object per kind of layer.
+  const LlamaConfig v5 = parse_llama_config(
+      "{" + base + R"("num_hidden_layers": 2, "layer_types": ["sliding_attention", "full_attention"], )"
+      R"("rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0}, )"
+      R"("sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}})",
+      "x");
+  EXPECT_EQ(v5.rope_scaling.type, RopeScaling::Type::linear);
+  EXPECT_DOUBLE_EQ(v5.rope_local_theta, 10000.0);
+  struct Case { std::string json, expect; };
+  for (const Case& k : std::vector<Case>{
+           {"{" + base + R"("num_hidden_layers": 2, "final_logit_softcapping": 30.0})",
+            "dir/config.json: key \"final_logit_softcapping\" is 30.0; Orion's Gemma 3 has no logit soft-capping"},
+           {"{" + base + R"("num_hidden_layers": 2, "layer_types": ["sliding_attention", "linear_attention"]})",
+            "dir/config.json: key \"layer_types\" lists \"linear_attention\""},
+           {"{" + base + R"("num_hidden_layers": 3, "layer_types": ["sliding_attention", "full_attention"]})",
+            "dir/config.json: \"layer_types\" lists 2 layers, not num_hidden_layers 3"},
+           {"{" + base + R"("num_hidden_layers": 2, "hidden_activation": "silu"})",
+            "dir/config.json: key \"hidden_activation\" is \"silu\"; the gemma3_text feed-forward Orion runs uses \"gelu_pytorch_tanh\""},
        }) {
     const std::string e = llama_config_error(k.json);
     EXPECT_EQ(e.rfind(k.expect, 0), 0u) << "got: " << e << "\nexpected to start with: " << k.expect;

@@ -16,6 +16,12 @@ bool is_llama_family(std::string_view model_type) {
   return std::find(std::begin(kLlamaFamilies), std::end(kLlamaFamilies), model_type) != std::end(kLlamaFamilies);
 }
 
+std::string llama_family_list() {
+  std::string out;
+  for (std::string_view f : kLlamaFamilies) out += (out.empty() ? "" : ", ") + std::string(f);
+  return out;
+}
+
 std::int64_t LlamaConfig::context() const {
   std::int64_t n = std::min(max_position_embeddings, context_cap);
   if (sliding_window && sliding_layers.empty()) n = std::min(n, *sliding_window);
@@ -174,7 +180,7 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
   LlamaConfig c;
   c.model_type = config_model_type(j, source);
   if (!is_llama_family(c.model_type))
-    throw Error::in_file(source, "model_type is \"" + c.model_type + "\", expected one of llama, mistral, qwen2, qwen3, gemma3_text");
+    throw Error::in_file(source, "model_type is \"" + c.model_type + "\", expected one of " + llama_family_list());
   const std::string& mt = c.model_type;
   const bool gemma = mt == "gemma3_text";
   c.hidden_size = config_int(j, "hidden_size", 0, source, true);

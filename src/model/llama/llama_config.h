@@ -30,6 +30,8 @@ namespace orion::model {
 // The Llama-family model_type values Orion reads, in the order docs list them.
 inline constexpr std::string_view kLlamaFamilies[] = {"llama", "mistral", "qwen2", "qwen3", "gemma3_text"};
 bool is_llama_family(std::string_view model_type);
+// "llama, mistral, ...": the families for messages that list them.
+std::string llama_family_list();
 
 // rope_scaling: how the rotary frequencies are stretched for a longer context.
 struct RopeScaling {
