@@ -59,6 +59,21 @@ TEST_P(LlamaPackage, EveryKernelRoundTripsThroughTheMilParser) {
   expect_kernels_round_trip(dir.path() + "/pkg", compile::MilDialect::ios18);
 }
 
+// Gemma's (1 + w) norms with the weights as kernel inputs (what a model past the compile budget
+// gets, Gemma-3-1B among them): the ANE computes nothing on a weight alone, so the norm is
+// n + n * w of a gain-free n, never n * (1 + w).
+TEST(LlamaPackageGemma3, RunsWithTheWeightsAsKernelInputs) {
+  const model::LlamaModel m = small_llama({"gemma3_inputs", 4, 1, true, "gemma3_text", 32});
+  testing_util::TempDir dir;
+  compile::PackageOptions po;
+  po.kernel_weights = compile::KernelWeights::inputs;
+  compile_package(m, po, {.window = 32}, dir.path() + "/pkg");
+  const Errors e = run_package(m, po, 24, 16, dir.path() + "/pkg");
+  std::cout << "[ info ] gemma3, weights as inputs: rel L2 prefill " << e.prefill << ", decode " << e.decode << "\n";
+  EXPECT_LT(e.prefill, 1e-2);
+  EXPECT_LT(e.decode, 1e-2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, LlamaPackage,
                          ::testing::Values(Case{"gqa", 4, 2, false}, Case{"mha_tied", 4, 4, true}, Case{"mqa_tied", 4, 1, true},
                                            Case{"qwen3", 4, 2, true, "qwen3", 32}, Case{"qwen2_bias", 4, 2, true, "qwen2"},

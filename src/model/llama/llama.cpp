@@ -1,5 +1,6 @@
 #include "model/llama/llama.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ir/builder.h"
@@ -20,10 +21,16 @@ Value linear(Builder& b, Value x, const std::string& name, std::int64_t in, std:
   return bias ? b.add(y, b.param(name + ".bias", DType::f32, {out})) : y;
 }
 
-// An RMSNorm's gain: the param, or Gemma's 1 + param.
-Value norm_gain(Builder& b, const std::string& name, std::int64_t dim, const LlamaConfig& c) {
+// RMSNorm of x's last axis by the param `name`.weight [dim]; Gemma's (1 + w) form as n + n * w
+// with n normed by a gain of ones, since the ANE computes nothing on a weight alone when the
+// weights are kernel inputs (lower_layout), and n * (1 + w) would.
+Value norm_by(Builder& b, Value x, const std::string& name, std::int64_t dim, const LlamaConfig& c) {
   Value w = b.param(name + ".weight", DType::f32, {dim});
-  return c.norm_plus_one ? b.add(w, b.scalar(1.0f)) : w;
+  if (!c.norm_plus_one) return b.rms_norm(x, w, c.rms_norm_eps);
+  Tensor ones(DType::f32, {dim});
+  std::fill(ones.span<float>().begin(), ones.span<float>().end(), 1.0f);
+  Value n = b.rms_norm(x, b.constant(std::move(ones)), c.rms_norm_eps);
+  return b.add(n, b.mul(n, w));
 }
 
 // Qwen3's q_norm / k_norm: RMSNorm of every head's head_dim columns with one gain [head_dim],
@@ -31,12 +38,11 @@ Value norm_gain(Builder& b, const std::string& name, std::int64_t dim, const Lla
 Value head_rms_norm(Builder& b, Value x, const std::string& name, std::int64_t heads, const LlamaConfig& c) {
   const std::int64_t rows = b.shape(x)[0], D = c.head_dim();
   Value split = b.reshape(x, {rows, heads, D});
-  Value normed = b.rms_norm(split, norm_gain(b, name, D, c), c.rms_norm_eps);
-  return b.reshape(normed, {rows, heads * D});
+  return b.reshape(norm_by(b, split, name, D, c), {rows, heads * D});
 }
 
 Value rms_norm(Builder& b, Value x, const std::string& name, const LlamaConfig& c) {
-  return b.rms_norm(x, norm_gain(b, name, c.hidden_size, c), c.rms_norm_eps);
+  return norm_by(b, x, name, c.hidden_size, c);
 }
 
 struct LayerInputs {
@@ -260,7 +266,7 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
     x = b.name(out.y, "layer_out." + ls);  // where a layer ends (ProgramSpec::layer_ends)
   }
   if (o.last_only && T > 1) x = b.slice(x, {T - 1, 0}, {T, C});
-  x = b.rms_norm(x, norm_gain(b, "model.norm", C, c), c.rms_norm_eps);
+  x = rms_norm(b, x, "model.norm", c);
   Value head = c.tie_word_embeddings ? embed : b.param("lm_head.weight", DType::f32, {c.vocab_size, C});
   Value logits = b.name(b.matmul(x, head, false, true), "logits");
   if (o.loss) {
