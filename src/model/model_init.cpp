@@ -234,6 +234,9 @@ std::string init_model(InitOptions o) {
   const std::shared_ptr<const text::Tokenizer> tok =
       o.tokenizer.empty() ? std::make_shared<const text::BpeTokenizer>(text::BpeTokenizer::byte_level())
                           : model::load_tokenizer(o.tokenizer);
+  for (const char* option : {"--sliding-window", "--global-every", "--rope-local-theta", "--query-pre-attn-scalar"})
+    if (o.arch != "gemma3_text" && o.given.contains(option))
+      throw Error(std::string(option) + " is a Gemma 3 option (--arch gemma3_text), not " + o.arch + "'s");
   if (is_llama_family(o.arch)) return init_llama(o, *tok);
   return init_gpt2(o, *tok);
 }

@@ -183,6 +183,7 @@ TEST_F(LlamaCli, ErrorsAreClear) {
            {"--preset stories110m", "--preset stories110m needs --tokenizer DIR", 1},
            {"--dim 30 --heads 2", "orion init: the head size 15 is odd", 1},
            {"--vocab 100", "--vocab 100 is smaller than the tokenizer's 257 tokens", 1},
+           {"--sliding-window 64", "--sliding-window is a Gemma 3 option (--arch gemma3_text), not llama's", 1},
        }) {
     const CliResult r = init(k.args);
     EXPECT_EQ(r.status, k.status) << k.args << ": " << r.out;
