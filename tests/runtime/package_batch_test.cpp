@@ -17,10 +17,10 @@ namespace {
 
 using namespace testing;
 
-model::LlamaModel small_qwen3() {
+model::LlamaModel small_model(const char* family = "qwen3") {
   model::LlamaConfig c = model::testing::small_llama_config({2, 64, 4, 2, 160, 300, true, 96});
-  model::testing::make_family(c, "qwen3", 32);
-  return model::LlamaModel::from_weights(c, model::llama_init_weights(c, 5), "qwen3 batch");
+  model::testing::make_family(c, family, 32);
+  return model::LlamaModel::from_weights(c, model::llama_init_weights(c, 5), std::string(family) + " batch");
 }
 
 struct Sequence {
@@ -31,8 +31,8 @@ struct Sequence {
   std::vector<float> got, ref;
 };
 
-void check_batch(const compile::PackageOptions& po) {
-  const model::LlamaModel m = small_qwen3();
+void check_batch(const compile::PackageOptions& po, const char* family = "qwen3") {
+  const model::LlamaModel m = small_model(family);
   testing_util::TempDir dir;
   compile_package(m, po, {.window = 16, .batch = 3}, dir.path() + "/pkg");
   device::AneSimOptions so;
@@ -96,8 +96,11 @@ TEST(PackageBatch, WeightsAsInputsShareTheBatchProgramsByLayer) {
   check_batch(po);
 }
 
+// Gemma 3's sliding layers (window 5): each slot's rows of mask_local hide its own old slots.
+TEST(PackageBatch, Gemma3SlotsSlideTheirOwnWindows) { check_batch({}, "gemma3_text"); }
+
 TEST(PackageBatch, RefusesAPackageWithoutABatchProgram) {
-  const model::LlamaModel m = small_qwen3();
+  const model::LlamaModel m = small_model();
   testing_util::TempDir dir;
   compile_package(m, {}, {.window = 16}, dir.path() + "/pkg");
   device::AneSimOptions so;

@@ -1,6 +1,7 @@
 // A package's extend program (model/decoder_ane_package.h): a prompt longer than the prefill
 // window goes on in chunks after the cache, on ane-sim, and then decodes; every position's
-// logits against the f32 CPU executor, for Llama's grouped-query form (Qwen3) and GPT-2.
+// logits against the f32 CPU executor, for Llama's grouped-query form (Qwen3), Gemma 3's sliding
+// layers and GPT-2.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -55,6 +56,14 @@ TEST(PackageExtend, LlamaChunksAfterThePrefillMatchTheCpu) {
   model::LlamaConfig c = model::testing::small_llama_config({2, 64, 4, 2, 160, 300, true, 96});
   model::testing::make_family(c, "qwen3", 32);
   check_extend(model::LlamaModel::from_weights(c, model::llama_init_weights(c, 7), "qwen3 extend"));
+}
+
+// Chunks of 8 over Gemma 3's sliding window of 5: the chunk's rows hide each other past the
+// window (a banded constant) and the cache's slots too (mask_local).
+TEST(PackageExtend, Gemma3ChunksCrossTheSlidingWindow) {
+  model::LlamaConfig c = model::testing::small_llama_config({2, 64, 4, 2, 160, 300, true, 96});
+  model::testing::make_family(c, "gemma3_text", 32);
+  check_extend(model::LlamaModel::from_weights(c, model::llama_init_weights(c, 7), "gemma3 extend"));
 }
 
 TEST(PackageExtend, Gpt2ChunksAfterThePrefillMatchTheCpu) {
