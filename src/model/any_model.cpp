@@ -47,13 +47,14 @@ std::optional<std::int64_t> read_bos_token_id(const std::string& dir) {
   return llama_config_from_json(j, path).bos_token_id;
 }
 
-std::int64_t read_data_vocab_size(const std::string& dir, std::int64_t tokenizer_vocab, std::int64_t text_vocab) {
+std::int64_t read_data_vocab_size(const std::string& dir, const text::Tokenizer& tok) {
+  const std::int64_t tokenizer_vocab = tok.vocab_size();
   if (is_gguf_file(dir) || !std::filesystem::exists(model_config_path(dir))) return tokenizer_vocab;
   const std::string path = model_config_path(dir);
   const nlohmann::json j = read_folder_config(dir, path);
   if (!is_llama_family(supported_model_type(j, path))) return tokenizer_vocab;
   const std::int64_t model_vocab = llama_config_from_json(j, path).vocab_size;
-  return model_vocab < tokenizer_vocab && text_vocab <= model_vocab ? model_vocab : tokenizer_vocab;
+  return model_vocab < tokenizer_vocab && text::text_vocab_size(tok) <= model_vocab ? model_vocab : tokenizer_vocab;
 }
 
 AnyModel load_any_model(const std::string& dir, std::int64_t context, const ParamFilter& keep) {

@@ -12,6 +12,7 @@
 #include "model/causal_lm.h"
 #include "model/gpt2/gpt2_model.h"
 #include "model/llama/llama_model.h"
+#include "text/tokenizer.h"
 
 namespace orion::model {
 
@@ -24,11 +25,11 @@ std::string read_model_type(const std::string& dir);
 // family config's (a GGUF file's BOS when it adds one); nullopt for GPT-2. Errors as
 // read_model_type's.
 std::optional<std::int64_t> read_bos_token_id(const std::string& dir);
-// The ids a data file made for DIR's model may hold: `tokenizer_vocab` (its tokenizer's
-// vocab_size()), or the Llama-family config's vocab_size where that is smaller and the
-// tokenizer's ids past it are special tokens only (`text_vocab` <= vocab_size: Gemma 3's
+// The ids a data file made for DIR's model with `tok` (its tokenizer) may hold: the tokenizer's
+// vocab_size(), or the Llama-family config's vocab_size where that is smaller and the
+// tokenizer's ids past it are special tokens only (text::text_vocab_size: Gemma 3's
 // <image_soft_token> one past the text model's rows). Errors as read_model_type's.
-std::int64_t read_data_vocab_size(const std::string& dir, std::int64_t tokenizer_vocab, std::int64_t text_vocab);
+std::int64_t read_data_vocab_size(const std::string& dir, const text::Tokenizer& tok);
 // `context` > 0: run that many positions where the config allows them, beyond the default cap
 // (LlamaConfig::context_cap; GPT-2's learned positions allow no more than n_positions).
 // `keep`: a part of a Llama-family model (LlamaModel::load); GPT-2 is refused.

@@ -23,7 +23,6 @@ Usage: /usr/bin/python3 tests/reference/gemma3_selftest.py   (a few seconds; pri
 import copy
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gemma3_reference as g  # noqa: E402
 from golden_io import read_model  # noqa: E402
+from hf_folder import write_folder  # noqa: E402
 
 torch.set_num_threads(1)  # tiny tensors; leave the machine's cores to whatever else runs
 
@@ -74,23 +74,6 @@ BASE = {
 }
 
 
-def write_safetensors(path, tensors):
-    """A safetensors file of float32 arrays: 8-byte header length, JSON header, data."""
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        a = np.ascontiguousarray(tensors[name], dtype="<f4")
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
-        blobs.append(a.tobytes())
-        offset += a.nbytes
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-
-
 def random_weights(cfg, seed):
     """Every tensor of Gemma3ForCausalLM under its transformers name and shape, random. Norm
     weights are random offsets from one (the stored value w of (1 + w))."""
@@ -123,14 +106,6 @@ def random_weights(cfg, seed):
     if not cfg.get("tie_word_embeddings", True):
         w["lm_head.weight"] = mat(V, C, 0.3)
     return w
-
-
-def write_folder(path, cfg, weights):
-    os.makedirs(path, exist_ok=True)
-    with open(os.path.join(path, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=2)
-    write_safetensors(os.path.join(path, "model.safetensors"), weights)
-    return path
 
 
 def tokens_for(vocab, n=T):

@@ -1,7 +1,8 @@
 """A model folder read with numpy alone (no torch, so that test-time scripts start fast):
 config.json, and the weights of model.safetensors or of Hugging Face's shards through
 model.safetensors.index.json, parsed by hand, as float32 arrays (F16 and BF16 widened; MLX's
-packed U32 words as they are)."""
+packed U32 words as they are). And the other way: a folder of float32 weights written, for the
+references' self-tests and LoRA's adapter."""
 import json
 import os
 import struct
@@ -52,3 +53,26 @@ def read_folder(model_dir):
     for name in files:
         w.update(read_safetensors(f"{model_dir}/{name}"))
     return cfg, w
+
+
+def write_safetensors(path, tensors):
+    """A safetensors file of float32 arrays: 8-byte header length, JSON header, data."""
+    header, offset, blobs = {}, 0, []
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name], dtype="<f4")
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+        blobs.append(a.tobytes())
+        offset += a.nbytes
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def write_folder(path, cfg, tensors):
+    """config.json and model.safetensors (float32) in `path`; returns `path`."""
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    write_safetensors(os.path.join(path, "model.safetensors"), tensors)
+    return path

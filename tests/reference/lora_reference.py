@@ -10,7 +10,6 @@ Usage: lora_reference.py ARCH MODEL_DIR SEED TOKENS_CSV OUT_JSON ADAPTER_DIR RAN
 """
 import json
 import os
-import struct
 import sys
 
 import numpy as np
@@ -19,6 +18,7 @@ import torch
 import gpt2_reference
 import llama_reference
 from golden_io import read_model, write_golden
+from hf_folder import write_safetensors
 
 # The linear layers of a block, by the names under which the folder stores their weights.
 MODULES = {
@@ -30,19 +30,6 @@ MODULES = {
 
 def block_prefix(arch, layer):
     return f"h.{layer}." if arch == "gpt2" else f"model.layers.{layer}."
-
-
-def write_safetensors(path, tensors):
-    header, offset, blobs = {}, 0, []
-    for name in sorted(tensors):
-        a = np.ascontiguousarray(tensors[name], dtype="<f4")
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
-        blobs.append(a.tobytes())
-        offset += a.nbytes
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 def main():

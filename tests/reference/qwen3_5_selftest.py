@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import qwen3_5_reference as ref  # noqa: E402
 from golden_io import read_model  # noqa: E402
+from hf_folder import write_folder  # noqa: E402
 
 torch.set_num_threads(1)  # tiny tensors; leave the machine's cores alone
 
@@ -123,29 +124,6 @@ def random_weights(c, seed):
             a = rng.normal(0.0, 1.0 / math.sqrt(shape[1]), shape)
         w[name] = a.astype(np.float32)
     return w
-
-
-def write_safetensors(path, tensors):
-    header, blobs, off = {}, [], 0
-    for name, a in tensors.items():
-        raw = np.ascontiguousarray(a, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(len(h).to_bytes(8, "little"))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-
-
-def write_folder(path, cfg, tensors):
-    os.makedirs(path, exist_ok=True)
-    with open(os.path.join(path, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=2)
-    write_safetensors(os.path.join(path, "model.safetensors"), tensors)
 
 
 def rel(a, b):

@@ -14,7 +14,7 @@ CorpusTokenizer load_corpus_tokenizer(const std::string& dir) {
   CorpusTokenizer c;
   if (!tok->eos_id()) throw Error::in_file(dir, "the tokenizer has no end-of-text token to separate documents with");
   c.eot_id = *tok->eos_id();
-  c.vocab_size = static_cast<std::uint64_t>(model::read_data_vocab_size(dir, tok->vocab_size(), text::text_vocab_size(*tok)));
+  c.vocab_size = static_cast<std::uint64_t>(model::read_data_vocab_size(dir, *tok));
   if (const std::optional<std::int64_t> bos = model::read_bos_token_id(dir)) {
     if (*bos < 0 || static_cast<std::uint64_t>(*bos) >= c.vocab_size)
       throw Error::in_file(dir, "bos_token_id " + std::to_string(*bos) + " is not in the vocabulary of " +

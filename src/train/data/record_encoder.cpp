@@ -33,8 +33,7 @@ RecordEncoder RecordEncoder::load(const std::string& dir) {
   e.tokenizer_ = model::load_tokenizer(dir);
   if (!e.tokenizer_->eos_id()) throw Error::in_file(dir, "the tokenizer has no end-of-text token to end records with");
   e.eot_ = *e.tokenizer_->eos_id();
-  e.vocab_size_ = static_cast<std::uint64_t>(
-      model::read_data_vocab_size(dir, e.tokenizer_->vocab_size(), text::text_vocab_size(*e.tokenizer_)));
+  e.vocab_size_ = static_cast<std::uint64_t>(model::read_data_vocab_size(dir, *e.tokenizer_));
   // A folder of tokenizer files alone (no config.json) has no model's BOS to add.
   std::optional<std::int64_t> bos;
   if (model::is_gguf_file(dir) || std::filesystem::exists(model::model_config_path(dir))) bos = model::read_bos_token_id(dir);
