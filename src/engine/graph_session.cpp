@@ -16,8 +16,9 @@ std::int64_t past_bucket(std::int64_t past, std::int64_t context) {
 GraphSession::GraphSession(const model::CausalLm& model, exec::CpuOptions options)
     : model_(model), options_(options) {
   for (std::int64_t l = 0; l < model.layers(); ++l) {
-    k_cache_.emplace_back(DType::f32, Shape{model.context(), model.kv_width()});
-    v_cache_.emplace_back(DType::f32, Shape{model.context(), model.kv_width()});
+    const std::optional<model::CausalLm::RecurrentState> rs = model.recurrent_state(l);
+    k_cache_.emplace_back(DType::f32, rs ? rs->conv : Shape{model.context(), model.kv_width()});
+    v_cache_.emplace_back(DType::f32, rs ? rs->state : Shape{model.context(), model.kv_width()});
   }
 }
 
@@ -79,15 +80,27 @@ std::vector<float> GraphSession::prefill(std::span<const std::int32_t> tokens) {
     if (model_.local_window() > 0) in["mask_local"] = mask_of(model_.local_window());
     for (std::int64_t l = 0; l < model_.layers(); ++l) {
       const auto u = static_cast<std::size_t>(l);
-      in["past_k." + std::to_string(l)] = k_cache_[u].slice(0, 0, past);
-      in["past_v." + std::to_string(l)] = v_cache_[u].slice(0, 0, past);
+      const std::string ls = std::to_string(l);
+      if (model_.recurrent_state(l)) {
+        in["past_conv." + ls] = k_cache_[u];
+        in["past_state." + ls] = v_cache_[u];
+        continue;
+      }
+      in["past_k." + ls] = k_cache_[u].slice(0, 0, past);
+      in["past_v." + ls] = v_cache_[u].slice(0, 0, past);
     }
   }
   const std::vector<Tensor> out = executor(T, past, true).run(in);
-  // Outputs: logits, then k.L, v.L per layer [T, kv_width]: append them to the cache.
+  // Outputs: logits, then k.L, v.L per layer [T, kv_width]: append them to the cache; or a
+  // recurrent layer's conv.L and state.L, which replace its state.
   const std::size_t row_bytes = static_cast<std::size_t>(model_.kv_width()) * sizeof(float);
   for (std::int64_t l = 0; l < model_.layers(); ++l) {
     const auto u = static_cast<std::size_t>(l);
+    if (model_.recurrent_state(l)) {
+      k_cache_[u] = out[1 + 2 * u].clone();  // the executor may reuse its outputs' memory
+      v_cache_[u] = out[2 + 2 * u].clone();
+      continue;
+    }
     std::memcpy(k_cache_[u].data<float>() + position_ * model_.kv_width(), out[1 + 2 * u].raw(), row_bytes * static_cast<std::size_t>(T));
     std::memcpy(v_cache_[u].data<float>() + position_ * model_.kv_width(), out[2 + 2 * u].raw(), row_bytes * static_cast<std::size_t>(T));
   }
@@ -107,6 +120,10 @@ Tensor GraphSession::window_logits(std::span<const std::int32_t> tokens) {
 }
 
 void GraphSession::load_cache(std::span<const Tensor> k, std::span<const Tensor> v) {
+  for (std::int64_t l = 0; l < model_.layers(); ++l)
+    if (model_.recurrent_state(l))
+      throw Error("load_cache: layer " + std::to_string(l) + " of " + std::string(model_.arch()) +
+                  " keeps a recurrent state, not a KV cache another engine could hand over");
   if (k.size() != k_cache_.size() || v.size() != v_cache_.size())
     throw Error("load_cache: " + std::to_string(k.size()) + " layers of keys for a model of " + std::to_string(k_cache_.size()));
   const std::int64_t n = k.empty() ? 0 : k[0].dim(0);

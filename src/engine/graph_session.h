@@ -2,7 +2,8 @@
 // Running a model (any CausalLm: GPT-2, Llama) token by token with a KV cache on the CPU's
 // graph executor. The cache lives outside the graphs (per layer, keys and values
 // [context, kv_width]); each step binds the filled part
-// and appends the step's keys and values. Decode graphs are built per power-of-two bucket of
+// and appends the step's keys and values. A layer with a recurrent state instead
+// (CausalLm::recurrent_state: Qwen3.5's Gated DeltaNet) binds its state and takes the new one. Decode graphs are built per power-of-two bucket of
 // cached positions, so a whole generation builds a handful of graphs, not one per token.
 #include <cstdint>
 #include <map>
@@ -32,7 +33,8 @@ class GraphSession final : public Decoder {
   Tensor window_logits(std::span<const std::int32_t> tokens);
 
   // Takes over a cache another engine filled (a prefill on the ANE): per layer the keys and
-  // values of positions [0, n), [n, kv_width] each; decoding continues at position n.
+  // values of positions [0, n), [n, kv_width] each; decoding continues at position n. Throws
+  // orion::Error for a model with recurrent layers, whose state is not a cache.
   void load_cache(std::span<const Tensor> k, std::span<const Tensor> v);
 
   std::int64_t position() const override { return position_; }
@@ -49,7 +51,8 @@ class GraphSession final : public Decoder {
   const model::CausalLm& model_;
   exec::CpuOptions options_;
   std::map<std::tuple<std::int64_t, std::int64_t, bool>, std::unique_ptr<exec::CpuExecutor>> executors_;
-  std::vector<Tensor> k_cache_, v_cache_;  // per layer [context, kv_width]
+  // Per layer [context, kv_width]; or a recurrent layer's conv and state.
+  std::vector<Tensor> k_cache_, v_cache_;
   std::int64_t position_ = 0;
 };
 

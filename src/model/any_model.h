@@ -1,7 +1,9 @@
 #pragma once
 // A model folder of any supported architecture, chosen by config.json's model_type ("gpt2",
 // or absent: GPT-2, as older GPT-2 configs have none; the Llama family: "llama", "mistral",
-// "qwen2", "qwen3", model/llama/llama_config.h); or a GGUF file of the architectures llama,
+// "qwen2", "qwen3", "gemma3_text", "qwen3_5_text", model/llama/llama_config.h; Qwen3.5's
+// multimodal "qwen3_5", whose text model loads from its text_config and
+// model.language_model.* tensors); or a GGUF file of the architectures llama,
 // qwen2 and qwen3 (model/llama/llama_gguf.h), which every function here takes where it takes a
 // folder.
 #include <cstdint>

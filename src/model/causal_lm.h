@@ -6,6 +6,9 @@
 //           past_k.L and past_v.L f32[past, kv_width] per layer L;
 //   outputs logits f32[seq, vocab] (f32[1, vocab] with last_only), then k.L and v.L
 //           f32[seq, kv_width] per layer: this window's keys and values for the cache.
+// A layer with a recurrent state instead of a cache (recurrent_state(L): Qwen3.5's Gated
+// DeltaNet) takes past_conv.L and past_state.L in place of past_k.L and past_v.L, and gives
+// conv.L and state.L, the whole state after the window, in place of k.L and v.L.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,6 +46,12 @@ class CausalLm {
   virtual std::vector<std::int32_t> stop_ids() const { return {static_cast<std::int32_t>(eos_token_id())}; }
   // The token every text starts with (Llama's BOS), if the model was trained with one.
   virtual std::optional<std::int32_t> bos_token_id() const = 0;
+  // The shapes of layer `layer`'s recurrent state (its conv and state inputs and outputs),
+  // when it has one instead of a KV cache.
+  struct RecurrentState {
+    Shape conv, state;
+  };
+  virtual std::optional<RecurrentState> recurrent_state(std::int64_t /*layer*/) const { return std::nullopt; }
   // The positions a sliding-window layer's attention reaches (its own included) when some layers
   // slide and others do not (Gemma 3): graphs after a cache then take "mask_local" beside "mask",
   // hiding also the keys this many or more positions back. 0: no such layers.

@@ -68,6 +68,10 @@ const std::vector<Preset>& presets() {
       // Gemma 3's window (512) and global layer every 6th are init's defaults for gemma3_text.
       {"gemma3-270m", "gemma3_text", 18, 640, 4, 1, 256, 2048, 32768, 262144, 1e6, 1e-6, true},
       {"gemma3-1b", "gemma3_text", 26, 1152, 4, 1, 256, 6912, 32768, 262144, 1e6, 1e-6, true},
+      // Qwen3.5's Gated DeltaNet shape (16 key and 16 value heads of 128, a full layer every
+      // 4th, a quarter of each head rotated) is init's default for qwen3_5_text.
+      {"qwen3.5-0.8b", "qwen3_5_text", 24, 1024, 8, 2, 256, 3584, 262144, 248320, 1e7, 1e-6, true},
+      {"qwen3.5-2b", "qwen3_5_text", 24, 2048, 8, 2, 256, 6144, 262144, 248320, 1e7, 1e-6, true},
   };
   return all;
 }
@@ -155,11 +159,11 @@ std::string init_gpt2(const InitOptions& o, const text::Tokenizer& tok) {
 std::string init_llama(const InitOptions& o, const text::Tokenizer& tok) {
   model::LlamaConfig c;
   c.model_type = o.arch;
-  const bool gemma = o.arch == "gemma3_text";
+  const bool gemma = o.arch == "gemma3_text", qwen3_5 = o.arch == "qwen3_5_text";
   c.qkv_bias = o.arch == "qwen2" || o.attention_bias;
   c.o_bias = o.arch != "qwen2" && o.attention_bias;
   if (o.attention_bias && o.arch == "qwen2") throw Error("--attention-bias: Qwen2 has its q/k/v biases always and none on o");
-  c.head_size = o.head_dim > 0 ? o.head_dim : (o.arch == "qwen3" || gemma) ? o.dim / o.heads : 0;
+  c.head_size = o.head_dim > 0 ? o.head_dim : (o.arch == "qwen3" || gemma || qwen3_5) ? o.dim / o.heads : 0;
   c.rms_norm_eps = o.rms_norm_eps;
   c.torch_dtype = o.dtype == "bf16" ? "bfloat16" : o.dtype == "f16" ? "float16" : "float32";
   if (o.rope_scaling == "linear" || o.rope_scaling == "llama3") {
@@ -192,6 +196,14 @@ std::string init_llama(const InitOptions& o, const text::Tokenizer& tok) {
     c.rope_local_theta = o.rope_local_theta;
     c.query_pre_attn_scalar = o.query_pre_attn_scalar > 0 ? o.query_pre_attn_scalar : static_cast<double>(c.head_dim());
     for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) c.sliding_layers.push_back((l + 1) % o.global_every != 0);
+  }
+  if (qwen3_5) {
+    const std::int64_t full_every = o.given.contains("--global-every") ? o.global_every : 4;
+    if (full_every < 1) throw Error("--global-every must be at least 1");
+    for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) c.linear_layers.push_back((l + 1) % full_every != 0);
+    c.linear = {.key_heads = o.linear_key_heads, .value_heads = o.linear_value_heads, .key_head_dim = o.linear_head_dim,
+                .value_head_dim = o.linear_head_dim, .conv_kernel = 4};
+    c.partial_rotary_factor = o.partial_rotary;
   }
   // The family's switches (q/k norms, Gemma's norms, scales, ...) as its config.json gives them:
   // the parser is their one source.
@@ -235,8 +247,11 @@ std::string init_model(InitOptions o) {
       o.tokenizer.empty() ? std::make_shared<const text::BpeTokenizer>(text::BpeTokenizer::byte_level())
                           : model::load_tokenizer(o.tokenizer);
   for (const char* option : {"--sliding-window", "--global-every", "--rope-local-theta", "--query-pre-attn-scalar"})
-    if (o.arch != "gemma3_text" && o.given.contains(option))
+    if (o.arch != "gemma3_text" && o.given.contains(option) && !(o.arch == "qwen3_5_text" && std::string_view(option) == "--global-every"))
       throw Error(std::string(option) + " is a Gemma 3 option (--arch gemma3_text), not " + o.arch + "'s");
+  for (const char* option : {"--linear-key-heads", "--linear-value-heads", "--linear-head-dim", "--partial-rotary"})
+    if (o.arch != "qwen3_5_text" && o.given.contains(option))
+      throw Error(std::string(option) + " is a Qwen3.5 option (--arch qwen3_5_text), not " + o.arch + "'s");
   if (is_llama_family(o.arch)) return init_llama(o, *tok);
   return init_gpt2(o, *tok);
 }

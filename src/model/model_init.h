@@ -28,6 +28,10 @@ struct InitOptions {
   // is global, the attention's query_pre_attn_scalar (0: head_dim).
   std::int64_t sliding_window = 512, global_every = 6;
   double rope_local_theta = 10000.0, query_pre_attn_scalar = 0;
+  // Qwen3.5's (qwen3_5_text): every how many layers one is full attention (--global-every, 4
+  // unless given), the Gated DeltaNet layers' heads and head size, the rotated share of a head.
+  std::int64_t linear_key_heads = 16, linear_value_heads = 16, linear_head_dim = 128;
+  double partial_rotary = 0.25;
   bool tied = false;
   // How the weights are written: Hugging Face's sharded layout when shards > 1.
   std::int64_t shards = 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed golden logits in tests/reference/golden/ with the torch references
 # (GPT-2: gpt2_reference.py over golden_models.txt; Llama: llama_reference.py over
-# golden_llama_models.txt and golden_family_models.txt, Gemma 3's there with gemma3_reference.py, MLX quantized folders of golden_mlx_models.txt;
+# golden_llama_models.txt and golden_family_models.txt, Gemma 3's there with gemma3_reference.py and Qwen3.5's with qwen3_5_reference.py, MLX quantized folders of golden_mlx_models.txt;
 # GGUF files: gguf_reference.py over golden_gguf_models.txt; a LoRA adapter on one model of each, with lora_reference.py;
 # the masked chat loss with masked_chat_loss.py) and the KJV tokenized by Hugging Face's JavaScript
 # tokenizers (kjv_tokens.mjs).
@@ -62,6 +62,8 @@ while read -r name seed options; do
   tokens=$($py -c "print(','.join(str((i * 7919 + 13) % $vocab) for i in range(40)))")
   if [[ $options == *gemma3_text* ]]; then  # Gemma 3: its own reference (whole config always)
     $py tests/reference/gemma3_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/llama_$name.json"
+  elif [[ $options == *qwen3_5_text* ]]; then  # Qwen3.5: its own reference (chunked, held to its recurrent form)
+    $py tests/reference/qwen3_5_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/llama_$name.json"
   else
     $py tests/reference/llama_reference.py "$tmp/$name" "$seed" "$tokens" "tests/reference/golden/llama_$name.json" --whole-config
   fi
@@ -87,7 +89,7 @@ done < tests/reference/golden_mlx_models.txt
 tests/reference/make_gguf_golden.sh "$build"
 # The masked loss of chat records (--mask-prompt) on a Qwen3- and a Gemma-3-shaped folder with the real
 # tokenizer and chat template (scripts/make_hf_folder.sh, seeded), its embedding scaled by 8.
-for family in qwen3 gemma3; do
+for family in qwen3 gemma3 qwen3.5; do
   ORION=$orion TEST_DATA=$build/test-data scripts/make_hf_folder.sh $family "$tmp/$family" >/dev/null
   $py tests/reference/masked_chat_loss.py "$tmp/$family" tests/reference/golden/masked_chat_records.jsonl \
     "$build/test-data/node_modules" tests/reference/golden/masked_chat_$family.json 8

@@ -3,13 +3,13 @@
 namespace orion::cli {
 
 CLI::Option* add_architecture_options(CLI::App& app, model::InitOptions& o) {
-  CLI::Option* arch = app.add_option("--arch", o.arch, "Architecture (config.json's model_type): gpt2, llama, mistral, qwen2, qwen3, gemma3_text")
-                           ->check(CLI::IsMember({"gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text"}))->capture_default_str();
+  CLI::Option* arch = app.add_option("--arch", o.arch, "Architecture (config.json's model_type): gpt2, llama, mistral, qwen2, qwen3, gemma3_text, qwen3_5_text")
+                           ->check(CLI::IsMember({"gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text", "qwen3_5_text"}))->capture_default_str();
   app.add_option("--preset", o.preset,
                  "Shape of a known model: gpt2 (124M), gpt2-medium, gpt2-large, gpt2-xl; stories110m (llama: dim 768, 12 layers, "
                  "12 heads, hidden 2048, vocab 32000, context 1024; needs --tokenizer); the Hugging Face shapes qwen3-0.6b, "
                  "qwen3-1.7b, qwen2.5-0.5b, llama3.2-1b, smollm2-135m, smollm2-360m, tinyllama-1.1b, mistral-7b, gemma3-270m, "
-                 "gemma3-1b (their config.json's sizes, head size, rope, norms and tying); options given beside a preset win "
+                 "gemma3-1b, qwen3.5-0.8b, qwen3.5-2b (their config.json's sizes, head size, rope, norms and tying); options given beside a preset win "
                  "over its values")
       ->check(CLI::IsMember(model::init_preset_names()));
   app.add_option("--layers", o.layers, "Transformer blocks")->check(CLI::PositiveNumber)->capture_default_str();
@@ -33,8 +33,18 @@ CLI::Option* add_architecture_options(CLI::App& app, model::InitOptions& o) {
                  "llama3 rope scaling: original_max_position_embeddings (0: context / factor)")->check(CLI::NonNegativeNumber);
   app.add_option("--sliding-window", o.sliding_window, "gemma3_text: the positions a sliding layer's attention reaches")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--global-every", o.global_every, "gemma3_text: every this many layers one is global (the rest slide)")
+  app.add_option("--global-every", o.global_every,
+                 "gemma3_text: every this many layers one is global (the rest slide); qwen3_5_text: one is full attention "
+                 "(the rest Gated DeltaNet), 4 unless given")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--linear-key-heads", o.linear_key_heads, "qwen3_5_text: the Gated DeltaNet layers' key heads")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--linear-value-heads", o.linear_value_heads,
+                 "qwen3_5_text: their value heads (a multiple of the key heads)")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--linear-head-dim", o.linear_head_dim, "qwen3_5_text: their key and value head size")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--partial-rotary", o.partial_rotary, "qwen3_5_text: the share of each full-attention head rotary embeddings rotate")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--rope-local-theta", o.rope_local_theta, "gemma3_text: the sliding layers' rope base")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--query-pre-attn-scalar", o.query_pre_attn_scalar,

@@ -27,14 +27,25 @@ void check_named_weights(const TensorMap& weights, const ParamShapes& params, co
   }
 }
 
-TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& params, const std::string& prefix,
+std::string NamePrefix::stored_name(std::string_view name) const {
+  if (!name.starts_with(param)) return std::string(name);
+  return stored + std::string(name.substr(param.size()));
+}
+
+std::string_view NamePrefix::param_name(std::string_view name, std::string& buffer) const {
+  if (!name.starts_with(stored)) return name;
+  buffer = param + std::string(name.substr(stored.size()));
+  return buffer;
+}
+
+TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& params, const NamePrefix& prefix,
                              const std::function<bool(std::string_view)>& is_known_extra, std::string_view arch,
                              const MlxQuantization* quant, QuantizedMatrices* quantized, const ParamFilter& keep) {
   TensorMap weights;
   std::set<std::string, std::less<>> quantized_extras;  // the modules' ".scales" and ".biases"
   std::set<std::string, std::less<>> left;  // params `keep` leaves out, checked but not read
   for (const auto& [pname, shape] : params) {
-    const std::string name = prefix + pname;
+    const std::string name = prefix.stored_name(pname);
     const std::string module = quantized_module_of(name);
     if (const SafetensorsFile* scales = module.empty() ? nullptr : checkpoint.file_of(module + ".scales")) {
       const std::string& path = scales->path();
@@ -65,8 +76,8 @@ TensorMap read_named_weights(const Checkpoint& checkpoint, const ParamShapes& pa
   }
   for (const SafetensorsFile& file : checkpoint.files())
     for (const SafetensorsEntry& e : file.entries()) {
-      std::string_view n = e.name;
-      if (n.starts_with(prefix)) n.remove_prefix(prefix.size());
+      std::string buffer;
+      const std::string_view n = prefix.param_name(e.name, buffer);
       if (!weights.contains(n) && !(quantized && quantized->contains(n)) && !left.contains(n) && !is_known_extra(n) &&
           !quantized_extras.contains(e.name))
         throw Error::in_file(file.path(), "tensor " + e.name + " is not part of a " + std::string(arch) +

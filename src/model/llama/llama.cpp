@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "ir/builder.h"
 #include "model/attention.h"
 #include "model/gpt2/gpt2_block.h"
+#include "model/llama/gated_delta.h"
 #include "model/llama/rope.h"
 
 namespace orion::model {
@@ -107,7 +109,7 @@ Value attention(Builder& b, Value q, Value k_all, Value v_all, Value mask, const
 }
 
 LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out);
-Value attention_residual(Builder& b, Value x, Value att, const LlamaConfig& c);
+Value attention_residual(Builder& b, Value x, Value att, const LlamaConfig& c, std::optional<Value> gate);
 
 LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const LayerInputs& in, std::int64_t batch) {
   const std::int64_t C = c.hidden_size, KVW = c.kv_width();
@@ -116,12 +118,20 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   Value h = rms_norm(b, x, "input_layernorm", c);
   const bool ane = in.rotate_q.has_value();
   auto rope = [&](Value t, std::int64_t heads) {
-    if (!ane) return apply_rope(b, t, in.cos, in.sin, heads, D);
+    if (!ane) return apply_rope(b, t, in.cos, in.sin, heads, D, c.rotary_dim());
     return heads == H ? apply_rope_product(b, t, in.cos, in.sin, *in.rotate_q)
                       : apply_rope_product(b, t, *in.cos_k, *in.sin_k, *in.rotate_k);
   };
+  std::optional<Value> gate;  // Qwen3.5's: q_proj's second half of every head
   auto project = [&](const char* proj, const char* norm, std::int64_t heads) {
-    Value t = linear(b, h, std::string("self_attn.") + proj, C, heads * D, c.qkv_bias);
+    const bool gated = c.attn_output_gate && heads == H && std::string_view(proj) == "q_proj";
+    Value t = linear(b, h, std::string("self_attn.") + proj, C, (gated ? 2 : 1) * heads * D, c.qkv_bias);
+    if (gated) {
+      const std::int64_t rows = b.shape(t)[0];
+      Value both = b.reshape(t, {rows, H, 2 * D});
+      gate = b.reshape(b.slice(both, {0, 0, D}, {rows, H, 2 * D}), {rows, H * D});
+      t = b.reshape(b.slice(both, {0, 0, 0}, {rows, H, D}), {rows, H * D});
+    }
     if (c.qk_norm) t = head_rms_norm(b, t, std::string("self_attn.") + norm, heads, c);
     return rope(t, heads);
   };
@@ -146,7 +156,7 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
         att = att.id >= 0 ? b.add(att, part) : part;
       }
     }
-    return finish_layer(b, attention_residual(b, x, att, c), c, out);
+    return finish_layer(b, attention_residual(b, x, att, c, gate), c, out);
   }
   Value k_all = in.past_k ? b.concat({*in.past_k, out.k}, 0) : out.k;
   Value v_all = in.past_v ? b.concat({*in.past_v, out.v}, 0) : out.v;
@@ -159,11 +169,13 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   } else {
     att = attention(b, q, k_all, v_all, in.mask, c, batch);
   }
-  return finish_layer(b, attention_residual(b, x, att, c), c, out);
+  return finish_layer(b, attention_residual(b, x, att, c, gate), c, out);
 }
 
-// x + o_proj(att), the projection normed first with sandwich norms (Gemma 3).
-Value attention_residual(Builder& b, Value x, Value att, const LlamaConfig& c) {
+// x + o_proj(att), the attention gated first (Qwen3.5), the projection normed after with
+// sandwich norms (Gemma 3).
+Value attention_residual(Builder& b, Value x, Value att, const LlamaConfig& c, std::optional<Value> gate) {
+  if (gate) att = b.mul(att, b.sigmoid(*gate));
   Value y = linear(b, att, "self_attn.o_proj", c.q_width(), c.hidden_size, c.o_bias);
   if (c.sandwich_norms) y = rms_norm(b, y, "post_attention_layernorm", c);
   return b.add(x, y);
@@ -187,10 +199,29 @@ LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutput
   return out;
 }
 
+// A Gated DeltaNet layer (Qwen3.5): the mixer in attention's place, then the MLP. Its state
+// before the window comes in as past_conv.L and past_state.L after a cache, and leaves as
+// conv.L and state.L, in the places of k.L and v.L (model/causal_lm.h).
+// Returns the layer's output and, but for the training graph, its state.
+GatedDeltaOutputs delta_layer(Builder& b, Value x, const LlamaConfig& c, int index, const LlamaGraphOptions& o) {
+  const std::string ls = std::to_string(index);
+  std::optional<Value> past_conv, past_state;
+  if (o.past > 0) {
+    past_conv = b.input("past_conv." + ls, DType::f32, gated_delta_conv_shape(c));
+    past_state = b.input("past_state." + ls, DType::f32, gated_delta_state_shape(c));
+  }
+  b.push_scope("model.layers." + ls);
+  GatedDeltaOutputs mixer = gated_delta(b, rms_norm(b, x, "input_layernorm", c), c, o.batch, past_conv, past_state, !o.loss);
+  mixer.y = finish_layer(b, b.add(x, mixer.y), c, {}).y;
+  return mixer;
+}
+
 }  // namespace
 
 ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
   check_graph_options(o, c.context(), c.model_type);
+  if (o.ane_form && !c.linear_layers.empty())
+    throw Error(c.model_type + ": the Gated DeltaNet layers have no ANE form yet; Qwen3.5 runs on the CPU (docs/MODELS.md)");
   const std::int64_t T = o.seq, C = c.hidden_size, rows = o.batch * o.seq;
   Builder b(o.loss ? "llama_train" : o.past > 0 ? "llama_decode" : "llama_prefill");
   Value tokens = b.input("tokens", DType::i32, {rows});
@@ -222,10 +253,10 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
       in.sin_k = rows_of(tile_heads(tables.sin, KV), "rope_sin_kv" + suffix);
     }
     if (sliding) return;  // the constants below are the global layers'
-    in.rotate_q = b.name(b.constant(rotate_half_matrix(H, D)), "rope_rotate");
+    in.rotate_q = b.name(b.constant(rotate_half_matrix(H, D, c.rotary_dim())), "rope_rotate");
     in.rotate_k = in.rotate_q;
     if (KV != H) {
-      in.rotate_k = b.name(b.constant(rotate_half_matrix(KV, D)), "rope_rotate_kv");
+      in.rotate_k = b.name(b.constant(rotate_half_matrix(KV, D, c.rotary_dim())), "rope_rotate_kv");
       // A window from position 0 expands its keys and values; a step after a cache selects
       // the query heads group by group (layer()).
       if (o.past == 0) in.expand_kv = b.name(b.constant(expand_kv_matrix(c)), "expand_kv");
@@ -255,6 +286,15 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
   std::vector<Value> cache_out;
   for (int l = 0; l < c.num_hidden_layers; ++l) {
     const std::string ls = std::to_string(l);
+    if (c.linear_layer(l)) {
+      const GatedDeltaOutputs out = delta_layer(b, x, c, l, o);
+      if (out.conv) {
+        cache_out.push_back(b.name(*out.conv, "conv." + ls));
+        cache_out.push_back(b.name(*out.state, "state." + ls));
+      }
+      x = b.name(out.y, "layer_out." + ls);
+      continue;
+    }
     LayerInputs& in = c.sliding_layer(l) ? local_in : global_in;
     if (o.past > 0) {
       in.past_k = b.input("past_k." + ls, DType::f32, {o.past, c.kv_width()});

@@ -28,6 +28,10 @@ std::int64_t LlamaConfig::context() const {
   return n;
 }
 
+std::int64_t LlamaConfig::rotary_dim() const {
+  return static_cast<std::int64_t>(static_cast<double>(head_dim()) * partial_rotary_factor);  // int(), as transformers
+}
+
 double LlamaConfig::query_prescale() const {
   if (query_pre_attn_scalar <= 0) return 1.0;
   return std::sqrt(static_cast<double>(head_dim()) / query_pre_attn_scalar);
@@ -57,6 +61,21 @@ void LlamaConfig::validate(const std::string& source) const {
                                        std::to_string(num_hidden_layers));
     if (!sliding_window) throw Error::in_file(source, "\"layer_types\" lists sliding-window layers but \"sliding_window\" is not set");
   }
+  if (!linear_layers.empty()) {
+    if (static_cast<std::int64_t>(linear_layers.size()) != num_hidden_layers)
+      throw Error::in_file(source, "\"layer_types\" lists " + std::to_string(linear_layers.size()) + " layers, not num_hidden_layers " +
+                                       std::to_string(num_hidden_layers));
+    config_check_range(linear.key_heads, "linear_num_key_heads", 1 << 10, source);
+    config_check_range(linear.value_heads, "linear_num_value_heads", 1 << 10, source);
+    config_check_range(linear.key_head_dim, "linear_key_head_dim", 1 << 12, source);
+    config_check_range(linear.value_head_dim, "linear_value_head_dim", 1 << 12, source);
+    config_check_range(linear.conv_kernel, "linear_conv_kernel_dim", 64, source);
+    if (linear.conv_kernel < 2) throw Error::in_file(source, "\"linear_conv_kernel_dim\" must be at least 2");
+    config_check_multiple(linear.value_heads, "linear_num_value_heads", linear.key_heads, "linear_num_key_heads", source);
+  }
+  if (!(partial_rotary_factor > 0 && partial_rotary_factor <= 1) || rotary_dim() < 2 || rotary_dim() % 2 != 0)
+    throw Error::in_file(source, "\"partial_rotary_factor\" " + std::to_string(partial_rotary_factor) + " rotates " +
+                                     std::to_string(rotary_dim()) + " dims of each head; it must rotate an even number, at least 2");
   if (query_pre_attn_scalar < 0 || query_pre_attn_scalar > (1 << 20))
     throw Error::in_file(source, "\"query_pre_attn_scalar\" must be in (0, 2^20]");
   if (!(rms_norm_eps > 0 && rms_norm_eps < 1)) throw Error::in_file(source, "\"rms_norm_eps\" must be in (0, 1)");
@@ -81,8 +100,16 @@ void LlamaConfig::validate(const std::string& source) const {
 std::int64_t LlamaConfig::parameter_count() const {
   const std::int64_t C = hidden_size, F = intermediate_size, Q = q_width(), KV = kv_width(), D = head_dim();
   const std::int64_t attn = C * Q + 2 * C * KV + Q * C + (qkv_bias ? Q + 2 * KV : 0) + (o_bias ? C : 0) + (qk_norm ? 2 * D : 0);
-  const std::int64_t block = attn + 3 * C * F + (sandwich_norms ? 4 : 2) * C;
-  return vocab_size * C * (tie_word_embeddings ? 1 : 2) + num_hidden_layers * block + C;
+  const std::int64_t gate = attn_output_gate ? C * Q : 0;
+  const std::int64_t mlp = 3 * C * F + (sandwich_norms ? 4 : 2) * C;
+  // A Gated DeltaNet layer: in_proj_qkv, _z, _b, _a, the convolution, A_log, dt_bias, the gated
+  // norm and out_proj.
+  const LinearAttention& la = linear;
+  const std::int64_t linear_mixer = C * la.conv_width() + 2 * C * la.value_width() + 2 * C * la.value_heads +
+                                    la.conv_width() * la.conv_kernel + 2 * la.value_heads + la.value_head_dim;
+  std::int64_t layers_total = 0;
+  for (std::int64_t l = 0; l < num_hidden_layers; ++l) layers_total += mlp + (linear_layer(l) ? linear_mixer : attn + gate);
+  return vocab_size * C * (tie_word_embeddings ? 1 : 2) + layers_total + C;
 }
 
 LlamaConfig stories110m_config() {
@@ -148,6 +175,27 @@ std::optional<std::int64_t> read_sliding_window(const json& j, const std::string
   return config_int(j, "sliding_window", 0, source);
 }
 
+// Which layers are of `kind` rather than "full_attention": layer_types, or else every layer but
+// each `every_key`-th (its default `every`), as the families' older configs say.
+std::vector<bool> read_layer_kinds(const json& j, std::int64_t layer_count, const char* kind, const char* family,
+                                   const char* every_key, std::int64_t every, const std::string& source) {
+  std::vector<bool> out;
+  if (auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null()) {
+    if (!lt->is_array()) throw Error::in_file(source, "key \"layer_types\" must be a list, not " + lt->dump());
+    for (const json& t : *lt) {
+      if (t != kind && t != "full_attention")
+        throw Error::in_file(source, "key \"layer_types\" lists " + t.dump() + "; " + family + "'s layers are \"" + kind +
+                                         "\" or \"full_attention\"");
+      out.push_back(t == kind);
+    }
+    return out;
+  }
+  every = config_int(j, every_key, every, source);
+  if (every < 1) throw Error::in_file(source, std::string("key \"") + every_key + "\" must be at least 1");
+  for (std::int64_t l = 0; l < layer_count; ++l) out.push_back((l + 1) % every != 0);
+  return out;
+}
+
 // Gemma 3's: the norms, the activation's and embedding's scales, the attention scale, and which
 // layers slide (layer_types, or every layer but each sliding_window_pattern-th in older configs).
 void read_gemma3_switches(const json& j, LlamaConfig& c, const std::string& source) {
@@ -159,19 +207,25 @@ void read_gemma3_switches(const json& j, LlamaConfig& c, const std::string& sour
       throw Error::in_file(source, std::string("key \"") + key + "\" is " + cap->dump() +
                                        "; Orion's Gemma 3 has no logit soft-capping (Gemma 2's)");
   c.sliding_window = config_int(j, "sliding_window", 4096, source);
-  const auto layers = static_cast<std::size_t>(std::max<std::int64_t>(c.num_hidden_layers, 0));
-  if (auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null()) {
-    if (!lt->is_array()) throw Error::in_file(source, "key \"layer_types\" must be a list, not " + lt->dump());
-    for (const json& t : *lt) {
-      if (t != "sliding_attention" && t != "full_attention")
-        throw Error::in_file(source, "key \"layer_types\" lists " + t.dump() + "; Gemma 3's layers are \"sliding_attention\" or \"full_attention\"");
-      c.sliding_layers.push_back(t == "sliding_attention");
-    }
-  } else {
-    const std::int64_t pattern = config_int(j, "sliding_window_pattern", 6, source);
-    if (pattern < 1) throw Error::in_file(source, "key \"sliding_window_pattern\" must be at least 1");
-    for (std::size_t l = 0; l < layers; ++l) c.sliding_layers.push_back((static_cast<std::int64_t>(l) + 1) % pattern != 0);
-  }
+  c.sliding_layers = read_layer_kinds(j, c.num_hidden_layers, "sliding_attention", "Gemma 3", "sliding_window_pattern", 6, source);
+}
+
+// Qwen3.5's: which layers are Gated DeltaNet (layer_types, or all but every
+// full_attention_interval-th), their shape, and the gated queries.
+void read_qwen3_5_switches(const json& j, LlamaConfig& c, const std::string& source) {
+  c.norm_plus_one = c.qk_norm = c.attn_output_gate = true;
+  if (c.rope_scaling.type != RopeScaling::Type::none)
+    throw Error::in_file(source, "the rope is scaled; Orion's Qwen3.5 rotates by the default rope only");
+  LinearAttention& la = c.linear;
+  la.key_heads = config_int(j, "linear_num_key_heads", la.key_heads, source);
+  la.value_heads = config_int(j, "linear_num_value_heads", la.value_heads, source);
+  la.key_head_dim = config_int(j, "linear_key_head_dim", la.key_head_dim, source);
+  la.value_head_dim = config_int(j, "linear_value_head_dim", la.value_head_dim, source);
+  la.conv_kernel = config_int(j, "linear_conv_kernel_dim", la.conv_kernel, source);
+  c.linear_layers = read_layer_kinds(j, c.num_hidden_layers, "linear_attention", "Qwen3.5", "full_attention_interval", 4, source);
+  for (const char* key : {"num_experts", "moe_intermediate_size"})
+    if (auto moe = j.find(key); moe != j.end() && !moe->is_null() && *moe != 0)
+      throw Error::in_file(source, std::string("key \"") + key + "\" is set: a mixture-of-experts model (qwen3_5_moe), which Orion does not run");
 }
 
 }  // namespace
@@ -183,6 +237,7 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
     throw Error::in_file(source, "model_type is \"" + c.model_type + "\", expected one of " + llama_family_list());
   const std::string& mt = c.model_type;
   const bool gemma = mt == "gemma3_text";
+  const bool qwen3_5 = mt == "qwen3_5_text";
   c.hidden_size = config_int(j, "hidden_size", 0, source, true);
   c.intermediate_size = config_int(j, "intermediate_size", 0, source, true);
   c.num_hidden_layers = config_int(j, "num_hidden_layers", 0, source, true);
@@ -191,7 +246,8 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
   c.vocab_size = config_int(j, "vocab_size", 0, source, true);
   c.rms_norm_eps = config_real(j, "rms_norm_eps", c.rms_norm_eps, source);
   c.rope_theta = config_real(j, "rope_theta", gemma ? 1e6 : c.rope_theta, source);
-  c.max_position_embeddings = config_int(j, "max_position_embeddings", gemma ? 131072 : c.max_position_embeddings, source);
+  c.max_position_embeddings =
+      config_int(j, "max_position_embeddings", gemma ? 131072 : qwen3_5 ? 32768 : c.max_position_embeddings, source);
   c.tie_word_embeddings = config_bool(j, "tie_word_embeddings", gemma, source);
   if (auto rs = j.find("rope_scaling"); rs != j.end()) c.rope_scaling = read_rope_scaling(*rs, "rope_scaling", source);
   if (gemma) c.rope_local_theta = config_real(j, "rope_local_base_freq", 10000.0, source);
@@ -201,6 +257,7 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
     const json& full = per_kind ? rp->at("full_attention") : *rp;
     c.rope_scaling = read_rope_scaling(full, "rope_parameters", source);
     c.rope_theta = config_real(full, "rope_theta", c.rope_theta, source);
+    if (qwen3_5) c.partial_rotary_factor = config_real(full, "partial_rotary_factor", c.partial_rotary_factor, source);
     if (per_kind)
       if (auto local = rp->find("sliding_attention"); local != rp->end() && local->is_object()) {
         if (read_rope_scaling(*local, "rope_parameters", source).type != RopeScaling::Type::none)
@@ -236,12 +293,18 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
     c.qkv_bias = c.o_bias = attention_bias;
   }
   c.qk_norm = mt == "qwen3" || gemma;
-  if (mt == "qwen3" || gemma || j.contains("head_dim")) {
+  if (mt == "qwen3" || gemma || qwen3_5 || j.contains("head_dim")) {
     const std::int64_t derived = c.num_attention_heads > 0 ? c.hidden_size / c.num_attention_heads : 0;
-    const std::int64_t hd = config_int(j, "head_dim", mt == "qwen3" ? 128 : gemma ? 256 : derived, source);
-    if (hd != derived || mt == "qwen3" || gemma) c.head_size = hd;
+    const std::int64_t hd = config_int(j, "head_dim", mt == "qwen3" ? 128 : gemma || qwen3_5 ? 256 : derived, source);
+    if (hd != derived || mt == "qwen3" || gemma || qwen3_5) c.head_size = hd;
   }
   if (gemma) read_gemma3_switches(j, c, source);
+  if (qwen3_5) {
+    c.partial_rotary_factor = config_real(j, "partial_rotary_factor", 0.25, source);
+    if (auto rp = j.find("rope_parameters"); rp != j.end() && rp->is_object())
+      c.partial_rotary_factor = config_real(*rp, "partial_rotary_factor", c.partial_rotary_factor, source);
+    read_qwen3_5_switches(j, c, source);
+  }
 
   // What would change the maths and Orion does not implement: refused by name.
   const char* expected_act = gemma ? "gelu_pytorch_tanh" : "silu";
@@ -251,10 +314,10 @@ LlamaConfig llama_config_from_json(const json& j, const std::string& source) {
                                        " feed-forward Orion runs uses \"" + expected_act + "\"");
   if (config_bool(j, "mlp_bias", false, source))
     throw Error::in_file(source, "key \"mlp_bias\" is true; Orion's " + mt + " has no feed-forward biases");
-  if (double f = config_real(j, "partial_rotary_factor", 1.0, source); f != 1.0)
+  if (double f = config_real(j, "partial_rotary_factor", 1.0, source); f != 1.0 && !qwen3_5)
     throw Error::in_file(source, "key \"partial_rotary_factor\" is " + std::to_string(f) + "; Orion rotates whole heads");
   c.quantization = read_mlx_quantization(j, source);
-  if (auto lt = j.find("layer_types"); !gemma && lt != j.end() && lt->is_array())
+  if (auto lt = j.find("layer_types"); !gemma && !qwen3_5 && lt != j.end() && lt->is_array())
     for (const json& t : *lt)
       if (t != "full_attention" && !c.sliding_window)
         throw Error::in_file(source, "key \"layer_types\" lists " + t.dump() + "; Orion runs \"full_attention\" layers");
@@ -269,7 +332,8 @@ std::string llama_config_json(const LlamaConfig& c) {
                                                                     {"mistral", "MistralForCausalLM"},
                                                                     {"qwen2", "Qwen2ForCausalLM"},
                                                                     {"qwen3", "Qwen3ForCausalLM"},
-                                                                    {"gemma3_text", "Gemma3ForCausalLM"}};
+                                                                    {"gemma3_text", "Gemma3ForCausalLM"},
+                                                                    {"qwen3_5_text", "Qwen3_5ForCausalLM"}};
   json j = {
       {"model_type", c.model_type},
       {"architectures", {kArchitectures.at(c.model_type)}},
@@ -319,6 +383,21 @@ std::string llama_config_json(const LlamaConfig& c) {
     j["attn_logit_softcapping"] = nullptr;
     j["final_logit_softcapping"] = nullptr;
     j["pad_token_id"] = 0;
+  }
+  if (c.model_type == "qwen3_5_text") {
+    const LinearAttention& la = c.linear;
+    j["linear_num_key_heads"] = la.key_heads;
+    j["linear_num_value_heads"] = la.value_heads;
+    j["linear_key_head_dim"] = la.key_head_dim;
+    j["linear_value_head_dim"] = la.value_head_dim;
+    j["linear_conv_kernel_dim"] = la.conv_kernel;
+    json types = json::array();
+    for (bool linear : c.linear_layers) types.push_back(linear ? "linear_attention" : "full_attention");
+    j["layer_types"] = types;
+    // transformers 5's form: the rope's base and partial factor in rope_parameters.
+    j.erase("rope_theta");
+    j.erase("rope_scaling");
+    j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", c.rope_theta}, {"partial_rotary_factor", c.partial_rotary_factor}};
   }
   if (c.model_type != "qwen2") {
     j["attention_bias"] = c.qkv_bias;

@@ -12,7 +12,12 @@
 //           attention's and the MLP's outputs normed before their residual adds ("sandwich"),
 //           GeGLU (tanh-approximated gelu), the embedding scaled by sqrt(hidden_size), the
 //           attention scaled by query_pre_attn_scalar^-1/2, and sliding-window layers
-//           interleaved with global ones (layer_types), with their own rope base.
+//           interleaved with global ones (layer_types), with their own rope base;
+//   qwen3_5_text (Qwen3.5's language model) qwen3's q/k norms and Gemma's (1 + w) norms, plus:
+//           layers of Gated DeltaNet linear attention (model/llama/gated_delta.h) interleaved
+//           with full ones (layer_types), the full layers' queries gated (q_proj gives each head
+//           a query and a gate; the attention's output times sigmoid(gate)), and rotary
+//           embeddings on part of each head (partial_rotary_factor).
 // Read once per model: the one source of its shape. Absent optional keys take the Hugging Face
 // config class's defaults; keys that would change the maths in a way Orion does not implement
 // are refused by name (read_llama_config), never ignored.
@@ -28,7 +33,7 @@
 namespace orion::model {
 
 // The Llama-family model_type values Orion reads, in the order docs list them.
-inline constexpr std::string_view kLlamaFamilies[] = {"llama", "mistral", "qwen2", "qwen3", "gemma3_text"};
+inline constexpr std::string_view kLlamaFamilies[] = {"llama", "mistral", "qwen2", "qwen3", "gemma3_text", "qwen3_5_text"};
 bool is_llama_family(std::string_view model_type);
 // "llama, mistral, ...": the families for messages that list them.
 std::string llama_family_list();
@@ -42,6 +47,23 @@ struct RopeScaling {
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   std::int64_t original_max_position_embeddings = 8192;
+};
+
+// Qwen3.5's Gated DeltaNet layers' shape (Hugging Face's linear_* keys): q and k of key_heads
+// heads of key_head_dim, v of value_heads heads of value_head_dim, and the causal convolution's
+// kernel over the q, k and v channels.
+struct LinearAttention {
+  std::int64_t key_heads = 16;
+  std::int64_t value_heads = 32;
+  std::int64_t key_head_dim = 128;
+  std::int64_t value_head_dim = 128;
+  std::int64_t conv_kernel = 4;
+
+  std::int64_t key_width() const { return key_heads * key_head_dim; }
+  std::int64_t value_width() const { return value_heads * value_head_dim; }
+  // The convolved channels: q, k and v side by side.
+  std::int64_t conv_width() const { return 2 * key_width() + value_width(); }
+  bool operator==(const LinearAttention&) const = default;
 };
 
 // Orion keeps a KV cache for the whole context it runs, so a model whose config allows more
@@ -77,6 +99,11 @@ struct LlamaConfig {
   bool gelu_mlp = false;        // the feed-forward gate is gelu (tanh form), not silu
   double embed_scale = 1.0;     // the embedding's rows times this (sqrt(hidden_size) for Gemma)
   double query_pre_attn_scalar = 0;  // attention scale is its -1/2 power; 0: head_dim's
+  // Qwen3.5's switches (the family comment above).
+  std::vector<bool> linear_layers;  // per layer: Gated DeltaNet; empty: every layer is attention
+  LinearAttention linear;           // their shape, when linear_layers has any
+  bool attn_output_gate = false;    // q_proj gives [query | gate] per head
+  double partial_rotary_factor = 1.0;  // the rotated share of each head's dims
   std::int64_t vocab_size = 32000;
   std::optional<std::int64_t> bos_token_id = 1;  // null: texts start without one
   std::vector<std::int64_t> eos_token_ids = {2};  // generation stops at any; the first ends a text
@@ -84,6 +111,10 @@ struct LlamaConfig {
   // How an MLX quantized folder stores its matrices (config.json's "quantization"); not written
   // back by llama_config_json, whose weights are floats.
   std::optional<MlxQuantization> quantization;
+  // The weights are a multimodal folder's text model (Qwen3.5's published qwen3_5 folders):
+  // "model.language_model.*" for "model.*", the vision tower and the multi-token-prediction
+  // head beside them unread. Not in the text config's json.
+  bool multimodal_checkpoint = false;
   // The most positions Orion runs, whatever the config allows; not in config.json.
   std::int64_t context_cap = kMaxLlamaContext;
 
@@ -97,6 +128,13 @@ struct LlamaConfig {
   bool sliding_layer(std::int64_t l) const {
     return !sliding_layers.empty() && sliding_layers[static_cast<std::size_t>(l)];
   }
+  // Whether layer `l` is a Gated DeltaNet layer (a recurrent state, no KV cache).
+  bool linear_layer(std::int64_t l) const {
+    return !linear_layers.empty() && linear_layers[static_cast<std::size_t>(l)];
+  }
+  // The dims of each head rotary embeddings rotate (the first ones): all of them but with a
+  // partial_rotary_factor below 1.
+  std::int64_t rotary_dim() const;
   // The factor queries are multiplied by before attention's 1/sqrt(head_dim): 1 but for a
   // query_pre_attn_scalar other than head_dim.
   double query_prescale() const;

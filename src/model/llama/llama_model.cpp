@@ -6,6 +6,7 @@
 #include "core/memory_limit.h"
 #include "model/formats/checkpoint.h"
 #include "core/random.h"
+#include "model/llama/gated_delta.h"
 #include "model/llama/llama.h"
 #include "model/formats/safetensors.h"
 #include "model/formats/stored_weights.h"
@@ -60,7 +61,12 @@ LlamaModel LlamaModel::load(const std::string& dir, LlamaConfig config, const Pa
       throw Error::in_file(file.path(), "is stored as " + stored_format_name(*format) +
                                             " (orion convert), which only GPT-2 models support so far");
   LlamaModel m;
-  m.weights_ = read_named_weights(checkpoint, params, "", is_known_llama_extra, config.model_type,
+  const bool multimodal = config.multimodal_checkpoint;
+  const auto known_extra = [multimodal](std::string_view name) {
+    return is_known_llama_extra(name) || (multimodal && (name.starts_with("model.visual.") || name.starts_with("mtp.")));
+  };
+  const NamePrefix prefix = multimodal ? NamePrefix("model.", "model.language_model.") : NamePrefix();
+  m.weights_ = read_named_weights(checkpoint, params, prefix, known_extra, config.model_type,
                                   config.quantization ? &*config.quantization : nullptr, &m.quantized_, keep);
   m.config_ = std::move(config);
   m.dir_ = dir;
@@ -94,6 +100,11 @@ ir::Graph LlamaModel::ane_graph(std::int64_t seq, std::int64_t past, std::int64_
   return llama_graph(config_, {.seq = seq, .past = past, .ane_form = true, .sequences = sequences});
 }
 
+std::optional<CausalLm::RecurrentState> LlamaModel::recurrent_state(std::int64_t layer) const {
+  if (!config_.linear_layer(layer)) return std::nullopt;
+  return RecurrentState{gated_delta_conv_shape(config_), gated_delta_state_shape(config_)};
+}
+
 std::optional<std::int32_t> LlamaModel::bos_token_id() const {
   if (!config_.bos_token_id) return std::nullopt;
   return static_cast<std::int32_t>(*config_.bos_token_id);
@@ -114,6 +125,12 @@ TensorMap llama_init_weights(const LlamaConfig& config, std::uint64_t seed) {
     // them: a model made for tests should not let a wrong use of them pass.
     if (name.ends_with(".bias")) {
       rng.fill_normal(v, 0.0f, 0.02f);
+    } else if (name.ends_with(".linear_attn.norm.weight")) {
+      rng.fill_normal(v, 1.0f, 0.1f);  // the gated norm's gain is the weight itself, around 1
+    } else if (name.ends_with(".conv1d.weight")) {
+      rng.fill_normal(v, 0.0f, 0.5f);  // about torch's default for a 4-tap depthwise convolution (1/sqrt(4))
+    } else if (name.ends_with(".A_log") || name.ends_with(".dt_bias")) {
+      rng.fill_normal(v, 0.0f, 0.5f);  // decays e^g of e^-(0.2 to 5) * softplus(...): fast and slow heads
     } else if (name.ends_with("q_norm.weight") || name.ends_with("k_norm.weight")) {
       rng.fill_normal(v, config.norm_plus_one ? 0.0f : 1.0f, 0.1f);
     } else if (shape.size() == 1 && config.norm_plus_one) {

@@ -40,18 +40,22 @@ bool has_local_rope(const LlamaConfig& c) {
 
 RopeTables rope_tables(const LlamaConfig& c, bool sliding) {
   if (sliding && has_local_rope(c)) return rope_tables(c.context(), c.head_dim(), c.rope_local_theta);
-  return rope_tables(c.context(), c.head_dim(), c.rope_theta, c.rope_scaling);
+  return rope_tables(c.context(), c.head_dim(), c.rope_theta, c.rope_scaling, c.rotary_dim());
 }
 
-RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double theta, const RopeScaling& scaling) {
-  if (positions <= 0 || head_dim <= 0 || head_dim % 2 != 0)
-    throw Error("rope: need positions > 0 and an even head size, not " + std::to_string(positions) + " and " +
-                std::to_string(head_dim));
+RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double theta, const RopeScaling& scaling,
+                       std::int64_t rotary) {
+  if (rotary == 0) rotary = head_dim;
+  if (positions <= 0 || head_dim <= 0 || rotary % 2 != 0 || rotary < 0 || rotary > head_dim)
+    throw Error("rope: need positions > 0 and an even rotated share of the head, not " + std::to_string(positions) +
+                " and " + std::to_string(rotary) + " of " + std::to_string(head_dim));
   RopeTables t{Tensor(DType::f32, {positions, head_dim}), Tensor(DType::f32, {positions, head_dim})};
-  const std::int64_t half = head_dim / 2;
-  const std::vector<double> inv = rope_inv_freq(head_dim, theta, scaling);
+  const std::int64_t half = rotary / 2;
+  const std::vector<double> inv = rope_inv_freq(rotary, theta, scaling);
   float* c = t.cos.data<float>();
   float* s = t.sin.data<float>();
+  std::fill(c, c + positions * head_dim, 1.0f);  // the dims past `rotary` pass unrotated
+  std::fill(s, s + positions * head_dim, 0.0f);
   for (std::int64_t p = 0; p < positions; ++p)
     for (std::int64_t i = 0; i < half; ++i) {
       const double angle = static_cast<double>(p) * inv[static_cast<std::size_t>(i)];
@@ -63,12 +67,14 @@ RopeTables rope_tables(std::int64_t positions, std::int64_t head_dim, double the
 }
 
 ir::Value apply_rope(ir::Builder& b, ir::Value x, ir::Value cos, ir::Value sin, std::int64_t heads,
-                     std::int64_t head_dim) {
-  const std::int64_t T = b.shape(x)[0], D = head_dim, half = D / 2;
+                     std::int64_t head_dim, std::int64_t rotary) {
+  const std::int64_t T = b.shape(x)[0], D = head_dim, R = rotary > 0 ? rotary : D, half = R / 2;
   ir::Value xh = b.reshape(x, {T, heads, D});
   ir::Value x1 = b.slice(xh, {0, 0, 0}, {T, heads, half});
-  ir::Value x2 = b.slice(xh, {0, 0, half}, {T, heads, D});
-  ir::Value rotated = b.concat({b.neg(x2), x1}, 2);
+  ir::Value x2 = b.slice(xh, {0, 0, half}, {T, heads, R});
+  std::vector<ir::Value> parts{b.neg(x2), x1};
+  if (R < D) parts.push_back(b.slice(xh, {0, 0, R}, {T, heads, D}));  // times sin 0: any values serve
+  ir::Value rotated = b.concat(parts, 2);
   ir::Value c = b.reshape(cos, {T, 1, D});
   ir::Value s = b.reshape(sin, {T, 1, D});
   return b.reshape(b.add(b.mul(xh, c), b.mul(rotated, s)), {T, heads * D});
@@ -78,8 +84,8 @@ ir::Value apply_rope(ir::Builder& b, ir::Value x, ir::Value cos, ir::Value sin, 
 
 namespace orion::model {
 
-Tensor rotate_half_matrix(std::int64_t heads, std::int64_t head_dim) {
-  const std::int64_t W = heads * head_dim, half = head_dim / 2;
+Tensor rotate_half_matrix(std::int64_t heads, std::int64_t head_dim, std::int64_t rotary) {
+  const std::int64_t W = heads * head_dim, half = (rotary > 0 ? rotary : head_dim) / 2;
   Tensor r(DType::f32, {W, W});  // zero-filled
   float* p = r.data<float>();
   for (std::int64_t h = 0; h < heads; ++h)
