@@ -41,7 +41,7 @@ FUZZ_SECONDS ?= 600
 # loss, and LoRA's five commands on a small one): its graphs, fast engine, package sessions and
 # tokenizer run under it in test_model, test_engine, test_runtime and test_text, and the
 # commands are the Llama family's.
-SANITIZE_SKIP = ^Archs/(LoraCli|TrainCli)[.].*/Gpt2( |$$)|^Archs/AnePackageArchCli[.]Int8|^ServeCli[.]OnAneSim|^Archs/LoraCli[.](Merged|Generates)|^Archs/TrainCli[.]OnAneSimASpentCompileBudget|^GgufCli[.]TheFileRunsAsItsFolder$$|^Devices/FinetuneCli[.].*/AneSim|^GemmaFinetuneCli[.]|^Families/FinetuneData[.].*/"gemma3"|^Archs/LoraCli[.].*/Gemma3|^QloraCli[.]|^(DataParallel|Pipeline)Cli[.]|^Families/HfFolderCli[.].*/(llama32|qwen25|smollm2|tinyllama)|^MlxAneCli[.]|^ServePromptCacheCli[.]
+SANITIZE_SKIP = ^Archs/(LoraCli|TrainCli)[.].*/Gpt2( |$$)|^Archs/AnePackageArchCli[.]Int8|^ServeCli[.]OnAneSim|^Archs/LoraCli[.](Merged|Generates)|^Archs/TrainCli[.]OnAneSimASpentCompileBudget|^GgufCli[.]TheFileRunsAsItsFolder$$|^Devices/FinetuneCli[.].*/AneSim|^(Gemma|Qwen3_5)FinetuneCli[.]|^Families/FinetuneData[.].*/"(gemma3|qwen3[.]5)"|^Archs/LoraCli[.].*/Gemma3|^QloraCli[.]|^(DataParallel|Pipeline)Cli[.]|^Families/HfFolderCli[.].*/(llama32|qwen25|smollm2|tinyllama)|^MlxAneCli[.]|^ServePromptCacheCli[.]
 SANITIZE_ENV = ORION_TEST_SCALE=small ORION_SERVE_LOAD_RSS=0 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

