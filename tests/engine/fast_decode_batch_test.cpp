@@ -105,6 +105,14 @@ TEST(FastDecodeBatch, Qwen3RowsDecodedTogetherEqualEachAlone) {
   }
 }
 
+// Each row steps its own session's Gated DeltaNet state.
+TEST(FastDecodeBatch, Qwen3_5RowsDecodedTogetherEqualEachAlone) {
+  model::LlamaConfig c = model::testing::small_llama_config({2, 64, 4, 2, 96, 300, true, 64});
+  model::testing::make_family(c, "qwen3_5_text", 16);
+  const model::LlamaModel m = model::LlamaModel::from_weights(c, model::testing::llama_large_weights(c), "m");
+  expect_batch_matches_alone<LlamaFastSession>(std::make_shared<const LlamaFastModel>(m, model::WeightDType::q8), m, c.vocab_size);
+}
+
 TEST(FastDecodeBatch, Gemma3RowsDecodedTogetherEqualEachAlone) {
   for (model::WeightDType dtype : {model::WeightDType::f32, model::WeightDType::q8}) {
     SCOPED_TRACE(model::weight_dtype_name(dtype));

@@ -22,14 +22,18 @@ using MakeFastDecoder = std::function<std::unique_ptr<Decoder>(int threads, exec
 // A prompt of `prompt` tokens, then decode steps up to `length` tokens (ids spread over the
 // vocabulary); the fast path's weights in `dtype`, the reference's stored as they are. Returns
 // the largest relative error of the decode steps' logits (also printed under `name`).
+// `tol` > 0 replaces the format's tolerance.
 inline double expect_fast_matches_reference(const model::CausalLm& reference, const MakeFastDecoder& make_fast, int length,
-                                            std::size_t prompt, model::WeightDType dtype, const std::string& name) {
+                                            std::size_t prompt, model::WeightDType dtype, const std::string& name,
+                                            double tol_given = 0) {
   using exec::cpu::Isa;
   std::vector<std::int32_t> ids;
   for (int i = 0; i < length; ++i) ids.push_back(static_cast<std::int32_t>((i * 37 + 5) % reference.vocab_size()));
   const std::span<const std::int32_t> tokens(ids);
   const bool same_bits_on_every_isa = dtype == model::WeightDType::q8;
-  const double tol = same_bits_on_every_isa ? model::testing::kQ8ActivationTol : model::testing::kAdditionOrderTol;
+  const double tol = tol_given > 0                ? tol_given
+                     : same_bits_on_every_isa ? model::testing::kQ8ActivationTol
+                                              : model::testing::kAdditionOrderTol;
   std::vector<std::vector<float>> scalar_logits;
   double worst = 0;
   int isas = 0;

@@ -28,6 +28,7 @@ struct LlamaFastCase {
   const char* family = "llama";  // qwen2: q/k/v biases; qwen3: q/k norms; llama with `bias`: q/k/v/o biases
   std::int64_t head_dim = 0;
   bool bias = false;
+  double tol = 0;  // > 0: instead of the format's
 };
 
 model::LlamaConfig config_of(const LlamaFastCase& k) {
@@ -49,7 +50,7 @@ TEST_P(LlamaFastDecoder, MatchesTheGraphExecutorOnEveryIsa) {
   // A prompt of 6, then 18 decode steps.
   testing::expect_fast_matches_reference(
       ref_model, [&](int threads, Isa isa) { return std::make_unique<LlamaFastSession>(fast, threads, isa); }, 24, 6, k.dtype,
-      k.name);
+      k.name, k.tol);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -66,7 +67,15 @@ INSTANTIATE_TEST_SUITE_P(
                       LlamaFastCase{"f16_qwen2_bias", 2, 48, 6, 2, 100, 77, true, model::WeightDType::f16, "qwen2"},
                       LlamaFastCase{"f32_llama_bias_rope3", 2, 48, 6, 3, 100, 77, false, model::WeightDType::f32, "llama", 0, true},
                       LlamaFastCase{"f32_gemma3", 2, 48, 4, 2, 100, 77, true, model::WeightDType::f32, "gemma3_text", 16},
-                      LlamaFastCase{"q8_gemma3_mqa", 3, 64, 4, 1, 96, 77, true, model::WeightDType::q8, "gemma3_text", 32}),
+                      LlamaFastCase{"q8_gemma3_mqa", 3, 64, 4, 1, 96, 77, true, model::WeightDType::q8, "gemma3_text", 32},
+                      // The reference's delta rule is the chunked form's one-position case, this
+                      // engine's the recurrence written out: the same maths rounded in another
+                      // order, which the recurrent state carries from step to step. No q8 case:
+                      // the gated norm makes each head's output scale-free, so with this shape's
+                      // 8-dim heads an output near zero turns q8's activation error into logits
+                      // 0.31 apart (docs/MODELS.md); decode_batch's test runs q8 against itself.
+                      LlamaFastCase{"f32_qwen3_5", 3, 48, 4, 2, 100, 77, true, model::WeightDType::f32, "qwen3_5_text", 16, false, 2e-4},
+                      LlamaFastCase{"f16_qwen3_5", 3, 64, 4, 1, 96, 77, false, model::WeightDType::f16, "qwen3_5_text", 32, false, 2e-4}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(LlamaFastDecoder, QuantizationKeepsTheLogitsClose) {

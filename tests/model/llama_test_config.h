@@ -29,7 +29,7 @@ inline LlamaConfig small_llama_config(const SmallLlama& s) {
 }
 
 // `c` as a model of `family` (model/llama/llama_config.h): qwen2's q/k/v biases, qwen3's q/k
-// norms and head_dim, gemma3_text's everything, llama with `bias` (q/k/v/o biases, and llama3 rope scaling so that every
+// norms and head_dim, gemma3_text's and qwen3_5_text's everything, llama with `bias` (q/k/v/o biases, and llama3 rope scaling so that every
 // band of frequencies is used).
 inline void make_family(LlamaConfig& c, const char* family, std::int64_t head_dim = 0, bool bias = false) {
   c.model_type = family;
@@ -46,6 +46,19 @@ inline void make_family(LlamaConfig& c, const char* family, std::int64_t head_di
     for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) c.sliding_layers.push_back(l % 2 == 0);
     const std::int64_t cap = c.context_cap;
     c = parse_llama_config(llama_config_json(c), "gemma3 test config");
+    c.context_cap = cap;
+    return;
+  }
+  if (c.model_type == "qwen3_5_text") {
+    // Qwen3.5 through its config.json: Gated DeltaNet layers (2 key heads read by 4 value heads
+    // of 8) at the even indices, gated full layers with half of each head rotated between.
+    c.head_size = head_dim;
+    c.rope_theta = 1e6;
+    c.partial_rotary_factor = 0.5;
+    for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) c.linear_layers.push_back(l % 2 == 0);
+    c.linear = {.key_heads = 2, .value_heads = 4, .key_head_dim = 8, .value_head_dim = 8, .conv_kernel = 4};
+    const std::int64_t cap = c.context_cap;
+    c = parse_llama_config(llama_config_json(c), "qwen3.5 test config");
     c.context_cap = cap;
     return;
   }

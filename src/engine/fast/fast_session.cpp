@@ -42,6 +42,7 @@ void FastSession::set_batched_prefill_min(std::int64_t n) { batched_min_ = prefi
 
 bool FastSession::rewind(std::int64_t position) {
   if (position < 0 || position > position_) return false;
+  if (shape_.recurrent && position != 0 && position != position_) return false;
   position_ = position;
   return true;
 }

@@ -82,6 +82,9 @@ struct FastSessionShape {
   std::int64_t qkv_width = 0;  // q, k and v of one token
   std::int64_t att_width = 0;  // the attention's output of one token (heads * head_dim); 0: width
   std::int64_t mlp_width = 0;  // the feed-forward's activations of one token
+  // Some layer keeps a recurrent state (Qwen3.5's Gated DeltaNet), which a rewind cannot take
+  // back to a position other than 0 or the present.
+  bool recurrent = false;
   model::WeightDType dtype = model::WeightDType::f32;
   const PackedLinear* head = nullptr;         // the model's: the session holds the model
   std::vector<const PackedLinear*> matrices;  // the layers' (the batched prefill's weight scratch)
@@ -96,6 +99,7 @@ class FastSession : public Decoder {
   std::int64_t context() const final { return shape_.positions; }
   void reset() final { position_ = 0; }
   // The rows past `position` are simply written again: attention reads none beyond position().
+  // False for a model with a recurrent state (FastSessionShape::recurrent) but to 0 or the present.
   bool rewind(std::int64_t position) final;
   std::size_t cache_bytes_per_position() const final;
 

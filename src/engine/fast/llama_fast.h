@@ -5,13 +5,16 @@
 // model/llama/llama.h's: RMSNorm, Qwen3's per-head q/k norms, rotary embeddings (Hugging
 // Face's half rotation, tables made once, scaled as the config says; the cache holds rotated
 // keys), grouped-query attention, SwiGLU, the q/k/v and o biases a family has, tied or untied
-// head. The graph executor (GraphSession) stays the reference: tests hold this decoder
-// to it.
+// head; Qwen3.5's gated queries, partial rotation and Gated DeltaNet layers
+// (engine/fast/gated_delta_fast.h). The graph executor (GraphSession) stays the reference: tests
+// hold this decoder to it.
 #include <array>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/fast/fast_session.h"
+#include "engine/fast/gated_delta_fast.h"
 #include "model/llama/llama_model.h"
 
 namespace orion::engine {
@@ -25,7 +28,10 @@ struct LlamaFastLayer {
   bool sliding = false;  // attends over the config's sliding_window positions only
   // q, k and v stacked as one matrix's rows (and gate over up): one parallel section each
   // instead of three (two). Rows are packed independently, so stacking changes no number.
+  // Qwen3.5's gated queries: the gates' rows after v's, q_proj's per-head halves taken apart.
+  // A Gated DeltaNet layer: qkv is in_proj_qkv, _z, _b and _a stacked, o is out_proj.
   PackedLinear qkv, o, gate_up, down;
+  std::optional<FastDeltaLayer> delta;
   std::array<const PackedLinear*, 4> matrices() const { return {&qkv, &o, &gate_up, &down}; }
 };
 
@@ -82,6 +88,15 @@ class LlamaFastModel : public FastModel<model::LlamaConfig, LlamaFastLayer> {
   void add_output(const std::vector<float>& out_norm, float* x, float* y) const;
   // The gated feed-forward's activation of one row in place: g[0, F) = act(g) * g[F, 2F).
   void glu_row(float* g) const;
+  // Columns of a full layer's stacked projection: q, k, v and Qwen3.5's gates.
+  std::int64_t qkv_width() const {
+    return (config_.attn_output_gate ? 2 : 1) * config_.q_width() + 2 * config_.kv_width();
+  }
+  // The attention's output times sigmoid of its gates (Qwen3.5; `gates` one token's, q_width
+  // floats), in place; nothing without gated queries.
+  void gate_attention(float* att, const float* gates) const;
+  // A Gated DeltaNet layer's state of one sequence per layer (empty for attention layers).
+  std::vector<std::optional<FastDeltaState>> new_delta_states() const;
 };
 
 class LlamaFastSession final : public FastSession {
@@ -102,10 +117,16 @@ class LlamaFastSession final : public FastSession {
   void embed(std::int32_t token, std::int64_t position, float* x) const override;
   void batch_layers(std::span<const BatchRow> rows) override;
   void step_layers() override;
+  void attend_step(const LlamaFastLayer& L, std::size_t l);
   void prefill_layers(std::int64_t tokens) override;  // llama_fast_prefill.cpp
   void final_norm(const float* x, float* y) const override;
+  // Layer l's recurrent state at `position`: zeroed when the sequence starts there.
+  FastDeltaState& delta_state(std::size_t l, std::int64_t position);
+  // A parallel loop over a Gated DeltaNet layer's heads on the session's pool.
+  ParallelRange pool_heads();
 
   std::shared_ptr<const LlamaFastModel> model_;
+  std::vector<std::optional<FastDeltaState>> delta_;
 };
 
 }  // namespace orion::engine
