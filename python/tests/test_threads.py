@@ -43,26 +43,32 @@ def test_python_runs_while_a_model_generates(tiny):
     assert under_way, "the main thread ran only once the generation had ended"
 
 
-def parallel_speedup(work):
-    """How much faster two threads run `work` at once than one after the other."""
-    start = time.perf_counter()
-    work()
-    work()
-    sequential = time.perf_counter() - start
-    threads = [threading.Thread(target=work) for _ in range(2)]
-    start = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return sequential, time.perf_counter() - start
+def parallel_speedup(work, tries=3):
+    """How much faster two threads run `work` at once than one after the other: the best of
+    `tries` pairs of runs, as other jobs on the machine come and go."""
+    best = None
+    for _ in range(tries):
+        start = time.perf_counter()
+        work()
+        work()
+        sequential = time.perf_counter() - start
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        together = time.perf_counter() - start
+        if best is None or sequential / together > best[0] / best[1]:
+            best = (sequential, together)
+    return best
 
 
 @pytest.mark.threads
 def test_two_threads_generating_take_less_time_than_one_after_the_other(qwen3):
     # The limit, measured in the same run: what two threads that need no GIL (hashlib releases
     # it for large data) gain on this machine now. Other people's jobs share these cores.
-    data = bytes(64 << 20)
+    data = bytes(32 << 20)
     base_sequential, base_together = parallel_speedup(lambda: hashlib.sha256(data).digest())
     limit = base_sequential / base_together
     model = orion.load(qwen3, weights="q8", threads=1)
