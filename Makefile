@@ -70,7 +70,7 @@ ARM64_TESTS ?= $(patsubst %,test_%,$(subst ;, ,$(ARM64_LAYERS)))
 ARM64_SKIP_TEXT = ChatTemplate[.]WhatItDoesNotCover|HfTokenizer[.]KnowsItsSpecialTokens|GgufTokenizer[.](Llama3s|Qwen3s)|HfTokenizer(Reference|Kjv)[.].*/"(llama3_2|mistral_nemo|llama3|qwen2_5|gemma3)"
 ARM64_SKIP_SHAPES = LlamaBatchedPrefill[.].*/(q8_qwen2_bias|f16_llama_bias_rope3|f32_qwen3_head_dim|f16_odd_mha_tied|f32_odd_mqa_untied)|LoraGolden[.]AsKernelInputsOnAneSim.*/lora_llama_gqa
 ARM64_SKIP ?= DeviceTraining|DeviceGraph|CheckpointTest|TrainerArch|JsonlRecords|Qlora|DataParallelTrainer|GgufGolden|GgufFileTest[.]EveryTruncation|SafetensorsReader[.]RandomCorruption|$(ARM64_SKIP_TEXT)|$(ARM64_SKIP_SHAPES)
-.PHONY: all setup configure build demo test configure-sanitize test-sanitize fuzz configure-arm64 build-arm64 test-arm64 clean
+.PHONY: all setup configure build python demo test configure-sanitize test-sanitize fuzz configure-arm64 build-arm64 test-arm64 clean
 
 all: build
 
@@ -84,6 +84,12 @@ configure: $(BUILD_DIR)/build.ninja
 
 build: configure
 	cmake --build $(BUILD_DIR)
+
+# The Python module alone (python/README.md), which `make` builds too where pybind11 is
+# installed: import it with PYTHONPATH=$(BUILD_DIR)/python, or `pip install .` into a venv.
+python: setup configure
+	cmake --build $(BUILD_DIR) --target orion_python
+	@echo "the module: PYTHONPATH=$(BUILD_DIR)/python python3 -c 'import orion'"
 
 # The main job (scripts/demo.sh): train a small GPT-2 on the default corpus, plot its loss,
 # compile it for the ANE and generate on the CPU and ane-sim. `orion demo` walks the compiler.

@@ -40,6 +40,9 @@ packages=(
   # `orion mil run`; jinja2 renders chat templates as transformers does; Prometheus's own
   # client parses what `orion serve` exposes at /metrics.
   python3-numpy python3-jinja2 python3-prometheus-client
+  # The Python module (python/): pybind11 and Python's headers to build it, pytest to test it,
+  # venv for `pip install .` into a virtual environment.
+  pybind11-dev python3-dev python3-pytest python3-venv
   # The browser the chat page of `orion serve` is tested in (headless, through puppeteer-core).
   chromium
   # The default training corpus, the King James Bible (scripts/fetch_corpus.sh, docs/DATA.md).
@@ -78,7 +81,7 @@ if ((print_only)); then printf '%s\n' "${packages[@]}"; exit 0; fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "setup: not a Debian/Ubuntu system; install CMake >= 3.25, Ninja, a C++20 compiler," >&2
-  echo "setup: GoogleTest, CLI11, nlohmann-json, utf8proc, PCRE2, xxHash, cpp-httplib, oneDNN or a cblas, SentencePiece, expat and npm yourself (macOS: brew install cmake ninja pkg-config googletest cli11 nlohmann-json utf8proc pcre2 xxhash cpp-httplib libomp node sentencepiece expat; Accelerate comes with macOS; docs/PLATFORMS.md)." >&2
+  echo "setup: GoogleTest, CLI11, nlohmann-json, utf8proc, PCRE2, xxHash, cpp-httplib, oneDNN or a cblas, SentencePiece, expat, npm, and for the Python module pybind11, NumPy and pytest yourself (macOS: brew install cmake ninja pkg-config googletest cli11 nlohmann-json utf8proc pcre2 xxhash cpp-httplib libomp node sentencepiece expat pybind11 numpy, and pytest through pip; Accelerate comes with macOS; docs/PLATFORMS.md)." >&2
   exit 0
 fi
 

@@ -217,9 +217,14 @@ RunResult run_training(const RunOptions& o, const RunEvents& events) {
     result.reduce_seconds += s.reduce_seconds;
     if (metrics) metrics->append(r);
     if (events.on_step) events.on_step(s, val);
-    if (last || (o.save_every > 0 && s.step % o.save_every == 0)) save();
+    const bool stop = !last && o.stop && o.stop();
+    if (last || stop || (o.save_every > 0 && s.step % o.save_every == 0)) save();
+    if (stop) {
+      result.stopped = true;
+      break;
+    }
   }
-  if (o.test) result.test = trainer.evaluate_test();
+  if (o.test && !result.stopped) result.test = trainer.evaluate_test();
   result.steps = trainer.steps_done();
   result.peak_mb = peak_resident_mb();
   result.skipped_steps = trainer.skipped_steps();

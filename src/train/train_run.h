@@ -44,6 +44,9 @@ struct RunOptions {
   // Data parallelism (Trainer::distribute): this process's job; null or one rank: alone. Rank 0
   // alone writes checkpoints and metrics; every rank reads `out` to resume.
   std::shared_ptr<dist::Collective> collective;
+  // Asked after each step (and its event): true ends the run there, after a checkpoint of that
+  // step, which --resume continues from (an embedding program's user pressing Ctrl-C).
+  std::function<bool()> stop;
 };
 
 struct RunEvents {
@@ -68,6 +71,7 @@ struct RunResult {
   std::int64_t steps = 0;         // steps done in all, resumed ones included
   std::int64_t resumed_from = 0;  // 0: started afresh
   bool already_complete = false;  // the newest checkpoint had all the steps: nothing was run
+  bool stopped = false;           // RunOptions::stop ended it before the last step
   std::optional<double> first_loss, last_loss, val_loss;
   std::int64_t skipped_steps = 0, clamped_values = 0;
   std::string final_checkpoint;  // its folder is a model folder, or with LoRA an adapter folder

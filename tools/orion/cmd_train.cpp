@@ -17,11 +17,11 @@
 #include "dist/collective.h"
 #include "model/model_folder.h"
 #include "architecture_options.h"
-#include "numerics_option.h"
 #include "runtime/device_factory.h"
 #include "train/checkpoint.h"
 #include "train/train_device.h"
 #include "train/train_run.h"
+#include "train/train_setup.h"
 
 namespace orion::cli {
 
@@ -92,14 +92,10 @@ void start_from_scratch(TrainOpts& o) {
 }
 
 void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_options_given) {
-  const runtime::DeviceKind kind = runtime::device_kind(o.device);
-  const bool on_ane = kind != runtime::DeviceKind::cpu;
-  if (sim_options_given && kind != runtime::DeviceKind::ane_sim)
+  if (sim_options_given && runtime::device_kind(o.device) != runtime::DeviceKind::ane_sim)
     throw Error("--ane-faithful, --ane-compile-budget and --ane-stale-reload set up the emulator: they need --device ane-sim");
-  if (o.precision.empty()) o.precision = on_ane ? "f16" : "f32";
-  if (on_ane && o.precision != "f16")
-    throw Error("--device " + o.device + " computes in fp16: --precision " + o.precision + " is not available there");
-  o.run.config.precision = parse_numerics(o.precision);
+  o.run.config.precision = train::train_precision(o.device, o.precision);
+  o.precision = o.run.config.precision == exec::Numerics::f16 ? "f16" : "f32";
   o.run.config.adamw.weight_decay = o.weight_decay;
   o.run.config.adamw.clip_norm = o.clip;
   if (o.no_loss_scaling) o.run.config.loss_scaling = false;
@@ -114,14 +110,7 @@ void train_command(TrainOpts& o, const std::vector<std::string>& argv, bool sim_
     o.lora.rank = o.lora_rank;
     o.run.lora = o.lora;
   }
-  std::optional<train::TrainDevice> device;
-  if (on_ane) {
-    // Kernels live beside the checkpoints: a restart (exec) runs no destructors, so a temporary
-    // folder would be left behind by every process. Each rank compiles its own.
-    const std::string kernels = ranks > 1 && rank > 0 ? "kernels.rank" + std::to_string(rank) : "kernels";
-    device.emplace(kind, o.ane, argv, (std::filesystem::path(o.run.out) / kernels).string(), o.run.config.threads);
-    o.run.gradients = device->gradients();
-  }
+  const std::unique_ptr<train::TrainDevice> device = train::attach_train_device(o.run, o.device, o.ane, argv);
   const std::int64_t total = o.run.config.steps;
   const bool tty = isatty(fileno(stderr));
   double window_tokens = 0, window_seconds = 0, window_steps = 0;  // trained tokens/s over the recent steps
