@@ -8,6 +8,7 @@
 #include "model/decoder_ane_package.h"
 #include "model/llama/llama_model.h"
 #include "model/mlx_ane_weights.h"
+#include "engine/residual_probe.h"
 #include "runtime/executable_identity.h"
 
 namespace orion::engine {
@@ -38,12 +39,28 @@ compile::PackageReport compile_model_package(const model::CausalLm& m, const std
   }
   po.replace = replace;
   if (progress) po.progress = [](std::string_view line) { std::fprintf(stderr, "  %.*s\n", static_cast<int>(line.size()), line.data()); };
-  auto programs = model::ane_programs(m, {.window = o.seq, .capacity = o.context, .host_attention = o.host_attention, .batch = o.batch, .chunk = o.chunk});
+  model::AnePackageShape shape{.window = o.seq, .capacity = o.context, .host_attention = o.host_attention, .batch = o.batch, .chunk = o.chunk};
+  nlohmann::json info = model::package_model_info(m, source);
+  const auto* llama = dynamic_cast<const model::LlamaModel*>(&m);
+  if (llama) {
+    // fp16 on the device: the stream's peak on a probe, in f32 on the CPU, chooses its scale.
+    const double peak = residual_peak(m, residual_probe_tokens(m));
+    shape.residual_scale = residual_scale_for(peak);
+    if (shape.residual_scale != 1) {
+      info["residual_scale"] = shape.residual_scale;
+      if (po.progress) {
+        char line[200];
+        std::snprintf(line, sizeof line, "the residual stream peaks at %.4g on a probe (fp16 tops out at 65504): divided by %g on the device",
+                      peak, shape.residual_scale);
+        po.progress(line);
+      }
+    }
+  }
+  auto programs = model::ane_programs(m, shape);
   if (o.lora) {
     for (compile::ProgramSpec& p : programs) p.graph = model::with_lora(p.graph, *o.lora, 1.0);
     po.runtime_weights = true;
   }
-  const auto* llama = dynamic_cast<const model::LlamaModel*>(&m);
   if (llama && (*form == compile::WeightForm::int4 || *form == compile::WeightForm::uint4)) {
     // A 4-bit folder's own values, not its widened floats quantized again.
     auto own = std::make_shared<const compile::Int4Weights>(model::mlx_int4_weights(llama->quantized()));
@@ -53,7 +70,7 @@ compile::PackageReport compile_model_package(const model::CausalLm& m, const std
       po.given_int4 = std::move(own);
     }
   }
-  return compile::write_ane_package(programs, m.weights(), po, out, model::package_model_info(m, source));
+  return compile::write_ane_package(programs, m.weights(), po, out, info);
 }
 
 std::string package_key(const model::CausalLm& m, const AnePackageOptions& o) {

@@ -30,8 +30,10 @@ class CausalLm {
   virtual ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const = 0;
   // The same function as decoding_graph(seq, past, false), written in ops the ANE compiler lowers, for
   // model/decoder_ane_package.h; GPT-2's decoding graph already is. `sequences` > 1: a batched
-  // decode step, one row of each sequence (DecoderGraphOptions::sequences).
-  virtual ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences = 1) const = 0;
+  // decode step, one row of each sequence (DecoderGraphOptions::sequences). `residual_scale` (a
+  // power of two; the Llama family only): the residual stream divided by it throughout, so that it
+  // fits fp16 (DecoderGraphOptions::residual_scale); the logits are the same.
+  virtual ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences = 1, double residual_scale = 1) const = 0;
   // config.json's text: what, with the weights, a compiled package depends on.
   virtual std::string config_json() const = 0;
   // Parameters by the graphs' names, f32, in the graphs' layout.

@@ -83,7 +83,8 @@ std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_a
 }
 
 std::vector<compile::ProgramSpec> ane_programs(const CausalLm& m, const AnePackageShape& shape) {
-  return decoder_ane_programs([&](std::int64_t seq, std::int64_t past, std::int64_t n) { return m.ane_graph(seq, past, n); }, m.layers(),
+  return decoder_ane_programs([&](std::int64_t seq, std::int64_t past, std::int64_t n) { return m.ane_graph(seq, past, n, shape.residual_scale); },
+                              m.layers(),
                               m.context(), shape, std::string(m.arch()), m.local_window());
 }
 

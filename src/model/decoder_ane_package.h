@@ -42,6 +42,9 @@ struct AnePackageShape {
   bool host_attention = false;  // attention over the cache on the host (see above)
   std::int64_t batch = 0;       // > 1: a decode_batch program of that many sequences (a server's)
   std::int64_t chunk = 0;       // > 1: an extend program of that many tokens (long prompts)
+  // The residual stream divided by this on the device (CausalLm::ane_graph): a power of two that
+  // keeps it inside fp16's range (engine/residual_probe.h chooses it); 1: as it is.
+  double residual_scale = 1;
 };
 
 // graph_at(seq, past, sequences): the decoder's ANE-form graph of a window of `seq` after `past`

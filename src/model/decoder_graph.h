@@ -25,6 +25,12 @@ struct DecoderGraphOptions {
   // mask opens each row's own part. 1: one sequence, whose `seq` > 1 rows after `past` in the
   // ANE form are a chunk of a prompt (model/attention.h: rows_mask causal, mask [seq, past]).
   std::int64_t sequences = 1;
+  // The ANE form's residual stream divided by this (a power of two, so exactly): the embedding
+  // and every addition to the stream scaled by its inverse. Every norm that reads the stream is
+  // an RMSNorm, which a scale leaves alone (but for its epsilon, negligible at the magnitudes
+  // that need scaling), so the logits are the same; fp16 then holds a stream that would pass
+  // its 65,504 (Gemma 3's). Llama family only.
+  double residual_scale = 1;
 };
 
 // Throws orion::Error, naming `arch`, for options no graph has: a window that does not fit the

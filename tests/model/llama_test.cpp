@@ -47,8 +47,8 @@ class AneForm final : public CausalLm {
   ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const override {
     return llama_graph(m_.config(), {.seq = seq, .past = past, .last_only = last_only, .ane_form = true});
   }
-  ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences) const override {
-    return m_.ane_graph(seq, past, sequences);
+  ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences, double residual_scale) const override {
+    return m_.ane_graph(seq, past, sequences, residual_scale);
   }
   std::string config_json() const override { return m_.config_json(); }
   const TensorMap& weights() const override { return m_.weights(); }

@@ -72,7 +72,8 @@ ir::Graph Gpt2Model::decoding_graph(std::int64_t seq, std::int64_t past, bool la
   return gpt2_graph(config_, {.seq = seq, .past = past, .last_only = last_only});
 }
 
-ir::Graph Gpt2Model::ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences) const {
+ir::Graph Gpt2Model::ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences, double residual_scale) const {
+  if (residual_scale != 1) throw Error("gpt2: the ANE form scales no residual stream (a Llama-family model's does)");
   return gpt2_graph(config_, {.seq = seq, .past = past, .ane_form = true, .sequences = sequences});
 }
 

@@ -38,7 +38,8 @@ class Gpt2Model final : public CausalLm {
   // CausalLm: the graphs of model/gpt2/gpt2.h.
   std::string_view arch() const override { return "gpt2"; }
   ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const override;
-  ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences = 1) const override;
+  // GPT-2 takes no residual scale (throws orion::Error for one other than 1).
+  ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences = 1, double residual_scale = 1) const override;
   std::string config_json() const override { return gpt2_config_json(config_); }
   std::int64_t layers() const override { return config_.n_layer; }
   std::int64_t kv_width() const override { return config_.n_embd; }

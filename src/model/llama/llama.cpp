@@ -108,10 +108,14 @@ Value attention(Builder& b, Value q, Value k_all, Value v_all, Value mask, const
   return b.reshape(b.transpose(b.reshape(out, shape({H, T, D})), swap), {B * T, H * D});  // [B * T, q_width]
 }
 
-LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out);
-Value attention_residual(Builder& b, Value x, Value att, const LlamaConfig& c, std::optional<Value> gate);
+// `inv`: what every addition to the residual stream is multiplied by (1 / residual_scale).
+LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out, float inv);
+Value attention_residual(Builder& b, Value x, Value att, const LlamaConfig& c, std::optional<Value> gate, float inv);
 
-LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const LayerInputs& in, std::int64_t batch) {
+// y scaled by `inv` for the residual stream (nothing when it is 1).
+Value to_stream(Builder& b, Value y, float inv) { return inv == 1.0f ? y : b.mul(y, b.scalar(inv)); }
+
+LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const LayerInputs& in, std::int64_t batch, float inv) {
   const std::int64_t C = c.hidden_size, KVW = c.kv_width();
   const std::int64_t H = c.num_attention_heads, KV = c.num_key_value_heads, D = c.head_dim();
   b.push_scope("model.layers." + std::to_string(index));
@@ -156,7 +160,7 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
         att = att.id >= 0 ? b.add(att, part) : part;
       }
     }
-    return finish_layer(b, attention_residual(b, x, att, c, gate), c, out);
+    return finish_layer(b, attention_residual(b, x, att, c, gate, inv), c, out, inv);
   }
   Value k_all = in.past_k ? b.concat({*in.past_k, out.k}, 0) : out.k;
   Value v_all = in.past_v ? b.concat({*in.past_v, out.v}, 0) : out.v;
@@ -169,20 +173,20 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
   } else {
     att = attention(b, q, k_all, v_all, in.mask, c, batch);
   }
-  return finish_layer(b, attention_residual(b, x, att, c, gate), c, out);
+  return finish_layer(b, attention_residual(b, x, att, c, gate, inv), c, out, inv);
 }
 
 // x + o_proj(att), the attention gated first (Qwen3.5), the projection normed after with
 // sandwich norms (Gemma 3).
-Value attention_residual(Builder& b, Value x, Value att, const LlamaConfig& c, std::optional<Value> gate) {
+Value attention_residual(Builder& b, Value x, Value att, const LlamaConfig& c, std::optional<Value> gate, float inv) {
   if (gate) att = b.mul(att, b.sigmoid(*gate));
   Value y = linear(b, att, "self_attn.o_proj", c.q_width(), c.hidden_size, c.o_bias);
   if (c.sandwich_norms) y = rms_norm(b, y, "post_attention_layernorm", c);
-  return b.add(x, y);
+  return b.add(x, to_stream(b, y, inv));
 }
 
 // The rest of a layer after its attention: the MLP, and the scope the layer opened.
-LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out) {
+LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutputs out, float inv) {
   const std::int64_t C = c.hidden_size, F = c.intermediate_size;
   Value h = rms_norm(b, x, c.sandwich_norms ? "pre_feedforward_layernorm" : "post_attention_layernorm", c);
   // Two statements, not two arguments of one call: the params' order is the order init draws
@@ -194,7 +198,7 @@ LayerOutputs finish_layer(Builder& b, Value x, const LlamaConfig& c, LayerOutput
   Value gated = b.mul(c.gelu_mlp ? b.gelu(gate) : b.silu(gate), up);
   Value down = linear(b, gated, "mlp.down_proj", F, C);
   if (c.sandwich_norms) down = rms_norm(b, down, "post_feedforward_layernorm", c);
-  out.y = b.add(x, down);
+  out.y = b.add(x, to_stream(b, down, inv));
   b.pop_scope();
   return out;
 }
@@ -212,7 +216,8 @@ GatedDeltaOutputs delta_layer(Builder& b, Value x, const LlamaConfig& c, int ind
   }
   b.push_scope("model.layers." + ls);
   GatedDeltaOutputs mixer = gated_delta(b, rms_norm(b, x, "input_layernorm", c), c, o.batch, past_conv, past_state, !o.loss);
-  mixer.y = finish_layer(b, b.add(x, mixer.y), c, {}).y;
+  const auto inv = static_cast<float>(1.0 / o.residual_scale);
+  mixer.y = finish_layer(b, b.add(x, to_stream(b, mixer.y, inv)), c, {}, inv).y;
   return mixer;
 }
 
@@ -228,7 +233,10 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
   Value positions = b.input("positions", DType::i32, {rows});
   Value embed = b.param("model.embed_tokens.weight", DType::f32, {c.vocab_size, C});
   Value x = b.name(b.gather(embed, tokens), "embed");
-  if (c.embed_scale != 1.0) x = b.mul(x, b.scalar(static_cast<float>(c.embed_scale)));
+  if (!(o.residual_scale >= 1 && std::exp2(std::round(std::log2(o.residual_scale))) == o.residual_scale))
+    throw Error(c.model_type + ": a residual scale of " + std::to_string(o.residual_scale) + " is not a power of two >= 1");
+  const auto inv = static_cast<float>(1.0 / o.residual_scale);
+  if (c.embed_scale != 1.0 || inv != 1.0f) x = b.mul(x, b.scalar(static_cast<float>(c.embed_scale) * inv));
 
   auto rows_of = [&](Tensor table, const std::string& name) {  // the window's rows, gathered on the host
     return b.name(b.gather(b.name(b.constant(std::move(table)), name + "_table"), positions), name);
@@ -300,7 +308,7 @@ ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
       in.past_k = b.input("past_k." + ls, DType::f32, {o.past, c.kv_width()});
       in.past_v = b.input("past_v." + ls, DType::f32, {o.past, c.kv_width()});
     }
-    LayerOutputs out = layer(b, x, c, l, in, o.batch);
+    LayerOutputs out = layer(b, x, c, l, in, o.batch, inv);
     cache_out.push_back(b.name(out.k, "k." + ls));
     cache_out.push_back(b.name(out.v, "v." + ls));
     x = b.name(out.y, "layer_out." + ls);  // where a layer ends (ProgramSpec::layer_ends)

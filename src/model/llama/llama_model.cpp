@@ -96,8 +96,8 @@ ir::Graph LlamaModel::decoding_graph(std::int64_t seq, std::int64_t past, bool l
   return llama_graph(config_, {.seq = seq, .past = past, .last_only = last_only});
 }
 
-ir::Graph LlamaModel::ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences) const {
-  return llama_graph(config_, {.seq = seq, .past = past, .ane_form = true, .sequences = sequences});
+ir::Graph LlamaModel::ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences, double residual_scale) const {
+  return llama_graph(config_, {.seq = seq, .past = past, .ane_form = true, .sequences = sequences, .residual_scale = residual_scale});
 }
 
 std::optional<CausalLm::RecurrentState> LlamaModel::recurrent_state(std::int64_t layer) const {

@@ -36,7 +36,7 @@ class LlamaModel final : public CausalLm {
   // CausalLm: the graphs of model/llama/llama.h.
   std::string_view arch() const override { return config_.model_type; }
   ir::Graph decoding_graph(std::int64_t seq, std::int64_t past, bool last_only) const override;
-  ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences = 1) const override;
+  ir::Graph ane_graph(std::int64_t seq, std::int64_t past, std::int64_t sequences = 1, double residual_scale = 1) const override;
   std::string config_json() const override { return llama_config_json(config_); }
   // Every param in f32. An MLX quantized folder's matrices are dequantized on the first call
   // (once, shared by copies of the model): the fast decoder, which runs them as stored, never
