@@ -11,6 +11,7 @@
 // conv.L and state.L, the whole state after the window, in place of k.L and v.L.
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,9 @@ class CausalLm {
     Shape conv, state;
   };
   virtual std::optional<RecurrentState> recurrent_state(std::int64_t /*layer*/) const { return std::nullopt; }
+  // The nodes of an ANE-form graph (ane_graph's) that a device program runs on the host (a
+  // recurrent layer's state update); empty for most models.
+  virtual std::set<std::string, std::less<>> ane_host_nodes(const ir::Graph& /*graph*/) const { return {}; }
   // The positions a sliding-window layer's attention reaches (its own included) when some layers
   // slide and others do not (Gemma 3): graphs after a cache then take "mask_local" beside "mask",
   // hiding also the keys this many or more positions back. 0: no such layers.

@@ -26,6 +26,7 @@
 //            weights are read once for all of them, as the CPU server's batched decoding does.
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,19 @@ struct AnePackageShape {
 // the programs after a cache also take "mask_local", named in their session blocks with the
 // window ("window"), which the sessions fill.
 using AneGraphAt = std::function<ir::Graph(std::int64_t seq, std::int64_t past, std::int64_t sequences)>;
+// Layers with a recurrent state instead of a KV cache (CausalLm::recurrent_state: Qwen3.5's
+// Gated DeltaNet): their session entries are "state" ({"new": "conv.L", "past": "past_conv.L"},
+// and state.L's), whole values the session passes in and takes back each step, and `host_of`
+// names the nodes of a program's graph that run on the host (CausalLm::ane_host_nodes). A
+// package of such layers has no extend or decode_batch program.
+struct AneRecurrence {
+  std::vector<bool> layers;  // per layer; empty: none
+  std::function<std::set<std::string, std::less<>>(const ir::Graph&)> host_of;
+};
 std::vector<compile::ProgramSpec> decoder_ane_programs(const AneGraphAt& graph_at, std::int64_t layers,
                                                        std::int64_t context, const AnePackageShape& shape,
-                                                       const std::string& arch, std::int64_t local_window = 0);
+                                                       const std::string& arch, std::int64_t local_window = 0,
+                                                       const AneRecurrence& recurrence = {});
 
 // A loaded model's programs (CausalLm::ane_graph), and GPT-2's from its config alone.
 std::vector<compile::ProgramSpec> ane_programs(const CausalLm& model, const AnePackageShape& shape);

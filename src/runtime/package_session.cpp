@@ -47,6 +47,24 @@ PackageSession::PackageSession(PackageRunner& runner, bool decodes) : runner_(ru
     cache_.push_back(std::move(e));
   }
   pending_ = on_device_;  // zeros, until the first decode puts them in the surfaces
+  const json& ps = pre.session.value("state", json::array());
+  const json& ds = dec.session.value("state", json::array());
+  if (!ps.is_array() || !ds.is_array() || ps.size() != ds.size())
+    throw Error("package: the prefill and decode programs list different recurrent states");
+  if (!ps.empty() && ext) throw Error("package: a program with recurrent states has an extend program, which it cannot run");
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    StateEntry e{ps[i].value("new", ""), ds[i].value("new", ""), ds[i].value("past", ""), {}};
+    for (const compile::PackageValue& v : dec.inputs)
+      if (v.name == e.past) e.value = Tensor(DType::f32, v.shape);
+    if (e.value.dtype() != DType::f32 || e.value.rank() == 0)
+      throw Error("package program decode: recurrent state \"" + e.past + "\" is not one of its inputs");
+    state_.push_back(std::move(e));
+  }
+  zero_state();
+}
+
+void PackageSession::zero_state() {
+  for (StateEntry& e : state_) std::memset(e.value.raw(), 0, e.value.nbytes());
 }
 
 void PackageSession::fill_resident() {
@@ -64,6 +82,18 @@ void PackageSession::fill_resident() {
 
 Tensor PackageSession::prefill(std::span<const std::int32_t> tokens) {
   const std::int64_t n = static_cast<std::int64_t>(tokens.size());
+  if (!state_.empty() && n != prefill_seq_ && n >= 1 && n <= prefill_seq_) {
+    // Token by token from position 0 and a zero state: the prefill program's padding would
+    // advance the state past the prompt.
+    position_ = 0;
+    zero_state();
+    std::vector<Tensor> rows;
+    for (const std::int32_t t : tokens) rows.push_back(decode(t));
+    Tensor out(DType::f32, {n, rows.front().dim(0)});
+    for (std::int64_t i = 0; i < n; ++i)
+      std::memcpy(out.data<float>() + i * out.dim(1), rows[static_cast<std::size_t>(i)].raw(), rows[static_cast<std::size_t>(i)].nbytes());
+    return out;
+  }
   // Decode's kernels queued behind prefill's: they compile while prefill evaluates.
   TensorMap out = run_prefill(runner_, tokens, decodes_ ? "decode" : "");
   const compile::PackageProgram& p = runner_.manifest().program("prefill");
@@ -77,6 +107,7 @@ Tensor PackageSession::prefill(std::span<const std::int32_t> tokens) {
     std::memset(e.slots.raw(), 0, e.slots.nbytes());
     std::memcpy(e.slots.raw(), fresh.contiguous().raw(), static_cast<std::size_t>(keep * e.slots.dim(1)) * sizeof(float));
   }
+  for (StateEntry& e : state_) e.value = out.at(e.prefill_new).contiguous().clone();
   pending_ = on_device_;
   position_ = n;
   return out.at(session_name(p, "logits")).slice(0, 0, n).contiguous();
@@ -115,7 +146,9 @@ Tensor PackageSession::decode(std::int32_t token) {
   if (pending_) fill_resident();
   if (!on_device_)
     for (const CacheEntry& e : cache_) in[e.past] = e.slots;
+  for (const StateEntry& e : state_) in[e.past] = e.value;
   TensorMap out = runner_.run("decode", in);
+  for (StateEntry& e : state_) e.value = out.at(e.decode_new).contiguous().clone();
   if (position_ < capacity_)
     for (CacheEntry& e : cache_) {
       if (on_device_) {

@@ -21,6 +21,11 @@
 // nothing else of the cache is packed per step. An extend program (a prompt's chunk after the
 // cache) reads the same cache from surfaces of its own, which every write goes to as well. Otherwise (attention on the host) the cache is
 // f32 host tensors [capacity, width] passed to every decode run.
+//
+// A recurrent layer's state (the blocks' "state" entries: Qwen3.5's Gated DeltaNet, whose update
+// runs on the host) is a whole value: every run takes the state as it was and gives the new one.
+// The prefill program runs a window of its whole length only (the padding of a shorter prompt
+// would advance the state), so a shorter prompt runs as decode steps from position 0.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -69,6 +74,12 @@ class PackageSession {
   bool decodes_;
   std::int64_t prefill_seq_ = 0, capacity_ = 0, position_ = 0, chunk_ = 0;
   std::vector<CacheEntry> cache_;
+  struct StateEntry {
+    std::string prefill_new, decode_new, past;
+    Tensor value;  // the state after position_ (zeros before the first token)
+  };
+  std::vector<StateEntry> state_;
+  void zero_state();
   bool on_device_ = false;  // the cache stays in the decode kernels' surfaces
   bool pending_ = false;    // on_device_: the prefill's rows are still in `slots`
 };

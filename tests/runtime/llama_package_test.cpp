@@ -74,11 +74,31 @@ TEST(LlamaPackageGemma3, RunsWithTheWeightsAsKernelInputs) {
   EXPECT_LT(e.decode, 1e-2);
 }
 
+// Qwen3.5's Gated DeltaNet layers keep a state the session passes whole from run to run (their
+// update on the host, their projections in kernels): a prompt as long as the prefill window runs
+// the prefill program (the chunked form), a shorter one decode steps from position 0
+// (PrefillAnd32DecodeStepsMatchTheCpu/qwen3_5's prompt of 24); both continue by decoding.
+TEST(LlamaPackageQwen3_5, AWholeWindowRunsThePrefillProgramAndTheStateCarriesOn) {
+  const model::LlamaModel m = small_llama({"qwen3_5", 4, 2, true, "qwen3_5_text", 32});
+  testing_util::TempDir dir;
+  compile_package(m, {}, {.window = 32}, dir.path() + "/pkg");
+  const compile::PackageManifest manifest = compile::read_manifest(dir.path() + "/pkg");
+  EXPECT_EQ(manifest.program("prefill").session.at("state").size(), 2u);  // layer 0's conv and state
+  EXPECT_EQ(manifest.program("decode").session.at("cache").size(), 2u);   // layer 1's keys and values
+  const Errors e = run_package(m, {}, 32, 16, dir.path() + "/pkg");
+  std::cout << "[ info ] qwen3_5, a whole window: rel L2 prefill " << e.prefill << ", decode " << e.decode << "\n";
+  EXPECT_LT(e.prefill, 1e-2);
+  EXPECT_LT(e.decode, 1e-2);
+  // A package of recurrent layers has no extend or decode_batch program.
+  EXPECT_THROW(compile_package(m, {}, {.window = 32, .chunk = 8}, dir.path() + "/extend"), Error);
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, LlamaPackage,
                          ::testing::Values(Case{"gqa", 4, 2, false}, Case{"mha_tied", 4, 4, true}, Case{"mqa_tied", 4, 1, true},
                                            Case{"qwen3", 4, 2, true, "qwen3", 32}, Case{"qwen2_bias", 4, 2, true, "qwen2"},
                                            Case{"llama_bias_rope3", 4, 2, false, "llama", 0, true},
-                                           Case{"gemma3", 4, 2, true, "gemma3_text", 32}),
+                                           Case{"gemma3", 4, 2, true, "gemma3_text", 32},
+                                           Case{"qwen3_5", 4, 2, true, "qwen3_5_text", 32}),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace

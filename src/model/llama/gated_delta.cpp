@@ -56,6 +56,21 @@ std::optional<Value> unit_lower_inverse(Builder& b, Value A, std::int64_t L) {
 
 }  // namespace
 
+std::set<std::string, std::less<>> gated_delta_host_nodes(const ir::Graph& g) {
+  std::set<std::string, std::less<>> host;
+  for (ir::ValueId id = 0; id < g.size(); ++id) {
+    const ir::Node& n = g.node(id);
+    if (n.name.find(".linear_attn.") == std::string::npos || n.op == ir::Op::param || n.op == ir::Op::constant) continue;
+    if (n.op == ir::Op::matmul) {
+      const std::string& w = g.node(n.inputs[1]).name;
+      if (w.ends_with(".weight") && (w.find(".linear_attn.in_proj_") != std::string::npos || w.ends_with(".linear_attn.out_proj.weight")))
+        continue;
+    }
+    host.insert(n.name);
+  }
+  return host;
+}
+
 Shape gated_delta_conv_shape(const LlamaConfig& c) { return {c.linear.conv_kernel - 1, c.linear.conv_width()}; }
 
 Shape gated_delta_state_shape(const LlamaConfig& c) {

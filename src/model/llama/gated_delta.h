@@ -20,6 +20,8 @@
 // non-positive number (c_r - c_s with s <= r, and c itself).
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "ir/builder.h"
 #include "model/llama/llama_config.h"
@@ -39,6 +41,12 @@ struct GatedDeltaOutputs {
 // `past_conv` and `past_state` the state before the window (one window only), zeros without.
 GatedDeltaOutputs gated_delta(ir::Builder& b, ir::Value h, const LlamaConfig& c, std::int64_t batch,
                               std::optional<ir::Value> past_conv, std::optional<ir::Value> past_state, bool state_out);
+
+// The nodes of a Gated DeltaNet layer that run on the host in a device's program: everything of
+// the layers' "linear_attn" scope but its projections (in_proj_*, out_proj), which are kernels.
+// The recurrence is sequential in the tokens and reads a state of three axes, which kernels'
+// token-major values do not carry; on the host it runs in f32.
+std::set<std::string, std::less<>> gated_delta_host_nodes(const ir::Graph& g);
 
 // The state's shapes for one sequence.
 Shape gated_delta_conv_shape(const LlamaConfig& c);

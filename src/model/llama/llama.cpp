@@ -131,10 +131,15 @@ LayerOutputs layer(Builder& b, Value x, const LlamaConfig& c, int index, const L
     const bool gated = c.attn_output_gate && heads == H && std::string_view(proj) == "q_proj";
     Value t = linear(b, h, std::string("self_attn.") + proj, C, (gated ? 2 : 1) * heads * D, c.qkv_bias);
     if (gated) {
+      // Each head's query and gate side by side: a split a device's program makes on the host
+      // (the scope kGateSplitScope names; LlamaModel::ane_host_nodes), since the heads'
+      // halves interleave on the channels a kernel's value keeps whole.
+      b.push_scope(kGateSplitScope);
       const std::int64_t rows = b.shape(t)[0];
       Value both = b.reshape(t, {rows, H, 2 * D});
       gate = b.reshape(b.slice(both, {0, 0, D}, {rows, H, 2 * D}), {rows, H * D});
       t = b.reshape(b.slice(both, {0, 0, 0}, {rows, H, D}), {rows, H * D});
+      b.pop_scope();
     }
     if (c.qk_norm) t = head_rms_norm(b, t, std::string("self_attn.") + norm, heads, c);
     return rope(t, heads);
@@ -225,8 +230,6 @@ GatedDeltaOutputs delta_layer(Builder& b, Value x, const LlamaConfig& c, int ind
 
 ir::Graph llama_graph(const LlamaConfig& c, const LlamaGraphOptions& o) {
   check_graph_options(o, c.context(), c.model_type);
-  if (o.ane_form && !c.linear_layers.empty())
-    throw Error(c.model_type + ": the Gated DeltaNet layers have no ANE form yet; Qwen3.5 runs on the CPU (docs/MODELS.md)");
   const std::int64_t T = o.seq, C = c.hidden_size, rows = o.batch * o.seq;
   Builder b(o.loss ? "llama_train" : o.past > 0 ? "llama_decode" : "llama_prefill");
   Value tokens = b.input("tokens", DType::i32, {rows});

@@ -36,6 +36,10 @@ namespace orion::model {
 
 using LlamaGraphOptions = DecoderGraphOptions;
 
+// The scope of the ops that take Qwen3.5's gated q_proj apart into queries and gates
+// ("model.layers.L.q_gate_split."): a device's program runs them on the host.
+inline constexpr const char* kGateSplitScope = "q_gate_split";
+
 ir::Graph llama_graph(const LlamaConfig& config, const LlamaGraphOptions& options);
 
 }  // namespace orion::model

@@ -105,6 +105,17 @@ std::optional<CausalLm::RecurrentState> LlamaModel::recurrent_state(std::int64_t
   return RecurrentState{gated_delta_conv_shape(config_), gated_delta_state_shape(config_)};
 }
 
+std::set<std::string, std::less<>> LlamaModel::ane_host_nodes(const ir::Graph& graph) const {
+  std::set<std::string, std::less<>> host;
+  if (!config_.linear_layers.empty()) host = gated_delta_host_nodes(graph);
+  if (config_.attn_output_gate) {
+    const std::string scope = std::string(".") + kGateSplitScope + ".";
+    for (ir::ValueId id = 0; id < graph.size(); ++id)
+      if (graph.node(id).name.find(scope) != std::string::npos) host.insert(graph.node(id).name);
+  }
+  return host;
+}
+
 std::optional<std::int32_t> LlamaModel::bos_token_id() const {
   if (!config_.bos_token_id) return std::nullopt;
   return static_cast<std::int32_t>(*config_.bos_token_id);

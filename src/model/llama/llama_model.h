@@ -62,6 +62,7 @@ class LlamaModel final : public CausalLm {
     return config_.sliding_layers.empty() ? 0 : config_.sliding_window.value_or(0);
   }
   std::optional<RecurrentState> recurrent_state(std::int64_t layer) const override;
+  std::set<std::string, std::less<>> ane_host_nodes(const ir::Graph& graph) const override;
   std::int64_t vocab_size() const override { return config_.vocab_size; }
   std::int64_t eos_token_id() const override { return config_.eos_token_id(); }
   std::vector<std::int32_t> stop_ids() const override;
