@@ -107,14 +107,7 @@ TEST(LlamaGolden, TheGoldenModelsCoverGroupingAndTying) {
   EXPECT_TRUE(grouped && ungrouped && tied && untied);
 }
 
-std::string llama_config_error(const std::string& json) {
-  try {
-    parse_llama_config(json, "dir/config.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::llama_config_error;
 
 TEST(LlamaConfig, ErrorsNameTheFileAndTheField) {
   const std::string base = R"("model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, )";

@@ -1,7 +1,10 @@
 #pragma once
-// Small Llama models for tests (the fast engine's, llama_fast_test.cpp and llama_fast_prefill_test.cpp; the ANE package's, tests/runtime/llama_package_test.cpp).
+// Small Llama models for tests (the fast engine's, llama_fast_test.cpp and llama_fast_prefill_test.cpp; the ANE package's, tests/runtime/llama_package_test.cpp),
+// and config.json's errors as the config tests read them.
 #include <cstdint>
+#include <string>
 
+#include "core/error.h"
 #include "core/random.h"
 #include "model/llama/llama_model.h"
 
@@ -71,6 +74,16 @@ inline void make_family(LlamaConfig& c, const char* family, std::int64_t head_di
     c.rope_scaling.factor = 4;
     c.rope_scaling.original_max_position_embeddings = 16;
   }
+}
+
+// The error parse_llama_config gives `json` as "dir/config.json"; "" when it reads.
+inline std::string llama_config_error(const std::string& json) {
+  try {
+    parse_llama_config(json, "dir/config.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // Weights far larger than init's 0.02 and norm gains away from 1, so that activations are of

@@ -20,6 +20,7 @@
 #include "model/llama/gated_delta.h"
 #include "model/llama/llama_model.h"
 #include "model/llama_golden.h"
+#include "model/llama_test_config.h"
 
 namespace orion::model {
 namespace {
@@ -152,23 +153,16 @@ TEST(Qwen3_5Config, ReadsThePublishedKeys) {
   EXPECT_EQ(back.parameter_count(), c.parameter_count());
 }
 
-std::string config_error(std::string json) {
-  try {
-    parse_llama_config(json, "dir/config.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::llama_config_error;
 
 TEST(Qwen3_5Config, RefusesWhatItDoesNotRun) {
   const std::string base = std::string(kPublished);
   auto with = [&](const std::string& extra) { return base.substr(0, base.size() - 1) + ", " + extra + "}"; };
-  EXPECT_EQ(config_error(with(R"("num_experts": 256)")),
+  EXPECT_EQ(llama_config_error(with(R"("num_experts": 256)")),
             "dir/config.json: key \"num_experts\" is set: a mixture-of-experts model (qwen3_5_moe), which Orion does not run");
-  EXPECT_EQ(config_error(with(R"("layer_types": ["linear_attention", "sliding_attention"])")),
+  EXPECT_EQ(llama_config_error(with(R"("layer_types": ["linear_attention", "sliding_attention"])")),
             "dir/config.json: key \"layer_types\" lists \"sliding_attention\"; Qwen3.5's layers are \"linear_attention\" or \"full_attention\"");
-  EXPECT_EQ(config_error(with(R"("linear_num_value_heads": 24)")),
+  EXPECT_EQ(llama_config_error(with(R"("linear_num_value_heads": 24)")),
             "dir/config.json: \"linear_num_value_heads\" (24) is not a multiple of \"linear_num_key_heads\" (16)");
 }
 
