@@ -17,6 +17,7 @@ GraphSession::GraphSession(const model::CausalLm& model, exec::CpuOptions option
     : model_(model), options_(options) {
   for (std::int64_t l = 0; l < model.layers(); ++l) {
     const std::optional<model::CausalLm::RecurrentState> rs = model.recurrent_state(l);
+    recurrent_.push_back(rs.has_value());
     k_cache_.emplace_back(DType::f32, rs ? rs->conv : Shape{model.context(), model.kv_width()});
     v_cache_.emplace_back(DType::f32, rs ? rs->state : Shape{model.context(), model.kv_width()});
   }
@@ -81,7 +82,7 @@ std::vector<float> GraphSession::prefill(std::span<const std::int32_t> tokens) {
     for (std::int64_t l = 0; l < model_.layers(); ++l) {
       const auto u = static_cast<std::size_t>(l);
       const std::string ls = std::to_string(l);
-      if (model_.recurrent_state(l)) {
+      if (recurrent_[u]) {
         in["past_conv." + ls] = k_cache_[u];
         in["past_state." + ls] = v_cache_[u];
         continue;
@@ -96,7 +97,7 @@ std::vector<float> GraphSession::prefill(std::span<const std::int32_t> tokens) {
   const std::size_t row_bytes = static_cast<std::size_t>(model_.kv_width()) * sizeof(float);
   for (std::int64_t l = 0; l < model_.layers(); ++l) {
     const auto u = static_cast<std::size_t>(l);
-    if (model_.recurrent_state(l)) {
+    if (recurrent_[u]) {
       k_cache_[u] = out[1 + 2 * u].clone();  // the executor may reuse its outputs' memory
       v_cache_[u] = out[2 + 2 * u].clone();
       continue;
@@ -121,7 +122,7 @@ Tensor GraphSession::window_logits(std::span<const std::int32_t> tokens) {
 
 void GraphSession::load_cache(std::span<const Tensor> k, std::span<const Tensor> v) {
   for (std::int64_t l = 0; l < model_.layers(); ++l)
-    if (model_.recurrent_state(l))
+    if (recurrent_[static_cast<std::size_t>(l)])
       throw Error("load_cache: layer " + std::to_string(l) + " of " + std::string(model_.arch()) +
                   " keeps a recurrent state, not a KV cache another engine could hand over");
   if (k.size() != k_cache_.size() || v.size() != v_cache_.size())

@@ -53,6 +53,7 @@ class GraphSession final : public Decoder {
   std::map<std::tuple<std::int64_t, std::int64_t, bool>, std::unique_ptr<exec::CpuExecutor>> executors_;
   // Per layer [context, kv_width]; or a recurrent layer's conv and state.
   std::vector<Tensor> k_cache_, v_cache_;
+  std::vector<bool> recurrent_;  // per layer: a recurrent state in k_cache_/v_cache_ (asked once)
   std::int64_t position_ = 0;
 };
 
