@@ -37,7 +37,11 @@ def _cached(build, name):
 def _build_module(build):
     # Configured for this interpreter unless it is already (the same ABI: its module's suffix).
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    built_for = _cached(build, "Python_EXECUTABLE")
+    # The interpreter find_package(Python) chose: a user's -DPython_EXECUTABLE, else the one it
+    # found itself (CMakeLists.txt's /usr/bin/python3 on Linux), which it keeps as internal. Not
+    # reading the second reconfigured `make`'s own build for the venv's interpreter, which the
+    # venv's removal then left pointing at nothing.
+    built_for = _cached(build, "Python_EXECUTABLE") or _cached(build, "_Python_EXECUTABLE")
     same = built_for and os.path.exists(built_for) and subprocess.run(
         [built_for, "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
         capture_output=True, text=True).stdout.strip() == suffix
